@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0
+/* execsnoop: one event per exec, argv read at syscall entry (the old image's
+ * memory is gone once a successful exec returns), emitted at exit with the
+ * result. Covers execve and execveat (fexecve, container runtimes). */
+#include <vmlinux.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include "execsnoop.h"
+#include "events.bpf.h"
+#include "filters.bpf.h"
+
+const volatile bool include_failed = false;
+const volatile __u32 filter_ppid = 0;
+const volatile __u32 max_args = DEFAULT_MAX_ARGS;
+
+static const struct event empty_event = {};
+
+/* In-flight execs, keyed by tgid: a successful exec from a non-leader thread
+ * returns with the leader's tid, but the tgid never changes. Not
+ * preallocated: the value is 8 KiB and few execs are in flight at once. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 10240);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct event);
+} execs SEC(".maps");
+
+static __always_inline int exec_enter(const char *const *argv)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, uid = (__u32)bpf_get_current_uid_gid();
+	struct task_struct *task;
+	struct event *e;
+	const char *argp;
+	__u32 size = 0, ppid;
+	int i;
+
+	if (!uid_allowed(uid) || !cgroup_allowed())
+		return 0;
+	task = (struct task_struct *)bpf_get_current_task();
+	ppid = BPF_CORE_READ(task, real_parent, tgid);
+	if (filter_ppid && ppid != filter_ppid)
+		return 0;
+
+	if (bpf_map_update_elem(&execs, &tgid, &empty_event, BPF_ANY))
+		return 0;
+	e = bpf_map_lookup_elem(&execs, &tgid);
+	if (!e)
+		return 0;
+	e->pid = tgid;
+	e->ppid = ppid;
+	e->uid = uid;
+
+	for (i = 0; i < TOTAL_MAX_ARGS && i < max_args; i++) {
+		long len;
+
+		argp = 0;
+		if (bpf_probe_read_user(&argp, sizeof(argp), &argv[i]) || !argp)
+			goto done;
+		if (size > LAST_ARG) {
+			e->truncated = 1;
+			goto done;
+		}
+		len = bpf_probe_read_user_str(&e->args[size], ARGSIZE, argp);
+		if (len <= 0)
+			goto done;
+		if (len == ARGSIZE) /* cut, or exactly ARGSIZE - 1 long */
+			e->truncated = 1;
+		size += len;
+		e->args_count++;
+	}
+	/* Stopped at the limit: say so when there was more. */
+	argp = 0;
+	if (!bpf_probe_read_user(&argp, sizeof(argp), &argv[i]) && argp)
+		e->truncated = 1;
+done:
+	e->args_size = size;
+	return 0;
+}
+
+static __always_inline int exec_exit(long ret)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct task_struct *task;
+	struct event *e;
+	__u64 len;
+
+	e = bpf_map_lookup_elem(&execs, &tgid);
+	if (!e)
+		return 0;
+	if (ret < 0 && !include_failed)
+		goto cleanup;
+	e->retval = ret;
+	e->ts_ns = bpf_ktime_get_ns();
+	e->cpu = bpf_get_smp_processor_id();
+	bpf_get_current_comm(&e->comm, sizeof(e->comm));
+	task = (struct task_struct *)bpf_get_current_task();
+	BPF_CORE_READ_STR_INTO(&e->pcomm, task, real_parent, comm);
+	len = __builtin_offsetof(struct event, args) + e->args_size;
+	if (len <= sizeof(*e))
+		emit(e, len);
+cleanup:
+	bpf_map_delete_elem(&execs, &tgid);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_execve")
+int execve_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	return exec_enter((const char *const *)ctx->args[1]);
+}
+
+SEC("tracepoint/syscalls/sys_exit_execve")
+int execve_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	return exec_exit(ctx->ret);
+}
+
+/* execveat(dfd, filename, argv, envp, flags) */
+SEC("tracepoint/syscalls/sys_enter_execveat")
+int execveat_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	return exec_enter((const char *const *)ctx->args[2]);
+}
+
+SEC("tracepoint/syscalls/sys_exit_execveat")
+int execveat_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	return exec_exit(ctx->ret);
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,31 @@
+/* Shared by execsnoop.bpf.c and the execsnoop front end. */
+#ifndef __EXECSNOOP_H
+#define __EXECSNOOP_H
+
+#define TASK_COMM_LEN 16
+#define ARGSIZE 128
+#define TOTAL_MAX_ARGS 60
+#define DEFAULT_MAX_ARGS 20
+#define FULL_MAX_ARGS_ARR (TOTAL_MAX_ARGS * ARGSIZE)
+#define LAST_ARG (FULL_MAX_ARGS_ARR - ARGSIZE)
+
+/* Only the used part of args[] crosses into user space: args_size bytes of
+ * NUL-terminated strings, args_count of them. */
+struct event {
+	__u64 ts_ns;
+	__u32 pid;
+	__u32 ppid;
+	__u32 uid;
+	__u32 cpu;
+	__s32 retval;
+	__u32 args_count;
+	__u32 args_size;
+	/* An argument was cut at ARGSIZE, or more arguments followed max_args. */
+	__u8 truncated;
+	__u8 pad[3];
+	char comm[TASK_COMM_LEN];
+	char pcomm[TASK_COMM_LEN];
+	char args[FULL_MAX_ARGS_ARR];
+};
+
+#endif

@@ -1,0 +1,145 @@
+//! Flags every tool shares, and value parsers for the ones whose letters
+//! differ from tool to tool (BCC's `-t` is a timestamp in one tool, a tid in
+//! another), so each tool declares those itself with these parsers.
+
+use std::ffi::CString;
+use std::path::PathBuf;
+
+use clap::Args;
+
+/// `-v`, `--json`, `--dry-run`: flattened into every tool's arguments.
+#[derive(Args, Debug, Clone, Default)]
+pub struct CommonArgs {
+    /// Print libbpf's debug log (program loading, verifier) to stderr
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+    /// Print one JSON object per line instead of a table
+    #[arg(long)]
+    pub json: bool,
+    /// Open, load and verify the BPF programs, print the hooks chosen, and
+    /// exit without attaching
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `[interval] [count]`, for tools that print every interval.
+#[derive(Args, Debug, Clone, Default)]
+pub struct IntervalCount {
+    /// Output interval, in seconds (default: print once, at Ctrl-C)
+    #[arg(value_parser = positive_u64)]
+    pub interval: Option<u64>,
+    /// Number of outputs before exiting (default: unlimited)
+    #[arg(value_parser = positive_u64, requires = "interval")]
+    pub count: Option<u64>,
+}
+
+/// A comma-separated list of process or thread ids, e.g. `-p 123,456`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdList(pub Vec<u32>);
+
+/// Parses `123` or `123,456`: each must be a positive id.
+pub fn id_list(s: &str) -> Result<IdList, String> {
+    let ids = s
+        .split(',')
+        .map(|part| {
+            let part = part.trim();
+            match part.parse::<u32>() {
+                Ok(0) => Err(format!("'{part}' is not a valid id: ids start at 1")),
+                Ok(id) if id <= i32::MAX as u32 => Ok(id),
+                _ => Err(format!("'{part}' is not a process or thread id")),
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(IdList(ids))
+}
+
+/// Parses a single positive id.
+pub fn id(s: &str) -> Result<u32, String> {
+    match id_list(s)?.0.as_slice() {
+        [one] => Ok(*one),
+        _ => Err(format!("'{s}': expected one id")),
+    }
+}
+
+/// Parses a numeric uid or a user name from the password database.
+pub fn uid(s: &str) -> Result<u32, String> {
+    if let Ok(uid) = s.parse::<u32>() {
+        if uid == u32::MAX {
+            return Err(format!("'{s}' is not a valid uid"));
+        }
+        return Ok(uid);
+    }
+    user_uid(s).ok_or_else(|| format!("no such user or uid: '{s}'"))
+}
+
+fn user_uid(name: &str) -> Option<u32> {
+    let cname = CString::new(name).ok()?;
+    let mut buf = vec![0u8; 16 * 1024];
+    // SAFETY: an all-zero passwd is a valid out-parameter for getpwnam_r.
+    let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut result = std::ptr::null_mut();
+    // SAFETY: every pointer is valid for the call and buf's length is passed;
+    // the returned entry points into buf, which we do not read past here.
+    let rc = unsafe {
+        libc::getpwnam_r(
+            cname.as_ptr(),
+            &mut pwd,
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            &mut result,
+        )
+    };
+    (rc == 0 && !result.is_null()).then_some(pwd.pw_uid)
+}
+
+/// Parses a positive whole number (intervals, counts, durations).
+pub fn positive_u64(s: &str) -> Result<u64, String> {
+    match s.parse::<u64>() {
+        Ok(0) => Err("must be greater than zero".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("'{s}' is not a positive whole number")),
+    }
+}
+
+/// Parses a cgroup v2 directory path, checking that it exists.
+pub fn cgroup_path(s: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(s);
+    if !path.is_dir() {
+        return Err(format!("'{s}' is not a cgroup directory"));
+    }
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn id_lists_accept_commas_and_reject_junk() {
+        assert_eq!(id_list("1"), Ok(IdList(vec![1])));
+        assert_eq!(id_list("12, 34,56"), Ok(IdList(vec![12, 34, 56])));
+        assert!(id_list("notapid").unwrap_err().contains("notapid"));
+        assert!(id_list("0").is_err());
+        assert!(id_list("1,").is_err());
+        assert!(id_list("-3").is_err());
+        assert!(id_list("4294967295").is_err());
+        assert!(id("1,2").is_err());
+    }
+
+    #[test]
+    fn uids_are_numbers_or_user_names() {
+        assert_eq!(uid("1000"), Ok(1000));
+        assert_eq!(uid("root"), Ok(0));
+        assert!(uid("no-such-user-xyz")
+            .unwrap_err()
+            .contains("no-such-user-xyz"));
+    }
+
+    #[test]
+    fn intervals_must_be_positive() {
+        assert_eq!(positive_u64("5"), Ok(5));
+        assert!(positive_u64("0").is_err());
+        assert!(positive_u64("-1").is_err());
+        assert!(positive_u64("x").is_err());
+    }
+}

@@ -1,0 +1,292 @@
+//! Which hooks this kernel offers, found by probing (never by version), and
+//! choosing among a tool's program variants with autoload.
+
+use std::ffi::CString;
+use std::fmt;
+use std::path::Path;
+use std::sync::OnceLock;
+
+use anyhow::{Context, Result};
+use libbpf_rs::libbpf_sys;
+use libbpf_rs::OpenObject;
+
+/// A kind of attachment point, in the order tools prefer them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Hook {
+    Fentry,
+    TpBtf,
+    RawTp,
+    Tracepoint,
+    Kprobe,
+    Uprobe,
+}
+
+impl fmt::Display for Hook {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Hook::Fentry => "fentry",
+            Hook::TpBtf => "tp_btf",
+            Hook::RawTp => "raw_tp",
+            Hook::Tracepoint => "tracepoint",
+            Hook::Kprobe => "kprobe",
+            Hook::Uprobe => "uprobe",
+        })
+    }
+}
+
+/// What the running kernel supports; probed once per process.
+#[derive(Debug, Clone)]
+pub struct Features {
+    pub btf: bool,
+    pub fentry: bool,
+    pub tp_btf: bool,
+    pub raw_tp: bool,
+    pub tracepoint: bool,
+    pub kprobe: bool,
+    pub uprobe: bool,
+    pub ringbuf: bool,
+}
+
+impl Features {
+    pub fn has(&self, hook: Hook) -> bool {
+        match hook {
+            Hook::Fentry => self.fentry,
+            Hook::TpBtf => self.tp_btf,
+            Hook::RawTp => self.raw_tp,
+            Hook::Tracepoint => self.tracepoint,
+            Hook::Kprobe => self.kprobe,
+            Hook::Uprobe => self.uprobe,
+        }
+    }
+}
+
+/// Probes the kernel (once) and returns what it offers.
+pub fn features() -> &'static Features {
+    static FEATURES: OnceLock<Features> = OnceLock::new();
+    FEATURES.get_or_init(|| {
+        let btf = Path::new("/sys/kernel/btf/vmlinux").exists();
+        Features {
+            btf,
+            // Any traceable function will do; fentry either loads or it does not.
+            fentry: btf && tracing_prog_loads("vfs_read", libbpf_sys::BPF_TRACE_FENTRY),
+            tp_btf: btf && tracing_prog_loads("sched_switch", libbpf_sys::BPF_TRACE_RAW_TP),
+            // SAFETY: a pure query with no pointer arguments.
+            raw_tp: unsafe {
+                libbpf_sys::libbpf_probe_bpf_prog_type(
+                    libbpf_sys::BPF_PROG_TYPE_RAW_TRACEPOINT,
+                    std::ptr::null(),
+                )
+            } == 1,
+            tracepoint: tracefs().is_ok(),
+            kprobe: Path::new("/sys/bus/event_source/devices/kprobe/type").exists(),
+            uprobe: Path::new("/sys/bus/event_source/devices/uprobe/type").exists(),
+            // SAFETY: as above.
+            ringbuf: unsafe {
+                libbpf_sys::libbpf_probe_bpf_map_type(
+                    libbpf_sys::BPF_MAP_TYPE_RINGBUF,
+                    std::ptr::null(),
+                )
+            } == 1,
+        }
+    })
+}
+
+/// Loads `r0 = 0; exit` as a BTF-typed tracing program on `target`; true if
+/// the kernel accepts it. Here fentry fails with EPERM while tp_btf works.
+fn tracing_prog_loads(target: &str, attach_type: libbpf_sys::bpf_attach_type) -> bool {
+    let Ok(name) = CString::new(target) else {
+        return false;
+    };
+    // SAFETY: `name` is a valid C string for the duration of the call.
+    let btf_id = unsafe { libbpf_sys::libbpf_find_vmlinux_btf_id(name.as_ptr(), attach_type) };
+    if btf_id <= 0 {
+        return false;
+    }
+    let insns = [
+        // BPF_MOV64_IMM(BPF_REG_0, 0)
+        libbpf_sys::bpf_insn {
+            code: (libbpf_sys::BPF_ALU64 | libbpf_sys::BPF_MOV | libbpf_sys::BPF_K) as u8,
+            ..Default::default()
+        },
+        // BPF_EXIT_INSN()
+        libbpf_sys::bpf_insn {
+            code: (libbpf_sys::BPF_JMP | libbpf_sys::BPF_EXIT) as u8,
+            ..Default::default()
+        },
+    ];
+    let mut opts = libbpf_sys::bpf_prog_load_opts {
+        sz: std::mem::size_of::<libbpf_sys::bpf_prog_load_opts>() as _,
+        expected_attach_type: attach_type,
+        attach_btf_id: btf_id as u32,
+        ..Default::default()
+    };
+    // SAFETY: insns and opts outlive the call; the license is a C string literal.
+    let fd = unsafe {
+        libbpf_sys::bpf_prog_load(
+            libbpf_sys::BPF_PROG_TYPE_TRACING,
+            std::ptr::null(),
+            c"GPL".as_ptr(),
+            insns.as_ptr(),
+            insns.len() as _,
+            &mut opts,
+        )
+    };
+    if fd < 0 {
+        return false;
+    }
+    // SAFETY: fd was just returned to us and is closed exactly once.
+    unsafe { libc::close(fd) };
+    true
+}
+
+/// The tracefs mount point, mounting it at /sys/kernel/tracing when no
+/// tracefs is mounted: classic tracepoints are found through it.
+pub fn tracefs() -> Result<&'static Path> {
+    static MOUNTED: OnceLock<Result<&'static Path, String>> = OnceLock::new();
+    MOUNTED
+        .get_or_init(|| {
+            for dir in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
+                if Path::new(dir).join("events").is_dir() {
+                    return Ok(Path::new(dir));
+                }
+            }
+            let target = "/sys/kernel/tracing";
+            // SAFETY: all pointers are valid C strings for the duration of the call.
+            let rc = unsafe {
+                libc::mount(
+                    c"nodev".as_ptr(),
+                    c"/sys/kernel/tracing".as_ptr(),
+                    c"tracefs".as_ptr(),
+                    0,
+                    std::ptr::null(),
+                )
+            };
+            if rc != 0 {
+                let err = std::io::Error::last_os_error();
+                return Err(format!(
+                    "tracefs is not mounted and mounting it on {target} failed: {err} \
+                     (as root: mount -t tracefs nodev {target})"
+                ));
+            }
+            Ok(Path::new(target))
+        })
+        .as_ref()
+        .map(|p| *p)
+        .map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// True if the classic tracepoint `category:name` exists.
+pub fn tracepoint_exists(category: &str, name: &str) -> bool {
+    tracefs().is_ok_and(|t| t.join("events").join(category).join(name).is_dir())
+}
+
+/// The hook kind of a program, from its ELF section name.
+pub fn hook_of_section(section: &str) -> Option<Hook> {
+    let kind = section.split('/').next()?;
+    Some(match kind {
+        "fentry" | "fexit" | "fmod_ret" => Hook::Fentry,
+        "tp_btf" => Hook::TpBtf,
+        "raw_tp" | "raw_tracepoint" => Hook::RawTp,
+        "tp" | "tracepoint" => Hook::Tracepoint,
+        "kprobe" | "kretprobe" | "ksyscall" | "kretsyscall" => Hook::Kprobe,
+        "uprobe" | "uretprobe" => Hook::Uprobe,
+        _ => return None,
+    })
+}
+
+/// Where each program that will load attaches, e.g. `tracepoint
+/// syscalls:sys_enter_openat`: what `--dry-run` and `-v` report.
+pub fn chosen_hooks(obj: &OpenObject) -> Vec<String> {
+    obj.progs()
+        .filter(|p| p.autoload())
+        .map(|p| {
+            let section = p.section().to_string_lossy();
+            match section.split_once('/') {
+                Some((kind, target)) => format!("{kind} {}", target.replace('/', ":")),
+                None => section.into_owned(),
+            }
+        })
+        .collect()
+}
+
+/// Reports the hooks of a loaded, verified object and ends a `--dry-run`.
+pub fn print_dry_run(tool: &str, hooks: &[String]) {
+    println!(
+        "{tool}: dry run: {} programs loaded and verified, nothing attached",
+        hooks.len()
+    );
+    for hook in hooks {
+        println!("  {hook}");
+    }
+}
+
+/// Turns off autoload for classic tracepoint programs whose tracepoint this
+/// kernel lacks (e.g. `open` and `creat` on arm64); fails if none is left.
+pub fn autoload_existing_tracepoints(obj: &mut OpenObject) -> Result<()> {
+    let mut kept = 0;
+    for mut prog in obj.progs_mut() {
+        let section = prog.section().to_string_lossy().into_owned();
+        if hook_of_section(&section) != Some(Hook::Tracepoint) || !prog.autoload() {
+            continue;
+        }
+        let mut parts = section.splitn(3, '/').skip(1);
+        let (Some(category), Some(name)) = (parts.next(), parts.next()) else {
+            continue;
+        };
+        if tracepoint_exists(category, name) {
+            kept += 1;
+        } else {
+            prog.set_autoload(false);
+        }
+    }
+    if kept == 0 {
+        tracefs().context("finding tracepoints")?;
+        anyhow::bail!("none of this tool's tracepoints exists on this kernel");
+    }
+    Ok(())
+}
+
+/// The most preferred hook of `candidates` that this kernel offers.
+pub fn pick(candidates: &[Hook]) -> Option<Hook> {
+    let f = features();
+    candidates.iter().copied().filter(|h| f.has(*h)).min()
+}
+
+/// Keeps autoload only on the programs whose section is of hook kind
+/// `chosen`, among those of the kinds in `variants`; others are untouched.
+pub fn autoload_only(obj: &mut OpenObject, variants: &[Hook], chosen: Hook) {
+    for mut prog in obj.progs_mut() {
+        let hook = hook_of_section(&prog.section().to_string_lossy());
+        if let Some(hook) = hook {
+            if variants.contains(&hook) && hook != chosen {
+                prog.set_autoload(false);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hook_kinds_follow_section_prefixes() {
+        assert_eq!(hook_of_section("tp_btf/sched_switch"), Some(Hook::TpBtf));
+        assert_eq!(
+            hook_of_section("tracepoint/syscalls/sys_enter_openat"),
+            Some(Hook::Tracepoint)
+        );
+        assert_eq!(hook_of_section("raw_tp/sched_switch"), Some(Hook::RawTp));
+        assert_eq!(hook_of_section("fentry/vfs_read"), Some(Hook::Fentry));
+        assert_eq!(hook_of_section("uretprobe"), Some(Hook::Uprobe));
+        assert_eq!(hook_of_section("license"), None);
+    }
+
+    #[test]
+    fn preference_order_is_fentry_first() {
+        assert!(Hook::Fentry < Hook::TpBtf);
+        assert!(Hook::TpBtf < Hook::RawTp);
+        assert!(Hook::RawTp < Hook::Tracepoint);
+        assert!(Hook::Tracepoint < Hook::Kprobe);
+    }
+}

@@ -1,0 +1,227 @@
+//! Helpers for the tools' integration tests: run the real binary, wait until
+//! it is attached, stop it like a user would, and read what it printed.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Fails the test unless it runs as root: a root test must never pass
+/// without running.
+pub fn require_root() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        panic!(
+            "this test loads BPF programs and must run as root; \
+             run the suite with `cargo xtask test`"
+        );
+    }
+}
+
+/// A name no other test run uses, for programs and files the tools must find.
+pub fn unique(prefix: &str) -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!("{prefix}{}x{nanos:x}", std::process::id())
+}
+
+/// A running tool.
+pub struct Traced {
+    child: Child,
+    lines: Receiver<String>,
+    stdout: Vec<String>,
+    stderr: Arc<Mutex<String>>,
+}
+
+/// What a tool printed, once it has ended.
+#[derive(Debug)]
+pub struct Finished {
+    pub stdout: Vec<String>,
+    pub stderr: String,
+    pub status: ExitStatus,
+}
+
+impl Finished {
+    /// Every stdout line parsed as JSON; panics on a line that is not.
+    pub fn json(&self) -> Vec<serde_json::Value> {
+        self.stdout
+            .iter()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+            .collect()
+    }
+}
+
+impl Traced {
+    /// Starts `bin args…` and waits until it has attached: its first stdout
+    /// line (the header), or its "Tracing…" note on stderr in JSON mode.
+    pub fn start(bin: &str, args: &[&str]) -> Traced {
+        Self::start_command(Command::new(bin).args(args))
+    }
+
+    pub fn start_command(cmd: &mut Command) -> Traced {
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawning the tool");
+        let (tx, lines) = mpsc::channel();
+        let stdout = child.stdout.take().unwrap();
+        thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let sink = stderr.clone();
+        let pipe = child.stderr.take().unwrap();
+        thread::spawn(move || {
+            for line in BufReader::new(pipe).lines() {
+                let Ok(line) = line else { break };
+                let mut s = sink.lock().unwrap();
+                s.push_str(&line);
+                s.push('\n');
+            }
+        });
+        let mut traced = Traced {
+            child,
+            lines,
+            stdout: Vec::new(),
+            stderr,
+        };
+        traced.wait_ready();
+        traced
+    }
+
+    fn wait_ready(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if self.stderr.lock().unwrap().contains("Tracing") {
+                return;
+            }
+            match self.lines.recv_timeout(Duration::from_millis(50)) {
+                Ok(line) => {
+                    self.stdout.push(line);
+                    return;
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => {
+                    let status = self.child.wait().unwrap();
+                    panic!(
+                        "the tool exited ({status}) before it was ready; stderr:\n{}",
+                        self.stderr.lock().unwrap()
+                    );
+                }
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!(
+                    "the tool was not ready after 60 s; stderr:\n{}",
+                    self.stderr.lock().unwrap()
+                );
+            }
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Waits until a stdout line satisfies `pred` (or `timeout` passes);
+    /// returns whether one did. Lines stay collected for [`Traced::stop`].
+    pub fn wait_for_line(&mut self, timeout: Duration, pred: impl Fn(&str) -> bool) -> bool {
+        if self.stdout.iter().any(|l| pred(l)) {
+            return true;
+        }
+        let deadline = Instant::now() + timeout;
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    let hit = pred(&line);
+                    self.stdout.push(line);
+                    if hit {
+                        return true;
+                    }
+                }
+                Err(_) => return false,
+            }
+        }
+        false
+    }
+
+    /// Sends SIGINT, as Ctrl-C would, and collects everything printed.
+    pub fn stop(mut self) -> Finished {
+        // SAFETY: kill with a child pid we own and a valid signal.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
+        self.wait(Duration::from_secs(20))
+    }
+
+    /// Waits for the tool to end by itself (a duration, a count).
+    pub fn wait(mut self, timeout: Duration) -> Finished {
+        let deadline = Instant::now() + timeout;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!(
+                    "the tool did not exit within {timeout:?}; stderr:\n{}",
+                    self.stderr.lock().unwrap()
+                );
+            }
+            thread::sleep(Duration::from_millis(20));
+        };
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(2)) {
+            self.stdout.push(line);
+        }
+        // Let the stderr reader reach EOF.
+        thread::sleep(Duration::from_millis(50));
+        let stderr = self.stderr.lock().unwrap().clone();
+        Finished {
+            stdout: self.stdout,
+            stderr,
+            status,
+        }
+    }
+}
+
+impl Drop for Traced {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Names of the BPF programs loaded right now, system-wide.
+pub fn loaded_programs() -> Vec<String> {
+    libbpf_rs::query::ProgInfoIter::default()
+        .map(|info| info.name.to_string_lossy().into_owned())
+        .collect()
+}
+
+/// Runs a tool to completion with a timeout (usage errors, --dry-run).
+pub fn run(bin: &str, args: &[&str]) -> Finished {
+    let out = Command::new(bin)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("running the tool");
+    Finished {
+        stdout: String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(String::from)
+            .collect(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        status: out.status,
+    }
+}

@@ -1,0 +1,236 @@
+//! `cargo xtask <job>`: the project's chores, in plain Rust.
+
+mod bench;
+mod dist;
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::{bail, Context, Result};
+
+const USAGE: &str = "\
+usage: cargo xtask <job> [args]
+
+jobs:
+  deps               install the system packages a build needs; mount tracefs
+  run TOOL [ARGS]    build TOOL in release mode and run it (through sudo when not root)
+  test [CARGO ARGS]  deps, cargo fmt --check, clippy -D warnings, and every test,
+                     the root integration tests included (through sudo when not root)
+  bench [TOOL...]    measure the tools against libbpf-tools side by side
+  dist               build the release tarball and .deb (man pages, completions)
+  vmlinux            regenerate bpf/include/<arch>/vmlinux.h from this kernel's BTF
+";
+
+/// System packages a build needs (the BPF compiler, libbpf's link deps).
+const BUILD_PACKAGES: &[&str] = &["clang", "libelf-dev", "zlib1g-dev", "pkg-config", "make"];
+
+/// Extra packages the integration tests' workloads need.
+const TEST_PACKAGES: &[&str] = &[];
+
+fn main() -> ExitCode {
+    let args: Vec<String> = env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("deps") => deps(TEST_PACKAGES),
+        Some("run") => run_tool(&args[1..]),
+        Some("test") => test(&args[1..]),
+        Some("bench") => bench::main(&args[1..]),
+        Some("dist") => dist::main(&args[1..]),
+        Some("vmlinux") => vmlinux(),
+        Some("-h" | "--help" | "help") => {
+            print!("{USAGE}");
+            Ok(())
+        }
+        _ => {
+            eprint!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+pub fn root_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+pub fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
+}
+
+/// A command run as root: directly when we are root, else through sudo.
+pub fn privileged(program: &str) -> Result<Command> {
+    if is_root() {
+        return Ok(Command::new(program));
+    }
+    if Command::new("sudo").arg("-n").arg("true").status().is_err() {
+        bail!("`{program}` needs root, and sudo is not available: run this as root");
+    }
+    let mut cmd = Command::new("sudo");
+    cmd.arg(program);
+    Ok(cmd)
+}
+
+pub fn check(cmd: &mut Command) -> Result<()> {
+    let shown = format!("{cmd:?}");
+    let status = cmd.status().with_context(|| format!("running {shown}"))?;
+    if !status.success() {
+        bail!("{shown} failed ({status})");
+    }
+    Ok(())
+}
+
+fn installed(package: &str) -> bool {
+    Command::new("dpkg-query")
+        .args(["-W", "-f=${Status}", package])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).contains("install ok installed"))
+        .unwrap_or(false)
+}
+
+/// Installs what is missing of the build packages and `extra`, and mounts
+/// tracefs when it is not mounted (classic tracepoints are found there).
+pub fn deps(extra: &[&str]) -> Result<()> {
+    let missing: Vec<&str> = BUILD_PACKAGES
+        .iter()
+        .chain(extra)
+        .copied()
+        .filter(|p| !installed(p))
+        .collect();
+    if !missing.is_empty() {
+        eprintln!("xtask: installing {}", missing.join(" "));
+        check(privileged("apt-get")?.args(["update", "-q"]))?;
+        check(
+            privileged("apt-get")?
+                .env("DEBIAN_FRONTEND", "noninteractive")
+                .args(["install", "-y", "-q", "--no-install-recommends"])
+                .args(&missing),
+        )?;
+    }
+    let mounted = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
+        .iter()
+        .any(|d| Path::new(d).join("events").is_dir());
+    if !mounted {
+        eprintln!("xtask: mounting tracefs on /sys/kernel/tracing");
+        check(privileged("mount")?.args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"]))?;
+    }
+    Ok(())
+}
+
+fn tools() -> Result<Vec<String>> {
+    let mut names: Vec<String> = std::fs::read_dir(root_dir().join("tools"))?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("Cargo.toml").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+pub fn cargo() -> Command {
+    let mut cmd = Command::new(env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.current_dir(root_dir());
+    cmd
+}
+
+/// Builds the named tools (all when empty) in release mode; returns the
+/// directory holding the binaries.
+pub fn build_release(names: &[String]) -> Result<PathBuf> {
+    let mut cmd = cargo();
+    cmd.args(["build", "--release"]);
+    for name in names {
+        cmd.args(["-p", name]);
+    }
+    if names.is_empty() {
+        for name in tools()? {
+            cmd.args(["-p", &name]);
+        }
+    }
+    check(&mut cmd)?;
+    Ok(root_dir().join("target/release"))
+}
+
+fn run_tool(args: &[String]) -> Result<()> {
+    let Some(tool) = args.first() else {
+        bail!(
+            "usage: cargo xtask run TOOL [ARGS]; tools: {}",
+            tools()?.join(", ")
+        );
+    };
+    if !tools()?.contains(tool) {
+        bail!("no tool named '{tool}'; tools: {}", tools()?.join(", "));
+    }
+    deps(&[])?;
+    let bin = build_release(std::slice::from_ref(tool))?.join(tool);
+    let status = privileged(bin.to_str().unwrap())?
+        .args(&args[1..])
+        .status()
+        .with_context(|| format!("running {}", bin.display()))?;
+    std::process::exit(status.code().unwrap_or(1));
+}
+
+fn test(cargo_args: &[String]) -> Result<()> {
+    deps(TEST_PACKAGES)?;
+    if !is_root() && Command::new("sudo").args(["-n", "true"]).status().is_err() {
+        bail!("the integration tests load BPF programs and need root: run as root or with sudo");
+    }
+    check(cargo().args(["fmt", "--all", "--", "--check"]))
+        .context("formatting (run cargo fmt --all)")?;
+    check(cargo().args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
+    let mut cmd = cargo();
+    cmd.args(["test", "--workspace"]).args(cargo_args);
+    if !is_root() {
+        // Build as the user, run the test binaries as root.
+        cmd.env("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER", "sudo -E");
+        cmd.env("CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER", "sudo -E");
+    }
+    check(&mut cmd)
+}
+
+fn vmlinux() -> Result<()> {
+    let arch = match env::consts::ARCH {
+        "x86_64" => "x86_64",
+        "aarch64" => "arm64",
+        other => bail!("no vmlinux.h layout for {other}"),
+    };
+    if !installed("bpftool") {
+        deps(&["bpftool"])?;
+    }
+    let out = Command::new("bpftool")
+        .args([
+            "btf",
+            "dump",
+            "file",
+            "/sys/kernel/btf/vmlinux",
+            "format",
+            "c",
+        ])
+        .output()
+        .context("running bpftool")?;
+    if !out.status.success() {
+        bail!("bpftool: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let path = root_dir().join("bpf/include").join(arch).join("vmlinux.h");
+    std::fs::write(&path, out.stdout)?;
+    eprintln!("xtask: wrote {}", path.display());
+    Ok(())
+}
