@@ -10,5 +10,6 @@ pub mod filters;
 pub mod output;
 pub mod probe;
 pub mod run;
+pub mod skel;
 #[cfg(feature = "test-support")]
 pub mod testing;

@@ -9,16 +9,12 @@ use clap::Parser;
 use common::cli::{self, CommonArgs};
 use common::events::{self, Until};
 use common::output::{self, c_str, c_string, escape, Clock, Out};
-use common::{filters, probe, run};
-use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
+use common::{filters, run};
+use libbpf_rs::skel::{Skel, SkelBuilder};
 use regex::bytes::Regex;
 use serde_json::json;
 
-mod skel {
-    #![allow(clippy::all, clippy::pedantic, clippy::undocumented_unsafe_blocks)]
-    #![allow(non_camel_case_types, unsafe_op_in_unsafe_fn)]
-    include!(concat!(env!("OUT_DIR"), "/execsnoop.skel.rs"));
-}
+common::skeleton!("execsnoop");
 use skel::{types, ExecsnoopSkelBuilder};
 
 // SAFETY: a repr(C) struct of integers and byte arrays, valid for any bytes.
@@ -110,16 +106,9 @@ fn trace(args: Args) -> Result<()> {
     rodata.filter_uid = args.uid.unwrap_or(u32::MAX);
     rodata.filter_cgroup = args.cgroup.is_some();
 
-    probe::autoload_existing_tracepoints(open.open_object_mut())?;
-    let hooks = probe::chosen_hooks(open.open_object());
-    let mut skel = open.load().context("loading the BPF programs")?;
-    if args.common.dry_run {
-        probe::print_dry_run("execsnoop", &hooks);
+    let Some(mut skel) = common::skel::load(open, &args.common)? else {
         return Ok(());
-    }
-    if args.common.verbose {
-        eprintln!("execsnoop: hooks: {}", hooks.join(", "));
-    }
+    };
     if let Some(path) = &args.cgroup {
         filters::set_cgroup(&skel.maps.cgroup_filter, path)?;
     }

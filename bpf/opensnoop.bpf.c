@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: GPL-2.0
+/* opensnoop: open, openat, openat2 and creat. Arguments are kept at entry,
+ * the path is read and the event sent at exit, with the result. */
+#include <vmlinux.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include "opensnoop.h"
+#include "events.bpf.h"
+#include "filters.bpf.h"
+
+#define AT_FDCWD -100
+#define O_ACCMODE 03
+#define O_WRONLY 01
+#define O_CREAT 0100
+#define O_TRUNC 01000
+
+const volatile bool failed_only = false;
+const volatile bool full_path = false;
+/* -f: an open matches if it has any flag of flag_mask, or (O_RDONLY being
+ * zero) if match_rdonly and its access mode is read-only. */
+const volatile __u32 flag_mask = 0;
+const volatile bool match_rdonly = false;
+
+struct open_args {
+	const char *fname;
+	__s32 dfd;
+	__s32 flags;
+	__u32 mode;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 10240);
+	__type(key, __u32);
+	__type(value, struct open_args);
+} start SEC(".maps");
+
+/* -F: the directory walk is its own program, reached by tail call from the
+ * four exit programs, so the verifier checks it once rather than four times. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} walker SEC(".maps");
+
+/* The event is built here: it is too large for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct event);
+} scratch SEC(".maps");
+
+static __always_inline bool flags_match(__s32 flags)
+{
+	if (!flag_mask && !match_rdonly)
+		return true;
+	if (flags & flag_mask)
+		return true;
+	return match_rdonly && (flags & O_ACCMODE) == 0;
+}
+
+static __always_inline int open_enter(__s32 dfd, const char *fname, __s32 flags, __u32 mode)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct open_args args = { .fname = fname, .dfd = dfd, .flags = flags, .mode = mode };
+
+	if (!task_allowed(id) || !uid_allowed((__u32)bpf_get_current_uid_gid()) ||
+	    !flags_match(flags) || !cgroup_allowed())
+		return 0;
+	bpf_map_update_elem(&start, &tid, &args, BPF_ANY);
+	return 0;
+}
+
+/* Appends the names of the directories from `dentry` up to the root,
+ * crossing mount points, into e->buf from `off`. */
+static __always_inline __u32 walk_dirs(struct event *e, __u32 off, struct dentry *dentry,
+				       struct vfsmount *vfsmnt)
+{
+	__u64 mnt_offset = bpf_core_field_offset(struct mount, mnt);
+	struct mount *mnt = (void *)vfsmnt - mnt_offset;
+	int i;
+
+	for (i = 0; i < MAX_DIR_DEPTH; i++) {
+		struct dentry *mnt_root = BPF_CORE_READ(vfsmnt, mnt_root);
+		struct dentry *parent = BPF_CORE_READ(dentry, d_parent);
+		const unsigned char *name;
+		long len;
+
+		if (dentry == mnt_root || dentry == parent) {
+			struct mount *mnt_parent = BPF_CORE_READ(mnt, mnt_parent);
+
+			if (dentry != mnt_root || mnt == mnt_parent)
+				return off; /* the root of the root mount */
+			dentry = BPF_CORE_READ(mnt, mnt_mountpoint);
+			mnt = mnt_parent;
+			vfsmnt = (void *)mnt + mnt_offset;
+			continue;
+		}
+		if (off >= BUF_SIZE - NAME_MAX - 1)
+			break;
+		name = BPF_CORE_READ(dentry, d_name.name);
+		len = bpf_probe_read_kernel_str(&e->buf[off], NAME_MAX + 1, name);
+		if (len <= 0)
+			break;
+		/* A no-op mask (off + len < BUF_SIZE) that gives every path the
+		 * same range for off, so the verifier can prune equal states:
+		 * without it the walk's branches exceed its complexity limit. */
+		off = (off + len) & (BUF_SIZE - 1);
+		e->dir_depth++;
+		dentry = parent;
+	}
+	e->dir_truncated = 1;
+	return off;
+}
+
+/* Resolves a relative path's base directory, the cwd or dfd's file, into
+ * e->buf after the path, then sends the event. Reached only by tail call. */
+SEC("tracepoint")
+int open_walk_dirs(void *ctx)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct file **fds, *file = 0;
+	struct dentry *dentry = 0;
+	struct vfsmount *mnt = 0;
+	struct fdtable *fdt;
+	struct event *e;
+	__u32 zero = 0, off;
+	__s32 dfd;
+
+	e = bpf_map_lookup_elem(&scratch, &zero);
+	if (!e)
+		return 0;
+	dfd = e->dfd;
+	if (dfd == AT_FDCWD) {
+		struct fs_struct *fs = BPF_CORE_READ(task, fs);
+
+		dentry = BPF_CORE_READ(fs, pwd.dentry);
+		mnt = BPF_CORE_READ(fs, pwd.mnt);
+	} else {
+		fdt = BPF_CORE_READ(task, files, fdt);
+		fds = BPF_CORE_READ(fdt, fd);
+		if (dfd >= 0 && dfd < BPF_CORE_READ(fdt, max_fds) &&
+		    !bpf_probe_read_kernel(&file, sizeof(file), &fds[dfd]) && file) {
+			dentry = BPF_CORE_READ(file, f_path.dentry);
+			mnt = BPF_CORE_READ(file, f_path.mnt);
+		}
+	}
+	off = e->size;
+	if (dentry && mnt && off <= PATH_MAX)
+		off = walk_dirs(e, off, dentry, mnt);
+	else
+		e->dir_truncated = 1;
+	e->size = off;
+	if (off <= BUF_SIZE)
+		emit(e, __builtin_offsetof(struct event, buf) + off);
+	return 0;
+}
+
+static __always_inline int open_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id, zero = 0;
+	struct open_args *args;
+	struct event *e;
+	long ret = ctx->ret, len;
+	__u32 off;
+
+	args = bpf_map_lookup_elem(&start, &tid);
+	if (!args)
+		return 0;
+	if (failed_only && ret >= 0)
+		goto cleanup;
+	e = bpf_map_lookup_elem(&scratch, &zero);
+	if (!e)
+		goto cleanup;
+	e->ts_ns = bpf_ktime_get_ns();
+	e->pid = id >> 32;
+	e->tid = tid;
+	e->uid = (__u32)bpf_get_current_uid_gid();
+	e->ret = ret;
+	e->flags = args->flags;
+	e->mode = args->mode;
+	e->dir_depth = 0;
+	e->dir_truncated = 0;
+	bpf_get_current_comm(&e->comm, sizeof(e->comm));
+	len = bpf_probe_read_user_str(e->buf, PATH_MAX, args->fname);
+	if (len <= 0) {
+		e->buf[0] = 0;
+		len = 1;
+	}
+	off = len;
+	e->size = off;
+	e->dfd = args->dfd;
+	bpf_map_delete_elem(&start, &tid);
+	if (full_path && e->buf[0] != '/')
+		bpf_tail_call(ctx, &walker, 0);
+	/* Without -F, with an absolute path, or if the tail call failed. */
+	if (off <= BUF_SIZE)
+		emit(e, __builtin_offsetof(struct event, buf) + off);
+	return 0;
+cleanup:
+	bpf_map_delete_elem(&start, &tid);
+	return 0;
+}
+
+/* open(filename, flags, mode) */
+SEC("tracepoint/syscalls/sys_enter_open")
+int open_enter_open(struct trace_event_raw_sys_enter *ctx)
+{
+	return open_enter(AT_FDCWD, (const char *)ctx->args[0], ctx->args[1], ctx->args[2]);
+}
+
+/* openat(dfd, filename, flags, mode) */
+SEC("tracepoint/syscalls/sys_enter_openat")
+int open_enter_openat(struct trace_event_raw_sys_enter *ctx)
+{
+	return open_enter(ctx->args[0], (const char *)ctx->args[1], ctx->args[2], ctx->args[3]);
+}
+
+/* openat2(dfd, filename, how, size): flags and mode live in user memory. */
+SEC("tracepoint/syscalls/sys_enter_openat2")
+int open_enter_openat2(struct trace_event_raw_sys_enter *ctx)
+{
+	struct open_how how = {};
+
+	bpf_probe_read_user(&how, sizeof(how), (void *)ctx->args[2]);
+	return open_enter(ctx->args[0], (const char *)ctx->args[1], how.flags, how.mode);
+}
+
+/* creat(pathname, mode) is open(pathname, O_CREAT|O_WRONLY|O_TRUNC, mode) */
+SEC("tracepoint/syscalls/sys_enter_creat")
+int open_enter_creat(struct trace_event_raw_sys_enter *ctx)
+{
+	return open_enter(AT_FDCWD, (const char *)ctx->args[0], O_CREAT | O_WRONLY | O_TRUNC,
+			  ctx->args[1]);
+}
+
+SEC("tracepoint/syscalls/sys_exit_open")
+int open_exit_open(struct trace_event_raw_sys_exit *ctx)
+{
+	return open_exit(ctx);
+}
+
+SEC("tracepoint/syscalls/sys_exit_openat")
+int open_exit_openat(struct trace_event_raw_sys_exit *ctx)
+{
+	return open_exit(ctx);
+}
+
+SEC("tracepoint/syscalls/sys_exit_openat2")
+int open_exit_openat2(struct trace_event_raw_sys_exit *ctx)
+{
+	return open_exit(ctx);
+}
+
+SEC("tracepoint/syscalls/sys_exit_creat")
+int open_exit_creat(struct trace_event_raw_sys_exit *ctx)
+{
+	return open_exit(ctx);
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,33 @@
+/* Shared by opensnoop.bpf.c and the opensnoop front end. */
+#ifndef __OPENSNOOP_H
+#define __OPENSNOOP_H
+
+#define TASK_COMM_LEN 16
+#define NAME_MAX 255
+#define PATH_MAX 4096
+#define MAX_DIR_DEPTH 40
+#define BUF_SIZE (2 * PATH_MAX)
+
+/* buf holds the path as passed (NUL-terminated), then, with -F and a
+ * relative path, dir_depth directory names from the base directory up to
+ * the root, each NUL-terminated. Only offsetof(buf) + size bytes are sent. */
+struct event {
+	__u64 ts_ns;
+	__u32 pid;
+	__u32 tid;
+	__u32 uid;
+	__s32 ret;
+	__s32 flags;
+	__u32 mode;
+	__u32 size;
+	/* The directory a relative path is relative to (AT_FDCWD: the cwd). */
+	__s32 dfd;
+	__u16 dir_depth;
+	/* The walk to the root stopped early (too deep, or out of room). */
+	__u8 dir_truncated;
+	__u8 pad;
+	char comm[TASK_COMM_LEN];
+	char buf[BUF_SIZE];
+};
+
+#endif

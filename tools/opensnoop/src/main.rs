@@ -1,0 +1,374 @@
+//! opensnoop: trace file opens.
+
+mod launch;
+
+use std::ffi::OsString;
+use std::io::{self, Write};
+use std::mem::MaybeUninit;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use common::cli::{self, CommonArgs, IdList};
+use common::events::{self, Until};
+use common::output::{c_bytes_n, c_str, c_string, escape, Clock, Out};
+use common::{filters, run};
+use libbpf_rs::skel::{Skel, SkelBuilder};
+use libbpf_rs::{MapCore, MapFlags};
+use serde_json::json;
+use std::os::fd::{AsFd, AsRawFd};
+
+common::skeleton!("opensnoop");
+use skel::{types, OpensnoopSkelBuilder};
+
+// SAFETY: a repr(C) struct of integers and byte arrays, valid for any bytes.
+unsafe impl plain::Plain for types::event {}
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+    opensnoop                 # trace all open() calls
+    opensnoop -T              # include a time column (HH:MM:SS)
+    opensnoop -U              # include a UID column
+    opensnoop -x              # only failed opens
+    opensnoop -p 181,182      # only these processes
+    opensnoop -t 123          # only this thread
+    opensnoop -u 1000         # only uid 1000 (or a user name)
+    opensnoop -d 10           # trace for 10 seconds only
+    opensnoop -n main         # only process names containing \"main\"
+    opensnoop -e              # show extended fields (flags, mode)
+    opensnoop -F              # show full paths, resolving relative ones
+    opensnoop -f O_WRONLY -f O_RDWR  # only opens for writing
+    opensnoop -c /sys/fs/cgroup/user.slice  # only this cgroup v2
+    opensnoop --exec make -j4 # run a command and trace only it
+    opensnoop --json | jq .   # one JSON object per open";
+
+/// Trace file opens: open, openat, openat2 and creat, system-wide.
+///
+/// On failure FD is -1 and ERR the errno.
+#[derive(Parser, Debug)]
+#[command(name = "opensnoop", version, after_help = EXAMPLES)]
+struct Args {
+    /// Include a time column (HH:MM:SS)
+    #[arg(short = 'T', long)]
+    timestamp: bool,
+    /// Include a UID column
+    #[arg(short = 'U', long)]
+    print_uid: bool,
+    /// Only failed opens
+    #[arg(short = 'x', long)]
+    failed: bool,
+    /// Trace these processes only (comma-separated pids)
+    #[arg(short = 'p', long, value_parser = cli::id_list)]
+    pid: Option<IdList>,
+    /// Trace these threads only (comma-separated tids)
+    #[arg(short = 't', long, value_parser = cli::id_list)]
+    tid: Option<IdList>,
+    /// Trace this uid (or user name) only
+    #[arg(short = 'u', long, value_parser = cli::uid)]
+    uid: Option<u32>,
+    /// Trace for this many seconds, then exit
+    #[arg(short = 'd', long, value_name = "SECS", value_parser = cli::positive_u64)]
+    duration: Option<u64>,
+    /// Only process names (comm) containing this text
+    #[arg(short = 'n', long)]
+    name: Option<String>,
+    /// Show extended fields: FLAGS (octal) and MODE
+    #[arg(short = 'e', long)]
+    extended_fields: bool,
+    /// Show full paths, resolving relative ones against the process's
+    /// working directory (or the openat directory)
+    #[arg(short = 'F', long)]
+    full_path: bool,
+    /// Only opens with this flag, e.g. O_WRONLY (repeatable: any matches)
+    #[arg(short = 'f', long, value_name = "FLAG", value_parser = open_flag)]
+    flag_filter: Vec<i32>,
+    /// Trace this cgroup v2 (directory path) only
+    #[arg(short = 'c', long, value_name = "PATH", value_parser = cli::cgroup_path)]
+    cgroup: Option<PathBuf>,
+    /// Run this command and trace only it; stop when it exits
+    #[arg(long, value_name = "CMD", num_args = 1.., allow_hyphen_values = true,
+          conflicts_with_all = ["pid", "tid"])]
+    exec: Vec<OsString>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+/// The open(2) flags -f accepts, by name.
+const OPEN_FLAGS: &[(&str, i32)] = &[
+    ("O_RDONLY", libc::O_RDONLY),
+    ("O_WRONLY", libc::O_WRONLY),
+    ("O_RDWR", libc::O_RDWR),
+    ("O_CREAT", libc::O_CREAT),
+    ("O_EXCL", libc::O_EXCL),
+    ("O_NOCTTY", libc::O_NOCTTY),
+    ("O_TRUNC", libc::O_TRUNC),
+    ("O_APPEND", libc::O_APPEND),
+    ("O_NONBLOCK", libc::O_NONBLOCK),
+    ("O_DSYNC", libc::O_DSYNC),
+    ("O_ASYNC", libc::O_ASYNC),
+    ("O_DIRECT", libc::O_DIRECT),
+    ("O_LARGEFILE", libc::O_LARGEFILE),
+    ("O_DIRECTORY", libc::O_DIRECTORY),
+    ("O_NOFOLLOW", libc::O_NOFOLLOW),
+    ("O_NOATIME", libc::O_NOATIME),
+    ("O_CLOEXEC", libc::O_CLOEXEC),
+    ("O_SYNC", libc::O_SYNC),
+    ("O_PATH", libc::O_PATH),
+    ("O_TMPFILE", libc::O_TMPFILE),
+];
+
+/// Parses a flag name, with or without `O_`, in any case.
+fn open_flag(s: &str) -> Result<i32, String> {
+    let upper = s.to_ascii_uppercase();
+    let name = if upper.starts_with("O_") {
+        upper
+    } else {
+        format!("O_{upper}")
+    };
+    OPEN_FLAGS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, v)| *v)
+        .ok_or_else(|| {
+            let names: Vec<&str> = OPEN_FLAGS.iter().map(|(n, _)| *n).collect();
+            format!("unknown open flag '{s}'; known: {}", names.join(", "))
+        })
+}
+
+fn main() -> std::process::ExitCode {
+    run::main(|| trace(Args::parse()))
+}
+
+fn trace(args: Args) -> Result<()> {
+    run::libbpf_log(args.common.verbose);
+    // Forked first, held before exec until the probes are attached, so that
+    // its very first opens are seen.
+    let child = if args.exec.is_empty() || args.common.dry_run {
+        None
+    } else {
+        Some(launch::Held::spawn(&args.exec)?)
+    };
+    let mut object = MaybeUninit::uninit();
+    let mut open = OpensnoopSkelBuilder::default()
+        .open(&mut object)
+        .context("opening the BPF object")?;
+    let rodata = open
+        .maps
+        .rodata_data
+        .as_deref_mut()
+        .context("the BPF object has no rodata")?;
+    rodata.failed_only = args.failed;
+    rodata.full_path = args.full_path;
+    rodata.filter_uid = args.uid.unwrap_or(u32::MAX);
+    rodata.filter_pids = args.pid.is_some() || child.is_some();
+    rodata.filter_tids = args.tid.is_some();
+    rodata.filter_cgroup = args.cgroup.is_some();
+    rodata.flag_mask = args.flag_filter.iter().fold(0, |m, f| m | *f as u32);
+    rodata.match_rdonly = args.flag_filter.contains(&libc::O_RDONLY);
+    if !args.full_path {
+        open.progs.open_walk_dirs.set_autoload(false);
+    }
+
+    let Some(mut skel) = common::skel::load(open, &args.common)? else {
+        return Ok(());
+    };
+    if args.full_path {
+        let walker = skel.progs.open_walk_dirs.as_fd().as_raw_fd() as u32;
+        skel.maps
+            .walker
+            .update(&0u32.to_ne_bytes(), &walker.to_ne_bytes(), MapFlags::ANY)
+            .context("installing the -F directory walker")?;
+    }
+    if let Some(IdList(pids)) = &args.pid {
+        filters::set_ids(&skel.maps.pid_filter, pids)?;
+    }
+    if let Some(child) = &child {
+        filters::set_ids(&skel.maps.pid_filter, &[child.pid() as u32])?;
+    }
+    if let Some(IdList(tids)) = &args.tid {
+        filters::set_ids(&skel.maps.tid_filter, tids)?;
+    }
+    if let Some(path) = &args.cgroup {
+        filters::set_cgroup(&skel.maps.cgroup_filter, path)?;
+    }
+    skel.attach().context("attaching the BPF programs")?;
+
+    let mut out = Out::default();
+    let clock = Clock::start();
+    if args.common.json {
+        eprintln!("Tracing open()s... Hit Ctrl-C to end.");
+    } else {
+        print_header(&mut out, &args)?;
+    }
+    let until = Until {
+        duration: args.duration.map(Duration::from_secs),
+        child: child.as_ref().map(|c| c.pid()),
+    };
+    if let Some(child) = child {
+        child.release()?;
+    }
+    let mut event: Box<types::event> = Box::default();
+    events::stream(
+        &skel.maps.events,
+        &skel.maps.lost_events,
+        until,
+        &mut out,
+        |data, out| {
+            events::copy_record(&mut *event, data);
+            print_event(out, &args, &clock, &event)
+        },
+    )
+}
+
+fn print_header(out: &mut Out, args: &Args) -> io::Result<()> {
+    if args.timestamp {
+        write!(out, "{:<8} ", "TIME")?;
+    }
+    if args.print_uid {
+        write!(out, "{:<7} ", "UID")?;
+    }
+    write!(out, "{:<7} {:<16} {:>3} {:>3} ", "PID", "COMM", "FD", "ERR")?;
+    if args.extended_fields {
+        write!(out, "{:<8} {:<4} ", "FLAGS", "MODE")?;
+    }
+    writeln!(out, "PATH")
+}
+
+/// The path as opened, or with -F (`full`) the absolute path: the
+/// directory names the kernel side collected, base first, joined in front.
+fn path(e: &types::event, full: bool) -> Vec<u8> {
+    let size = (e.size as usize).min(e.buf.len());
+    let mut parts = c_bytes_n(&e.buf[..size]).split(|&b| b == 0);
+    let name = parts.next().unwrap_or_default();
+    if !full || name.starts_with(b"/") {
+        return name.to_vec();
+    }
+    let mut full = Vec::with_capacity(size + 8);
+    if e.dir_truncated != 0 {
+        full.extend_from_slice(b"...");
+    }
+    let dirs: Vec<&[u8]> = parts.take(e.dir_depth as usize).collect();
+    for dir in dirs.iter().rev() {
+        full.push(b'/');
+        full.extend_from_slice(dir);
+    }
+    if name != b"." {
+        full.push(b'/');
+        full.extend_from_slice(name.strip_prefix(b"./").unwrap_or(name));
+    }
+    full
+}
+
+fn print_event(out: &mut Out, args: &Args, clock: &Clock, e: &types::event) -> io::Result<()> {
+    if let Some(name) = &args.name {
+        if !c_string(&e.comm).contains(name.as_str()) {
+            return Ok(());
+        }
+    }
+    let (fd, err) = if e.ret >= 0 { (e.ret, 0) } else { (-1, -e.ret) };
+    let path = path(e, args.full_path);
+    if args.common.json {
+        return out.json(&json!({
+            "time": clock.hms(e.ts_ns),
+            "ts": clock.elapsed(e.ts_ns),
+            "uid": e.uid,
+            "pid": e.pid,
+            "tid": e.tid,
+            "comm": c_string(&e.comm),
+            "fd": fd,
+            "err": err,
+            "flags": e.flags,
+            "mode": e.mode,
+            "path": String::from_utf8_lossy(&path),
+        }));
+    }
+    if args.timestamp {
+        write!(out, "{:<8} ", clock.hms(e.ts_ns))?;
+    }
+    if args.print_uid {
+        write!(out, "{:<7} ", e.uid)?;
+    }
+    write!(
+        out,
+        "{:<7} {:<16} {:>3} {:>3} ",
+        e.pid,
+        c_str(&e.comm),
+        fd,
+        err
+    )?;
+    if args.extended_fields {
+        write!(out, "{:08o} {:04o} ", e.flags, e.mode)?;
+    }
+    writeln!(out, "{}", escape(&path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn arguments_are_well_formed() {
+        Args::command().debug_assert();
+    }
+
+    #[test]
+    fn flag_names_parse_with_or_without_prefix() {
+        assert_eq!(open_flag("O_WRONLY"), Ok(libc::O_WRONLY));
+        assert_eq!(open_flag("o_creat"), Ok(libc::O_CREAT));
+        assert_eq!(open_flag("CLOEXEC"), Ok(libc::O_CLOEXEC));
+        assert_eq!(open_flag("O_RDONLY"), Ok(0));
+        let err = open_flag("O_BOGUS").unwrap_err();
+        assert!(err.contains("O_BOGUS") && err.contains("O_WRONLY"));
+    }
+
+    #[test]
+    fn bad_arguments_are_rejected() {
+        for bad in [
+            &["opensnoop", "-p", "notapid"][..],
+            &["opensnoop", "-p", "1,x"],
+            &["opensnoop", "-d", "0"],
+            &["opensnoop", "-f", "O_NOPE"],
+            &["opensnoop", "--exec"],
+            &["opensnoop", "-p", "1", "--exec", "true"],
+        ] {
+            assert!(Args::try_parse_from(bad).is_err(), "{bad:?} was accepted");
+        }
+    }
+
+    #[test]
+    fn exec_takes_the_rest_of_the_line() {
+        let args = Args::try_parse_from(["opensnoop", "-x", "--exec", "ls", "-la", "/"]).unwrap();
+        assert!(args.failed);
+        assert_eq!(args.exec, ["ls", "-la", "/"]);
+    }
+
+    fn event(buf: &[u8], depth: u16, truncated: bool) -> types::event {
+        let mut e = types::event::default();
+        for (i, b) in buf.iter().enumerate() {
+            e.buf[i] = *b as i8;
+        }
+        e.size = buf.len() as u32;
+        e.dir_depth = depth;
+        e.dir_truncated = truncated as u8;
+        e
+    }
+
+    #[test]
+    fn paths_are_joined_base_directory_first() {
+        assert_eq!(
+            path(&event(b"/etc/passwd\0", 0, false), true),
+            b"/etc/passwd"
+        );
+        assert_eq!(path(&event(b"rel/file\0", 0, false), false), b"rel/file");
+        assert_eq!(path(&event(b"rel/file\0", 0, false), true), b"/rel/file");
+        assert_eq!(
+            path(&event(b"file\0x\0tmp\0", 2, false), true),
+            b"/tmp/x/file"
+        );
+        assert_eq!(path(&event(b"./file\0tmp\0", 1, false), true), b"/tmp/file");
+        assert_eq!(path(&event(b".\0tmp\0", 1, false), true), b"/tmp");
+        assert_eq!(path(&event(b"f\0deep\0", 1, true), true), b".../deep/f");
+    }
+}
