@@ -262,4 +262,18 @@ int open_exit_creat(struct trace_event_raw_sys_exit *ctx)
 	return open_exit(ctx);
 }
 
+/* --exec: children of a traced process are traced too (make, sh -c ...).
+ * Runs in the parent, so the current tgid is the one to test. */
+SEC("tracepoint/sched/sched_process_fork")
+int open_follow_fork(struct trace_event_raw_sched_process_fork *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u32 child = ctx->child_pid;
+	__u8 yes = 1;
+
+	if (bpf_map_lookup_elem(&pid_filter, &tgid))
+		bpf_map_update_elem(&pid_filter, &child, &yes, BPF_ANY);
+	return 0;
+}
+
 char LICENSE[] SEC("license") = "GPL";

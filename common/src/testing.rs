@@ -157,7 +157,7 @@ impl Traced {
     }
 
     /// Sends SIGINT, as Ctrl-C would, and collects everything printed.
-    pub fn stop(mut self) -> Finished {
+    pub fn stop(self) -> Finished {
         // SAFETY: kill with a child pid we own and a valid signal.
         unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
         self.wait(Duration::from_secs(20))
@@ -186,7 +186,7 @@ impl Traced {
         thread::sleep(Duration::from_millis(50));
         let stderr = self.stderr.lock().unwrap().clone();
         Finished {
-            stdout: self.stdout,
+            stdout: std::mem::take(&mut self.stdout),
             stderr,
             status,
         }
@@ -202,11 +202,81 @@ impl Drop for Traced {
     }
 }
 
-/// Names of the BPF programs loaded right now, system-wide.
-pub fn loaded_programs() -> Vec<String> {
+/// Ids of the BPF programs loaded right now, system-wide.
+pub fn loaded_program_ids() -> Vec<u32> {
     libbpf_rs::query::ProgInfoIter::default()
-        .map(|info| info.name.to_string_lossy().into_owned())
+        .map(|info| info.id)
         .collect()
+}
+
+/// Ids of the BPF programs a process holds open, from /proc/PID/fdinfo.
+pub fn program_ids_of(pid: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fdinfo")) else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
+        .filter_map(|info| {
+            info.lines()
+                .find_map(|l| l.strip_prefix("prog_id:"))
+                .and_then(|id| id.trim().parse().ok())
+        })
+        .collect()
+}
+
+/// Stops a tool with SIGINT and checks that every BPF program it had
+/// loaded is gone afterwards; returns what it printed.
+pub fn stop_and_check_unloaded(traced: Traced) -> Finished {
+    let held = program_ids_of(traced.pid());
+    assert!(!held.is_empty(), "the running tool holds no BPF program");
+    let finished = traced.stop();
+    let loaded = loaded_program_ids();
+    let left: Vec<u32> = held
+        .iter()
+        .copied()
+        .filter(|id| loaded.contains(id))
+        .collect();
+    assert!(
+        left.is_empty(),
+        "programs {left:?} are still loaded after exit"
+    );
+    finished
+}
+
+/// Copies /bin/true to a fresh directory under a unique short name (a comm
+/// is 15 bytes), returning its path: a program only this test runs.
+pub fn unique_program(prefix: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let name = unique(prefix);
+    let name = &name[..name.len().min(15)];
+    let dir = std::env::temp_dir().join(format!("bpftools-test-{name}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = dir.join(name);
+    std::fs::copy("/bin/true", &path).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// Runs `tool | head -n 1` and returns how long the pipeline took to end.
+pub fn time_piped_into_head(bin: &str, args: &[&str]) -> Duration {
+    let start = Instant::now();
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg("\"$0\" \"$@\" | head -n 1")
+        .arg(bin)
+        .args(args)
+        .stdout(Stdio::null());
+    let mut child = cmd.spawn().expect("spawning sh");
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return start.elapsed();
+        }
+        if start.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("`{bin} | head -n 1` did not end within 30 s");
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Runs a tool to completion with a timeout (usage errors, --dry-run).

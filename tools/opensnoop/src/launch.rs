@@ -50,7 +50,7 @@ impl Held {
         let (wait_end, release) =
             unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
         // SAFETY: the tool is single-threaded here; the child calls only
-        // async-signal-safe functions (close, read, execv, _exit) on memory
+        // async-signal-safe functions (close, dup2, read, execv, _exit) on memory
         // prepared before the fork.
         let pid = unsafe { libc::fork() };
         if pid < 0 {
@@ -61,6 +61,8 @@ impl Held {
             unsafe {
                 libc::close(release.as_raw_fd());
                 let mut byte = 0u8;
+                // Its output goes to our stderr: our stdout is the trace.
+                libc::dup2(libc::STDERR_FILENO, libc::STDOUT_FILENO);
                 if libc::read(wait_end.as_raw_fd(), (&mut byte as *mut u8).cast(), 1) == 1 {
                     libc::execv(program.as_ptr(), ptrs.as_ptr());
                 }

@@ -86,7 +86,9 @@ struct Args {
     /// Trace this cgroup v2 (directory path) only
     #[arg(short = 'c', long, value_name = "PATH", value_parser = cli::cgroup_path)]
     cgroup: Option<PathBuf>,
-    /// Run this command and trace only it; stop when it exits
+    /// Run this command and trace only it and its children; stop when it
+    /// exits. Its stdout
+    /// goes to stderr, so that stdout carries only the trace
     #[arg(long, value_name = "CMD", num_args = 1.., allow_hyphen_values = true,
           conflicts_with_all = ["pid", "tid"])]
     exec: Vec<OsString>,
@@ -168,6 +170,9 @@ fn trace(args: Args) -> Result<()> {
     rodata.match_rdonly = args.flag_filter.contains(&libc::O_RDONLY);
     if !args.full_path {
         open.progs.open_walk_dirs.set_autoload(false);
+    }
+    if child.is_none() {
+        open.progs.open_follow_fork.set_autoload(false);
     }
 
     let Some(mut skel) = common::skel::load(open, &args.common)? else {

@@ -1,0 +1,297 @@
+//! opensnoop against real opens. Root only: these load BPF programs.
+
+use std::ffi::CString;
+use std::fs::{self, File, OpenOptions};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::testing::{
+    require_root, run, stop_and_check_unloaded, time_piped_into_head, unique, Finished, Traced,
+};
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_opensnoop");
+
+fn start(args: &[&str]) -> Traced {
+    require_root();
+    Traced::start(BIN, args)
+}
+
+fn me() -> String {
+    std::process::id().to_string()
+}
+
+/// A fresh directory, canonical (so -F paths can be compared to it).
+fn scratch_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(unique(tag));
+    fs::create_dir_all(&dir).unwrap();
+    dir.canonicalize().unwrap()
+}
+
+fn opens_of(finished: &Finished, path: &Path) -> Vec<Value> {
+    let path = path.to_str().unwrap();
+    finished
+        .json()
+        .into_iter()
+        .filter(|e| e["path"] == path)
+        .collect()
+}
+
+#[test]
+fn opensnoop_shows_open_of_unique_path() {
+    let dir = scratch_dir("os-open");
+    let present = dir.join("present");
+    let missing = dir.join("missing");
+    fs::write(&present, b"x").unwrap();
+    let tool = start(&["--json", "-p", &me()]);
+    let _file = File::open(&present).unwrap();
+    assert!(File::open(&missing).is_err());
+    let finished = stop_and_check_unloaded(tool);
+    assert!(finished.status.success(), "{finished:?}");
+
+    let ok = opens_of(&finished, &present);
+    assert_eq!(ok.len(), 1, "{:?}", finished.stdout);
+    assert!(ok[0]["fd"].as_i64().unwrap() >= 0);
+    assert_eq!(ok[0]["err"], 0);
+    assert_eq!(ok[0]["pid"], std::process::id());
+    assert_eq!(ok[0]["flags"].as_i64().unwrap() & libc::O_ACCMODE as i64, 0);
+
+    let failed = opens_of(&finished, &missing);
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0]["fd"], -1);
+    assert_eq!(failed[0]["err"], libc::ENOENT);
+}
+
+#[test]
+fn opensnoop_failed_only_shows_just_failures() {
+    let dir = scratch_dir("os-x");
+    let present = dir.join("present");
+    let missing = dir.join("missing");
+    fs::write(&present, b"x").unwrap();
+    let tool = start(&["--json", "-x", "-p", &me()]);
+    let _file = File::open(&present).unwrap();
+    assert!(File::open(&missing).is_err());
+    let finished = tool.stop();
+    assert_eq!(
+        opens_of(&finished, &missing).len(),
+        1,
+        "{:?}",
+        finished.stdout
+    );
+    assert!(opens_of(&finished, &present).is_empty());
+    assert!(finished
+        .json()
+        .iter()
+        .all(|e| e["fd"] == -1 && e["err"] != 0));
+}
+
+#[test]
+fn opensnoop_pid_filter_excludes_other_processes() {
+    let dir = scratch_dir("os-p");
+    let mine = dir.join("mine");
+    let theirs = dir.join("theirs");
+    fs::write(&mine, b"x").unwrap();
+    fs::write(&theirs, b"x").unwrap();
+    let tool = start(&["--json", "-p", &me()]);
+    let _file = File::open(&mine).unwrap();
+    Command::new("cat").arg(&theirs).output().unwrap();
+    let finished = tool.stop();
+    assert_eq!(opens_of(&finished, &mine).len(), 1);
+    assert!(opens_of(&finished, &theirs).is_empty());
+    assert!(finished
+        .json()
+        .iter()
+        .all(|e| e["pid"] == std::process::id()));
+}
+
+#[test]
+fn opensnoop_full_path_resolves_relative_opens_against_the_cwd() {
+    let dir = scratch_dir("os-F");
+    fs::create_dir_all(dir.join("sub")).unwrap();
+    fs::write(dir.join("sub/file"), b"x").unwrap();
+    let plain = start(&["--json", "-n", "cat"]);
+    let full = start(&["--json", "-F", "-n", "cat"]);
+    let status = Command::new("cat")
+        .arg("sub/../sub/file")
+        .current_dir(&dir)
+        .output()
+        .unwrap()
+        .status;
+    assert!(status.success());
+    let (plain, full) = (plain.stop(), full.stop());
+    assert_eq!(opens_of(&plain, Path::new("sub/../sub/file")).len(), 1);
+    let absolute = dir.join("sub/../sub/file");
+    assert_eq!(opens_of(&full, &absolute).len(), 1, "{:?}", full.stdout);
+}
+
+#[test]
+fn opensnoop_flag_filter_keeps_only_matching_opens() {
+    let dir = scratch_dir("os-f");
+    let created = dir.join("created");
+    let read = dir.join("read");
+    fs::write(&read, b"x").unwrap();
+    let tool = start(&["--json", "-e", "-f", "O_CREAT", "-p", &me()]);
+    let _r = File::open(&read).unwrap();
+    let _c = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o640)
+        .open(&created)
+        .unwrap();
+    let finished = tool.stop();
+    let hits = opens_of(&finished, &created);
+    assert_eq!(hits.len(), 1, "{:?}", finished.stdout);
+    assert_ne!(hits[0]["flags"].as_i64().unwrap() & libc::O_CREAT as i64, 0);
+    assert_eq!(hits[0]["mode"], 0o640);
+    assert!(opens_of(&finished, &read).is_empty());
+}
+
+#[test]
+fn opensnoop_sees_creat_and_openat2() {
+    let dir = scratch_dir("os-c");
+    let via_creat = dir.join("via-creat");
+    let via_openat2 = dir.join("via-openat2");
+    fs::write(&via_openat2, b"x").unwrap();
+    let tool = start(&["--json", "-p", &me()]);
+    let c1 = CString::new(via_creat.to_str().unwrap()).unwrap();
+    let c2 = CString::new(via_openat2.to_str().unwrap()).unwrap();
+    // SAFETY: valid C strings and a zeroed open_how of the size passed.
+    unsafe {
+        let fd = libc::creat(c1.as_ptr(), 0o600);
+        assert!(fd >= 0);
+        libc::close(fd);
+        let mut how: libc::open_how = std::mem::zeroed();
+        how.flags = libc::O_RDONLY as u64;
+        let fd = libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            c2.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        );
+        assert!(fd >= 0, "openat2: {}", std::io::Error::last_os_error());
+        libc::close(fd as i32);
+    }
+    let finished = tool.stop();
+    let creat = opens_of(&finished, &via_creat);
+    assert_eq!(creat.len(), 1, "{:?}", finished.stdout);
+    let want = (libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC) as i64;
+    assert_eq!(creat[0]["flags"].as_i64().unwrap() & want, want);
+    assert_eq!(creat[0]["mode"], 0o600);
+    assert_eq!(opens_of(&finished, &via_openat2).len(), 1);
+}
+
+#[test]
+fn opensnoop_exec_traces_only_the_command_and_ends_with_it() {
+    let dir = scratch_dir("os-exec");
+    let target = dir.join("target");
+    let other = dir.join("other");
+    fs::write(&target, b"x").unwrap();
+    fs::write(&other, b"x").unwrap();
+    require_root();
+    let started = Instant::now();
+    let tool = Traced::start(
+        BIN,
+        &[
+            "--json",
+            "--exec",
+            "sh",
+            "-c",
+            &format!("sleep 0.5; cat {}", target.display()),
+        ],
+    );
+    let _f = File::open(&other).unwrap();
+    let finished = tool.wait(Duration::from_secs(20));
+    assert!(finished.status.success(), "{finished:?}");
+    assert!(started.elapsed() < Duration::from_secs(15));
+    let hits = opens_of(&finished, &target);
+    assert_eq!(hits.len(), 1, "{:?}", finished.stdout);
+    assert_eq!(hits[0]["comm"], "cat");
+    assert!(opens_of(&finished, &other).is_empty());
+}
+
+#[test]
+fn opensnoop_duration_ends_tracing() {
+    require_root();
+    let started = Instant::now();
+    let tool = Traced::start(BIN, &["-d", "1", "-p", &me()]);
+    let finished = tool.wait(Duration::from_secs(15));
+    assert!(finished.status.success(), "{finished:?}");
+    assert!(started.elapsed() >= Duration::from_secs(1));
+    assert!(
+        finished.stdout[0].starts_with("PID"),
+        "{:?}",
+        finished.stdout
+    );
+}
+
+#[test]
+fn opensnoop_text_columns_follow_bcc() {
+    let dir = scratch_dir("os-txt");
+    let missing = dir.join("missing");
+    let tool = start(&["-T", "-U", "-e", "-p", &me()]);
+    assert!(File::open(&missing).is_err());
+    let finished = tool.stop();
+    let header: Vec<&str> = finished.stdout[0].split_whitespace().collect();
+    assert_eq!(
+        header,
+        ["TIME", "UID", "PID", "COMM", "FD", "ERR", "FLAGS", "MODE", "PATH"]
+    );
+    let line = finished
+        .stdout
+        .iter()
+        .find(|l| l.ends_with(missing.to_str().unwrap()))
+        .unwrap_or_else(|| panic!("{:?}", finished.stdout));
+    let cols: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(cols[1], "0");
+    assert_eq!(cols[2], me());
+    assert_eq!(&cols[4..6], ["-1", "2"]);
+}
+
+#[test]
+fn opensnoop_piped_into_head_exits_at_once() {
+    require_root();
+    let took = time_piped_into_head(BIN, &[]);
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+}
+
+#[test]
+fn opensnoop_rejects_bad_arguments() {
+    for (args, needle) in [
+        (&["-p", "notapid"][..], "notapid"),
+        (&["-t", "0"], "0"),
+        (&["-d", "0"], "greater than zero"),
+        (&["-f", "O_BOGUS"], "O_BOGUS"),
+        (&["-u", "no-such-user-xyz"], "no-such-user-xyz"),
+    ] {
+        let finished = run(BIN, args);
+        assert_eq!(finished.status.code(), Some(2), "{args:?}: {finished:?}");
+        assert!(
+            finished.stderr.contains(needle),
+            "{args:?}: {}",
+            finished.stderr
+        );
+    }
+    let finished = run(BIN, &["--exec", "/no/such/program-xyz"]);
+    assert_eq!(finished.status.code(), Some(1), "{finished:?}");
+    assert!(
+        finished.stderr.contains("/no/such/program-xyz"),
+        "{}",
+        finished.stderr
+    );
+}
+
+#[test]
+fn opensnoop_dry_run_loads_without_attaching() {
+    require_root();
+    let finished = run(BIN, &["--dry-run", "-F"]);
+    assert!(finished.status.success(), "{finished:?}");
+    let out = finished.stdout.join("\n");
+    assert!(
+        out.contains("sys_enter_openat2") && out.contains("sys_exit_creat"),
+        "{out}"
+    );
+}
