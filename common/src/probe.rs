@@ -60,12 +60,29 @@ impl Features {
     }
 }
 
+/// Features named in `BPFTOOLS_DISABLE` (comma-separated, e.g.
+/// `fentry,task_pt_regs`) are treated as missing, so that the fallbacks a
+/// user's older kernel would take can be run and tested on a new one.
+pub fn disabled(feature: &str) -> bool {
+    static LIST: OnceLock<Vec<String>> = OnceLock::new();
+    LIST.get_or_init(|| {
+        std::env::var("BPFTOOLS_DISABLE")
+            .unwrap_or_default()
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect()
+    })
+    .iter()
+    .any(|f| f == feature)
+}
+
 /// Probes the kernel (once) and returns what it offers.
 pub fn features() -> &'static Features {
     static FEATURES: OnceLock<Features> = OnceLock::new();
     FEATURES.get_or_init(|| {
         let btf = Path::new("/sys/kernel/btf/vmlinux").exists();
-        Features {
+        let f = Features {
             btf,
             // Any traceable function will do; fentry either loads or it does not.
             fentry: btf && tracing_prog_loads("vfs_read", libbpf_sys::BPF_TRACE_FENTRY),
@@ -87,6 +104,16 @@ pub fn features() -> &'static Features {
                     std::ptr::null(),
                 )
             } == 1,
+        };
+        Features {
+            btf: f.btf,
+            fentry: f.fentry && !disabled("fentry"),
+            tp_btf: f.tp_btf && !disabled("tp_btf"),
+            raw_tp: f.raw_tp && !disabled("raw_tp"),
+            tracepoint: f.tracepoint && !disabled("tracepoint"),
+            kprobe: f.kprobe && !disabled("kprobe"),
+            uprobe: f.uprobe && !disabled("uprobe"),
+            ringbuf: f.ringbuf,
         }
     })
 }
@@ -195,16 +222,17 @@ pub fn hook_of_section(section: &str) -> Option<Hook> {
 }
 
 /// Where each program that will load attaches, e.g. `tracepoint
-/// syscalls:sys_enter_openat`: what `--dry-run` and `-v` report.
+/// syscalls:sys_enter_openat (open_enter_openat)`: what `--dry-run` and `-v` report.
 pub fn chosen_hooks(obj: &OpenObject) -> Vec<String> {
     obj.progs()
         .filter(|p| p.autoload())
         .map(|p| {
             let section = p.section().to_string_lossy();
-            match section.split_once('/') {
+            let hook = match section.split_once('/') {
                 Some((kind, target)) => format!("{kind} {}", target.replace('/', ":")),
                 None => section.into_owned(),
-            }
+            };
+            format!("{hook} ({})", p.name().to_string_lossy())
         })
         .collect()
 }
@@ -244,6 +272,35 @@ pub fn autoload_existing_tracepoints(obj: &mut OpenObject) -> Result<()> {
         anyhow::bail!("none of this tool's tracepoints exists on this kernel");
     }
     Ok(())
+}
+
+/// True if programs of `prog_type` may call BPF helper `helper` here.
+pub fn helper(prog_type: libbpf_sys::bpf_prog_type, helper: libbpf_sys::bpf_func_id) -> bool {
+    // SAFETY: a pure query; the options pointer may be null.
+    unsafe { libbpf_sys::libbpf_probe_bpf_helper(prog_type, helper, std::ptr::null()) == 1 }
+}
+
+/// True if tracepoint programs can read a task's saved user registers
+/// (bpf_task_pt_regs, 5.15+): syscall arguments are then at hand at exit.
+pub fn task_pt_regs() -> bool {
+    static HAS: OnceLock<bool> = OnceLock::new();
+    *HAS.get_or_init(|| {
+        !disabled("task_pt_regs")
+            && helper(
+                libbpf_sys::BPF_PROG_TYPE_TRACEPOINT,
+                libbpf_sys::BPF_FUNC_task_pt_regs,
+            )
+    })
+}
+
+/// Switches autoload off for the programs whose name starts with `prefix`:
+/// how a tool drops the variant it did not choose.
+pub fn skip_programs(obj: &mut OpenObject, prefix: &str) {
+    for mut prog in obj.progs_mut() {
+        if prog.name().to_string_lossy().starts_with(prefix) {
+            prog.set_autoload(false);
+        }
+    }
 }
 
 /// The most preferred hook of `candidates` that this kernel offers.

@@ -1,7 +1,231 @@
-//! `cargo xtask bench`: filled in below.
+//! `cargo xtask bench`: each tool against its libbpf-tools peer, side by
+//! side in one run, reported as ratios. Numbers, not assertions.
 
-use anyhow::Result;
+use std::ffi::CString;
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
 
-pub fn main(_args: &[String]) -> Result<()> {
-    anyhow::bail!("bench: not written yet")
+use anyhow::{bail, Context, Result};
+
+use crate::{build_release, deps};
+
+const LIBBPF_TOOLS: &str = "/usr/sbin";
+const ROUNDS: usize = 3;
+
+/// A workload the tools trace: runs once, returns its wall time; every
+/// event it causes contains `marker` in the tool's output line.
+struct Workload {
+    name: &'static str,
+    marker: String,
+    events_per_round: u64,
+    run: Box<dyn Fn() -> Duration>,
+}
+
+struct Sample {
+    ready: Duration,
+    peak_rss_kb: u64,
+    traced: Duration,
+    seen: u64,
+    lost_note: String,
+}
+
+pub fn main(args: &[String]) -> Result<()> {
+    if !crate::is_root() {
+        bail!("bench loads BPF programs: run it as root");
+    }
+    deps(&["libbpf-tools"])?;
+    let wanted: Vec<&str> = if args.is_empty() {
+        vec!["opensnoop", "execsnoop"]
+    } else {
+        args.iter().map(String::as_str).collect()
+    };
+    let names: Vec<String> = wanted.iter().map(|s| s.to_string()).collect();
+    let ours = build_release(&names)?;
+    let scratch = std::env::temp_dir().join(format!("bpftools-bench-{}", std::process::id()));
+    fs::create_dir_all(&scratch)?;
+
+    println!(
+        "{:<10} {:<6} {:>9} {:>9} {:>9} {:>9} {:>10} {:>12}",
+        "tool", "impl", "ready ms", "RSS MiB", "base ms", "traced ms", "slowdown", "seen/sent"
+    );
+    let mut ratios = Vec::new();
+    for tool in &wanted {
+        let workload = match *tool {
+            "opensnoop" => open_loop(&scratch, 100_000)?,
+            "execsnoop" => exec_loop(&scratch, 500)?,
+            other => bail!("no benchmark for '{other}'"),
+        };
+        let base = median((0..ROUNDS).map(|_| (workload.run)()).collect());
+        let mut pair = Vec::new();
+        for (label, bin) in [
+            ("ours", ours.join(tool)),
+            ("libbpf", Path::new(LIBBPF_TOOLS).join(tool)),
+        ] {
+            let s = measure(&bin, &workload)?;
+            let sent = workload.events_per_round * ROUNDS as u64;
+            println!(
+                "{:<10} {:<6} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.2}x {:>12}{}",
+                tool,
+                label,
+                s.ready.as_secs_f64() * 1e3,
+                s.peak_rss_kb as f64 / 1024.0,
+                base.as_secs_f64() * 1e3,
+                s.traced.as_secs_f64() * 1e3,
+                s.traced.as_secs_f64() / base.as_secs_f64(),
+                format!("{}/{}", s.seen, sent),
+                if s.lost_note.is_empty() {
+                    String::new()
+                } else {
+                    format!("  ({})", s.lost_note)
+                }
+            );
+            pair.push(s);
+        }
+        ratios.push((tool.to_string(), workload.name, base, pair));
+    }
+    println!();
+    println!("ratios, ours / libbpf-tools (below 1 is better for ours):");
+    for (tool, what, base, pair) in &ratios {
+        let (o, l) = (&pair[0], &pair[1]);
+        let slow = |s: &Sample| s.traced.as_secs_f64() / base.as_secs_f64();
+        println!(
+            "  {tool}: start-up {:.2}, peak RSS {:.2}, {what} slowdown {:.2} ({:.2}x vs {:.2}x)",
+            o.ready.as_secs_f64() / l.ready.as_secs_f64(),
+            o.peak_rss_kb as f64 / l.peak_rss_kb as f64,
+            slow(o) / slow(l),
+            slow(o),
+            slow(l)
+        );
+    }
+    let _ = fs::remove_dir_all(&scratch);
+    Ok(())
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+/// open()+close() of one file in a tight loop.
+fn open_loop(dir: &Path, n: u64) -> Result<Workload> {
+    let path = dir.join("bench-open-target");
+    fs::write(&path, b"x")?;
+    let marker = path.to_string_lossy().into_owned();
+    let cpath = CString::new(marker.clone())?;
+    Ok(Workload {
+        name: "open()+close() loop",
+        marker,
+        events_per_round: n,
+        run: Box::new(move || {
+            let start = Instant::now();
+            for _ in 0..n {
+                // SAFETY: a valid C string; the fd is closed right away.
+                unsafe {
+                    let fd = libc::open(cpath.as_ptr(), libc::O_RDONLY);
+                    if fd >= 0 {
+                        libc::close(fd);
+                    }
+                }
+            }
+            start.elapsed()
+        }),
+    })
+}
+
+/// fork+exec of a tiny program, one after another.
+fn exec_loop(dir: &Path, n: u64) -> Result<Workload> {
+    let prog: PathBuf = dir.join("bench-exec-true");
+    fs::copy("/bin/true", &prog)?;
+    let marker = prog.to_string_lossy().into_owned();
+    Ok(Workload {
+        name: "exec loop",
+        marker,
+        events_per_round: n,
+        run: Box::new(move || {
+            let start = Instant::now();
+            for _ in 0..n {
+                let _ = Command::new(&prog).status();
+            }
+            start.elapsed()
+        }),
+    })
+}
+
+fn peak_rss_kb(pid: u32) -> u64 {
+    fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn measure(bin: &Path, w: &Workload) -> Result<Sample> {
+    let start = Instant::now();
+    let mut child: Child = Command::new(bin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("starting {}", bin.display()))?;
+    let seen = Arc::new(AtomicU64::new(0));
+    let ready_ns = Arc::new(AtomicU64::new(0));
+    let stdout = child.stdout.take().unwrap();
+    let (seen2, ready2, marker) = (seen.clone(), ready_ns.clone(), w.marker.clone());
+    let reader = thread::spawn(move || {
+        let mut lines = BufReader::with_capacity(1 << 20, stdout).lines();
+        if lines.next().is_some() {
+            ready2.store(start.elapsed().as_nanos() as u64 + 1, Ordering::SeqCst);
+        }
+        for line in lines.map_while(Result::ok) {
+            if line.contains(&marker) {
+                seen2.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    });
+    let stderr = child.stderr.take().unwrap();
+    let err_reader = thread::spawn(move || {
+        let mut s = String::new();
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.contains("lost") {
+                s.push_str(line.trim());
+                s.push(' ');
+            }
+        }
+        s
+    });
+    while ready_ns.load(Ordering::SeqCst) == 0 {
+        if start.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            bail!("{} printed nothing within 30 s", bin.display());
+        }
+        if let Some(status) = child.try_wait()? {
+            bail!("{} exited early: {status}", bin.display());
+        }
+        thread::sleep(Duration::from_micros(200));
+    }
+    let ready = Duration::from_nanos(ready_ns.load(Ordering::SeqCst) - 1);
+    let traced = median((0..ROUNDS).map(|_| (w.run)()).collect());
+    // Let the tool drain what is queued before it is stopped.
+    thread::sleep(Duration::from_millis(500));
+    let peak_rss_kb = peak_rss_kb(child.id());
+    // SAFETY: kill with our child's pid and a valid signal.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    child.wait()?;
+    reader.join().ok();
+    let lost_note = err_reader.join().unwrap_or_default();
+    Ok(Sample {
+        ready,
+        peak_rss_kb,
+        traced,
+        seen: seen.load(Ordering::Relaxed),
+        lost_note: lost_note.trim().chars().take(60).collect(),
+    })
 }

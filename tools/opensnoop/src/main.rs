@@ -13,8 +13,8 @@ use clap::Parser;
 use common::cli::{self, CommonArgs, IdList};
 use common::events::{self, Until};
 use common::output::{c_bytes_n, c_str, c_string, escape, Clock, Out};
-use common::{filters, run};
-use libbpf_rs::skel::{Skel, SkelBuilder};
+use common::{filters, probe, run};
+use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::{MapCore, MapFlags};
 use serde_json::json;
 use std::os::fd::{AsFd, AsRawFd};
@@ -168,6 +168,12 @@ fn trace(args: Args) -> Result<()> {
     rodata.filter_cgroup = args.cgroup.is_some();
     rodata.flag_mask = args.flag_filter.iter().fold(0, |m, f| m | *f as u32);
     rodata.match_rdonly = args.flag_filter.contains(&libc::O_RDONLY);
+    if probe::task_pt_regs() {
+        probe::skip_programs(open.open_object_mut(), "open_enter_");
+        probe::skip_programs(open.open_object_mut(), "open_exit_");
+    } else {
+        probe::skip_programs(open.open_object_mut(), "open_regs_");
+    }
     if !args.full_path {
         open.progs.open_walk_dirs.set_autoload(false);
     }

@@ -290,8 +290,50 @@ fn opensnoop_dry_run_loads_without_attaching() {
     let finished = run(BIN, &["--dry-run", "-F"]);
     assert!(finished.status.success(), "{finished:?}");
     let out = finished.stdout.join("\n");
+    for hook in [
+        "sys_exit_open ",
+        "sys_exit_openat ",
+        "sys_exit_openat2",
+        "sys_exit_creat",
+    ] {
+        assert!(out.contains(hook), "{hook} missing: {out}");
+    }
     assert!(
-        out.contains("sys_enter_openat2") && out.contains("sys_exit_creat"),
-        "{out}"
+        out.contains("(open_walk_dirs)"),
+        "-F loads the walker: {out}"
     );
+}
+
+/// Kernels before 5.15 lack bpf_task_pt_regs and take the entry+exit
+/// variant: run it here by pretending the helper is missing.
+#[test]
+fn opensnoop_entry_exit_fallback_works_too() {
+    require_root();
+    let dry = Command::new(BIN)
+        .args(["--dry-run"])
+        .env("BPFTOOLS_DISABLE", "task_pt_regs")
+        .output()
+        .unwrap();
+    let listing = String::from_utf8_lossy(&dry.stdout);
+    assert!(listing.contains("(open_enter_openat)"), "{listing}");
+    assert!(!listing.contains("open_regs_"), "{listing}");
+
+    let dir = scratch_dir("os-fallback");
+    fs::create_dir_all(dir.join("sub")).unwrap();
+    fs::write(dir.join("sub/file"), b"x").unwrap();
+    let tool = Traced::start_command(
+        Command::new(BIN)
+            .args(["--json", "-F", "-n", "cat"])
+            .env("BPFTOOLS_DISABLE", "task_pt_regs"),
+    );
+    Command::new("cat")
+        .arg("sub/file")
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let finished = tool.stop();
+    let hits = opens_of(&finished, &dir.join("sub/file"));
+    assert_eq!(hits.len(), 1, "{:?}", finished.stdout);
+    assert_eq!(hits[0]["comm"], "cat");
+    assert!(hits[0]["fd"].as_i64().unwrap() >= 0);
 }
