@@ -24,7 +24,9 @@ struct Workload {
     name: &'static str,
     marker: String,
     events_per_round: u64,
-    run: Box<dyn Fn() -> Duration>,
+    run: Box<dyn Fn() -> Duration + Send + Sync>,
+    /// Causes one event (for the start-up measurement).
+    one: Box<dyn Fn() + Send + Sync>,
 }
 
 struct Sample {
@@ -52,15 +54,15 @@ pub fn main(args: &[String]) -> Result<()> {
 
     println!(
         "{:<10} {:<6} {:>9} {:>9} {:>9} {:>9} {:>10} {:>12}",
-        "tool", "impl", "ready ms", "RSS MiB", "base ms", "traced ms", "slowdown", "seen/sent"
+        "tool", "impl", "1st ev ms", "RSS MiB", "base ms", "traced ms", "slowdown", "seen/sent"
     );
     let mut ratios = Vec::new();
     for tool in &wanted {
-        let workload = match *tool {
+        let workload = Arc::new(match *tool {
             "opensnoop" => open_loop(&scratch, 100_000)?,
             "execsnoop" => exec_loop(&scratch, 500)?,
             other => bail!("no benchmark for '{other}'"),
-        };
+        });
         let base = median((0..ROUNDS).map(|_| (workload.run)()).collect());
         let mut pair = Vec::new();
         for (label, bin) in [
@@ -118,10 +120,14 @@ fn open_loop(dir: &Path, n: u64) -> Result<Workload> {
     fs::write(&path, b"x")?;
     let marker = path.to_string_lossy().into_owned();
     let cpath = CString::new(marker.clone())?;
+    let one_path = path.clone();
     Ok(Workload {
         name: "open()+close() loop",
         marker,
         events_per_round: n,
+        one: Box::new(move || {
+            let _ = fs::File::open(&one_path);
+        }),
         run: Box::new(move || {
             let start = Instant::now();
             for _ in 0..n {
@@ -143,10 +149,14 @@ fn exec_loop(dir: &Path, n: u64) -> Result<Workload> {
     let prog: PathBuf = dir.join("bench-exec-true");
     fs::copy("/bin/true", &prog)?;
     let marker = prog.to_string_lossy().into_owned();
+    let one_prog = prog.clone();
     Ok(Workload {
         name: "exec loop",
         marker,
         events_per_round: n,
+        one: Box::new(move || {
+            let _ = Command::new(&one_prog).status();
+        }),
         run: Box::new(move || {
             let start = Instant::now();
             for _ in 0..n {
@@ -168,7 +178,58 @@ fn peak_rss_kb(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-fn measure(bin: &Path, w: &Workload) -> Result<Sample> {
+/// Time from spawning the tool to the first event it prints, with events
+/// fired every 2 ms. libbpf-tools' stdio buffers a pipe fully, so it runs
+/// under `stdbuf -oL` here (ours flushes after each batch by itself).
+fn time_to_first_event(bin: &Path, w: &Arc<Workload>) -> Result<Duration> {
+    let start = Instant::now();
+    let mut cmd = if bin.starts_with(LIBBPF_TOOLS) {
+        let mut c = Command::new("stdbuf");
+        c.arg("-oL").arg(bin);
+        c
+    } else {
+        Command::new(bin)
+    };
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .with_context(|| format!("starting {}", bin.display()))?;
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (done2, w2) = (done.clone(), w.clone());
+    let firing = thread::spawn(move || {
+        while !done2.load(Ordering::Relaxed) && start.elapsed() < Duration::from_secs(30) {
+            (w2.one)();
+            thread::sleep(Duration::from_millis(2));
+        }
+    });
+    let stdout = child.stdout.take().unwrap();
+    let mut took = None;
+    for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+        if line.contains(&w.marker) {
+            took = Some(start.elapsed());
+            break;
+        }
+    }
+    done.store(true, Ordering::Relaxed);
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = firing.join();
+    took.with_context(|| format!("{} printed no event", bin.display()))
+}
+
+/// The number of BPF programs a process holds, from /proc/PID/fdinfo.
+fn bpf_programs_held(pid: u32) -> usize {
+    let Ok(dir) = fs::read_dir(format!("/proc/{pid}/fdinfo")) else {
+        return 0;
+    };
+    dir.filter_map(|e| fs::read_to_string(e.ok()?.path()).ok())
+        .filter(|info| info.lines().any(|l| l.starts_with("prog_id:")))
+        .count()
+}
+
+fn measure(bin: &Path, w: &Arc<Workload>) -> Result<Sample> {
+    let ready = time_to_first_event(bin, w)?;
     let start = Instant::now();
     let mut child: Child = Command::new(bin)
         .stdout(Stdio::piped())
@@ -176,14 +237,10 @@ fn measure(bin: &Path, w: &Workload) -> Result<Sample> {
         .spawn()
         .with_context(|| format!("starting {}", bin.display()))?;
     let seen = Arc::new(AtomicU64::new(0));
-    let ready_ns = Arc::new(AtomicU64::new(0));
     let stdout = child.stdout.take().unwrap();
-    let (seen2, ready2, marker) = (seen.clone(), ready_ns.clone(), w.marker.clone());
+    let (seen2, marker) = (seen.clone(), w.marker.clone());
     let reader = thread::spawn(move || {
-        let mut lines = BufReader::with_capacity(1 << 20, stdout).lines();
-        if lines.next().is_some() {
-            ready2.store(start.elapsed().as_nanos() as u64 + 1, Ordering::SeqCst);
-        }
+        let lines = BufReader::with_capacity(1 << 20, stdout).lines();
         for line in lines.map_while(Result::ok) {
             if line.contains(&marker) {
                 seen2.fetch_add(1, Ordering::Relaxed);
@@ -201,17 +258,18 @@ fn measure(bin: &Path, w: &Workload) -> Result<Sample> {
         }
         s
     });
-    while ready_ns.load(Ordering::SeqCst) == 0 {
+    // Attached once its programs are loaded; attaching follows at once.
+    while bpf_programs_held(child.id()) == 0 {
         if start.elapsed() > Duration::from_secs(30) {
             let _ = child.kill();
-            bail!("{} printed nothing within 30 s", bin.display());
+            bail!("{} loaded nothing within 30 s", bin.display());
         }
         if let Some(status) = child.try_wait()? {
             bail!("{} exited early: {status}", bin.display());
         }
-        thread::sleep(Duration::from_micros(200));
+        thread::sleep(Duration::from_millis(1));
     }
-    let ready = Duration::from_nanos(ready_ns.load(Ordering::SeqCst) - 1);
+    thread::sleep(Duration::from_millis(300));
     let traced = median((0..ROUNDS).map(|_| (w.run)()).collect());
     // Let the tool drain what is queued before it is stopped.
     thread::sleep(Duration::from_millis(500));

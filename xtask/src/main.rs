@@ -1,7 +1,6 @@
 //! `cargo xtask <job>`: the project's chores, in plain Rust.
 
 mod bench;
-mod dist;
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -18,7 +17,6 @@ jobs:
   test [CARGO ARGS]  deps, cargo fmt --check, clippy -D warnings, and every test,
                      the root integration tests included (through sudo when not root)
   bench [TOOL...]    measure the tools against libbpf-tools side by side
-  dist               build the release tarball and .deb (man pages, completions)
   vmlinux            regenerate bpf/include/<arch>/vmlinux.h from this kernel's BTF
 ";
 
@@ -35,7 +33,6 @@ fn main() -> ExitCode {
         Some("run") => run_tool(&args[1..]),
         Some("test") => test(&args[1..]),
         Some("bench") => bench::main(&args[1..]),
-        Some("dist") => dist::main(&args[1..]),
         Some("vmlinux") => vmlinux(),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
