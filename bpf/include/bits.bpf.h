@@ -1,0 +1,59 @@
+/* Histogram slots, computed in the kernel.
+ *
+ * log2: slot i holds [2^i, 2^(i+1)), with 0 and 1 both in slot 0, the
+ * layout BCC prints. fine (log-linear): each power of two split into
+ * FINE_SUBS equal sub-buckets, below FINE_SUBS exact; relative error under
+ * 1/FINE_SUBS, what --percentiles reads. common::hist mirrors both. */
+#ifndef __BITS_BPF_H
+#define __BITS_BPF_H
+
+#include "hist.h"
+
+static __always_inline __u32 log2_u32(__u32 v)
+{
+	__u32 r, shift;
+
+	r = (v > 0xFFFF) << 4; v >>= r;
+	shift = (v > 0xFF) << 3; v >>= shift; r |= shift;
+	shift = (v > 0xF) << 2; v >>= shift; r |= shift;
+	shift = (v > 0x3) << 1; v >>= shift; r |= shift;
+	r |= (v >> 1);
+	return r;
+}
+
+static __always_inline __u32 log2_u64(__u64 v)
+{
+	__u32 hi = v >> 32;
+
+	return hi ? log2_u32(hi) + 32 : log2_u32(v);
+}
+
+static __always_inline __u32 log2_slot(__u64 v)
+{
+	__u32 slot = log2_u64(v);
+
+	return slot < MAX_SLOTS ? slot : MAX_SLOTS - 1;
+}
+
+static __always_inline __u32 fine_slot(__u64 v)
+{
+	__u32 p, slot;
+
+	if (v < FINE_SUBS)
+		return v;
+	p = log2_u64(v);
+	slot = (p - FINE_SUB_BITS + 1) * FINE_SUBS + ((v >> (p - FINE_SUB_BITS)) & (FINE_SUBS - 1));
+	return slot < FINE_SLOTS ? slot : FINE_SLOTS - 1;
+}
+
+/* Adds one value to a histogram (and its fine twin, when there is one). */
+static __always_inline void hist_add(struct hist *h, struct fine_hist *fine, __u64 v)
+{
+	__sync_fetch_and_add(&h->slots[log2_slot(v)], 1);
+	__sync_fetch_and_add(&h->count, 1);
+	__sync_fetch_and_add(&h->total, v);
+	if (fine)
+		__sync_fetch_and_add(&fine->slots[fine_slot(v)], 1);
+}
+
+#endif

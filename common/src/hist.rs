@@ -1,0 +1,271 @@
+//! Histograms aggregated in the kernel (bits.bpf.h): BCC's log2 table,
+//! percentiles from the fine log-linear twin, and JSON.
+//!
+//! Percentiles are read straight off the fine buckets by rank, so a
+//! percentile always lies in the log2 slot holding the same rank.
+
+use std::io::{self, Write};
+
+use serde_json::{json, Map, Value};
+
+/// Sub-buckets per power of two in the fine histogram (hist.h).
+pub const FINE_SUB_BITS: u32 = 4;
+const FINE_SUBS: u64 = 1 << FINE_SUB_BITS;
+
+/// The values log2 slot `i` holds: `[low, high]`, inclusive, as BCC shows them.
+pub fn log2_bounds(i: usize) -> (u64, u64) {
+    let high = (1u64 << (i + 1)) - 1;
+    let low = if i == 0 { 0 } else { 1u64 << i };
+    (low, high)
+}
+
+/// The fine slot of a value: what bits.bpf.h computes in the kernel.
+pub fn fine_slot(v: u64) -> usize {
+    if v < FINE_SUBS {
+        return v as usize;
+    }
+    let p = 63 - v.leading_zeros();
+    ((p - FINE_SUB_BITS + 1) as u64 * FINE_SUBS + ((v >> (p - FINE_SUB_BITS)) & (FINE_SUBS - 1)))
+        as usize
+}
+
+/// The values fine slot `s` holds: `[low, high]`, inclusive.
+pub fn fine_bounds(s: usize) -> (u64, u64) {
+    let s = s as u64;
+    if s < FINE_SUBS {
+        return (s, s);
+    }
+    let p = s / FINE_SUBS + FINE_SUB_BITS as u64 - 1;
+    let width = 1u64 << (p - FINE_SUB_BITS as u64);
+    let low = (1u64 << p) + (s % FINE_SUBS) * width;
+    (low, low + width - 1)
+}
+
+/// The percentiles `--percentiles` reports.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Percentiles {
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub p999: u64,
+    pub max: u64,
+}
+
+/// The value of rank `ceil(q * n)`, as the middle of its fine bucket.
+fn quantile(fine: &[u32], n: u64, q: f64) -> u64 {
+    let rank = ((q * n as f64).ceil() as u64).max(1);
+    let mut seen = 0u64;
+    for (s, &c) in fine.iter().enumerate() {
+        seen += c as u64;
+        if seen >= rank {
+            let (lo, hi) = fine_bounds(s);
+            return lo + (hi - lo) / 2;
+        }
+    }
+    0
+}
+
+/// Percentiles of a fine histogram; `None` when it is empty. The max is
+/// the top of the highest non-empty bucket (within 1/16 of the true max).
+pub fn percentiles(fine: &[u32]) -> Option<Percentiles> {
+    let n: u64 = fine.iter().map(|&c| c as u64).sum();
+    if n == 0 {
+        return None;
+    }
+    let top = fine.iter().rposition(|&c| c > 0)?;
+    Some(Percentiles {
+        p50: quantile(fine, n, 0.50),
+        p90: quantile(fine, n, 0.90),
+        p99: quantile(fine, n, 0.99),
+        p999: quantile(fine, n, 0.999),
+        max: fine_bounds(top).1,
+    })
+}
+
+fn stars(out: &mut dyn Write, val: u32, max: u32, width: u32) -> io::Result<()> {
+    let n = (val.min(max) as u64 * width as u64 / max.max(1) as u64) as usize;
+    write!(out, "{}{}", "*".repeat(n), " ".repeat(width as usize - n))?;
+    if val > max {
+        write!(out, "+")?;
+    }
+    Ok(())
+}
+
+/// Prints a log2 histogram in BCC's layout: a `unit : count distribution`
+/// header, one row per slot from 0 to the last non-empty one, bars of 40
+/// stars (20 and wider columns past slot 32). Prints nothing when empty.
+pub fn print_log2(out: &mut dyn Write, slots: &[u32], unit: &str) -> io::Result<()> {
+    let Some(last) = slots.iter().rposition(|&c| c > 0) else {
+        return Ok(());
+    };
+    let max = slots.iter().copied().max().unwrap_or(0);
+    let wide = last > 32;
+    let (pad, label, width, bar) = if wide {
+        (15, 29, 20, 20)
+    } else {
+        (5, 19, 10, 40)
+    };
+    writeln!(out, "{:pad$}{unit:<label$} : count    distribution", "")?;
+    for (i, &val) in slots.iter().enumerate().take(last + 1) {
+        let (low, high) = log2_bounds(i);
+        write!(out, "{low:>width$} -> {high:<width$} : {val:<8} |")?;
+        stars(out, val, max, bar)?;
+        writeln!(out, "|")?;
+    }
+    Ok(())
+}
+
+/// Prints `-e`'s summary line, as BCC's biolatency does.
+pub fn print_extension(out: &mut dyn Write, count: u64, total: u64, unit: &str) -> io::Result<()> {
+    let avg = if count > 0 { total / count } else { 0 };
+    writeln!(
+        out,
+        "\navg = {avg} {unit}, total: {total} {unit}, count: {count}"
+    )
+}
+
+/// Prints the percentiles line that follows a table with --percentiles.
+pub fn print_percentiles(out: &mut dyn Write, p: &Percentiles, unit: &str) -> io::Result<()> {
+    writeln!(
+        out,
+        "\npercentiles ({unit}): p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
+        p.p50, p.p90, p.p99, p.p999, p.max
+    )
+}
+
+/// One histogram as a JSON object: `labels` (disk, pid, …) first, then the
+/// unit, count, total, non-empty buckets, and percentiles when given.
+pub fn to_json(
+    labels: Map<String, Value>,
+    unit: &str,
+    slots: &[u32],
+    count: u64,
+    total: u64,
+    pct: Option<&Percentiles>,
+) -> Value {
+    let mut obj = labels;
+    obj.insert("unit".into(), unit.into());
+    obj.insert("count".into(), count.into());
+    obj.insert("total".into(), total.into());
+    let buckets: Vec<Value> = slots
+        .iter()
+        .enumerate()
+        .filter(|(_, &c)| c > 0)
+        .map(|(i, &c)| {
+            let (low, high) = log2_bounds(i);
+            json!({"low": low, "high": high, "count": c})
+        })
+        .collect();
+    obj.insert("buckets".into(), buckets.into());
+    if let Some(p) = pct {
+        obj.insert(
+            "percentiles".into(),
+            json!({"p50": p.p50, "p90": p.p90, "p99": p.p99, "p99.9": p.p999, "max": p.max}),
+        );
+    }
+    Value::Object(obj)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn log2_slot(v: u64) -> usize {
+        if v == 0 {
+            0
+        } else {
+            63 - v.leading_zeros() as usize
+        }
+    }
+
+    #[test]
+    fn log2_bounds_match_bcc() {
+        assert_eq!(log2_bounds(0), (0, 1));
+        assert_eq!(log2_bounds(1), (2, 3));
+        assert_eq!(log2_bounds(10), (1024, 2047));
+        for v in [0u64, 1, 2, 3, 4, 7, 8, 1000, 1 << 20, (1 << 21) - 1] {
+            let (lo, hi) = log2_bounds(log2_slot(v));
+            assert!(lo <= v && v <= hi, "{v}");
+        }
+    }
+
+    #[test]
+    fn fine_slots_cover_each_value_once_and_nest_in_log2_slots() {
+        let mut last = 0;
+        for v in (0u64..100_000).chain([1 << 30, (1 << 40) + 12345, (1 << 48) - 1]) {
+            let s = fine_slot(v);
+            let (lo, hi) = fine_bounds(s);
+            assert!(lo <= v && v <= hi, "{v} not in slot {s} = [{lo}, {hi}]");
+            assert!(s >= last || v > 100_000, "slots are monotonic");
+            last = s;
+            let (llo, lhi) = log2_bounds(log2_slot(v));
+            assert!(llo <= lo && hi <= lhi, "{v}: fine slot crosses a log2 slot");
+            // Relative error of the bucket is under 1/16.
+            assert!(
+                (hi - lo) as f64 <= lo as f64 / 16.0 + 0.5,
+                "{v}: [{lo}, {hi}]"
+            );
+        }
+        assert_eq!(fine_slot((1 << 48) - 1), 719, "hist.h's FINE_SLOTS is 720");
+    }
+
+    #[test]
+    fn percentiles_pick_the_bucket_holding_the_rank() {
+        let mut fine = vec![0u32; 720];
+        for v in 1..=1000u64 {
+            fine[fine_slot(v)] += 1;
+        }
+        let p = percentiles(&fine).unwrap();
+        for (got, want) in [
+            (p.p50, 500.0),
+            (p.p90, 900.0),
+            (p.p99, 990.0),
+            (p.p999, 999.0),
+        ] {
+            assert!((got as f64 - want).abs() / want < 0.04, "{got} vs {want}");
+        }
+        assert!(p.max >= 1000 && p.max < 1000 + 1000 / 16 + 1);
+        assert_eq!(percentiles(&vec![0u32; 720]), None);
+    }
+
+    #[test]
+    fn log2_table_is_byte_for_byte_bcc() {
+        let mut slots = [0u32; 32];
+        slots[1] = 1;
+        slots[3] = 10;
+        slots[4] = 20;
+        slots[5] = 30;
+        let mut out = Vec::new();
+        print_log2(&mut out, &slots, "usecs").unwrap();
+        let want = "     usecs               : count    distribution
+         0 -> 1          : 0        |                                        |
+         2 -> 3          : 1        |*                                       |
+         4 -> 7          : 0        |                                        |
+         8 -> 15         : 10       |*************                           |
+        16 -> 31         : 20       |**************************              |
+        32 -> 63         : 30       |****************************************|
+";
+        assert_eq!(String::from_utf8(out).unwrap(), want);
+    }
+
+    #[test]
+    fn empty_histograms_print_nothing() {
+        let mut out = Vec::new();
+        print_log2(&mut out, &[0; 32], "usecs").unwrap();
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn json_lists_non_empty_buckets_with_bounds() {
+        let mut slots = [0u32; 32];
+        slots[2] = 7;
+        let mut labels = Map::new();
+        labels.insert("disk".into(), "vda".into());
+        let v = to_json(labels, "usecs", &slots, 7, 35, None);
+        assert_eq!(
+            v,
+            json!({"disk": "vda", "unit": "usecs", "count": 7, "total": 35,
+                   "buckets": [{"low": 4, "high": 7, "count": 7}]})
+        );
+    }
+}
