@@ -28,32 +28,46 @@ static __always_inline __u32 log2_u64(__u64 v)
 	return hi ? log2_u32(hi) + 32 : log2_u32(v);
 }
 
-static __always_inline __u32 log2_slot(__u64 v)
+/* 64-bit slots and barrier_var: the verifier must see the clamp on the
+ * register that indexes the array, not on a re-extended copy of it. */
+static __always_inline __u64 log2_slot(__u64 v)
 {
-	__u32 slot = log2_u64(v);
+	__u64 slot = log2_u64(v);
 
-	return slot < MAX_SLOTS ? slot : MAX_SLOTS - 1;
+	if (slot >= MAX_SLOTS)
+		slot = MAX_SLOTS - 1;
+	barrier_var(slot);
+	return slot;
 }
 
-static __always_inline __u32 fine_slot(__u64 v)
+static __always_inline __u64 fine_slot(__u64 v)
 {
-	__u32 p, slot;
+	__u64 p, slot;
 
 	if (v < FINE_SUBS)
 		return v;
 	p = log2_u64(v);
 	slot = (p - FINE_SUB_BITS + 1) * FINE_SUBS + ((v >> (p - FINE_SUB_BITS)) & (FINE_SUBS - 1));
-	return slot < FINE_SLOTS ? slot : FINE_SLOTS - 1;
+	if (slot >= FINE_SLOTS)
+		slot = FINE_SLOTS - 1;
+	barrier_var(slot);
+	return slot;
 }
 
 /* Adds one value to a histogram (and its fine twin, when there is one). */
 static __always_inline void hist_add(struct hist *h, struct fine_hist *fine, __u64 v)
 {
-	__sync_fetch_and_add(&h->slots[log2_slot(v)], 1);
+	__u64 slot = log2_slot(v);
+
+	if (slot < MAX_SLOTS)
+		__sync_fetch_and_add(&h->slots[slot], 1);
 	__sync_fetch_and_add(&h->count, 1);
 	__sync_fetch_and_add(&h->total, v);
-	if (fine)
-		__sync_fetch_and_add(&fine->slots[fine_slot(v)], 1);
+	if (!fine)
+		return;
+	slot = fine_slot(v);
+	if (slot < FINE_SLOTS)
+		__sync_fetch_and_add(&fine->slots[slot], 1);
 }
 
 #endif

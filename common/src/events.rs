@@ -104,6 +104,29 @@ fn child_exited(pid: libc::pid_t) -> bool {
     rc == pid || rc < 0
 }
 
+/// Runs `report` like BCC's aggregating tools: every `interval` seconds
+/// until `count` reports or Ctrl-C (which reports what it has, then ends);
+/// without an interval, once at Ctrl-C or SIGTERM.
+pub fn every_interval(
+    interval: Option<u64>,
+    count: Option<u64>,
+    mut report: impl FnMut() -> Result<()>,
+) -> Result<()> {
+    let mut done = 0u64;
+    loop {
+        let deadline = interval.map(|s| Instant::now() + Duration::from_secs(s));
+        while !stop_requested() && deadline.is_none_or(|d| Instant::now() < d) {
+            let left = deadline.map_or(POLL, |d| d.saturating_duration_since(Instant::now()));
+            std::thread::sleep(left.min(POLL));
+        }
+        report()?;
+        done += 1;
+        if stop_requested() || interval.is_none() || count.is_some_and(|c| done >= c) {
+            return Ok(());
+        }
+    }
+}
+
 /// Sums a per-CPU `u64` counter at key 0.
 pub fn percpu_sum(map: &dyn MapCore) -> Result<u64> {
     let values = map

@@ -6,6 +6,8 @@
 
 use std::io::{self, Write};
 
+use anyhow::{Context, Result};
+use libbpf_rs::{MapCore, MapFlags};
 use serde_json::{json, Map, Value};
 
 /// Sub-buckets per power of two in the fine histogram (hist.h).
@@ -164,6 +166,25 @@ pub fn to_json(
         );
     }
     Value::Object(obj)
+}
+
+/// Takes every entry out of a histogram map: the (key, value) bytes of
+/// each, deleting it, so the next interval starts from zero as in BCC.
+pub fn drain(map: &dyn MapCore) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    let name = map.name().to_string_lossy().into_owned();
+    let keys: Vec<Vec<u8>> = map.keys().collect();
+    let mut entries = Vec::with_capacity(keys.len());
+    for key in keys {
+        if let Some(value) = map
+            .lookup(&key, MapFlags::ANY)
+            .with_context(|| format!("reading map {name}"))?
+        {
+            entries.push((key.clone(), value));
+        }
+        // Gone already is fine: only what was read is reported.
+        let _ = map.delete(&key);
+    }
+    Ok(entries)
 }
 
 #[cfg(test)]

@@ -202,6 +202,21 @@ pub fn tracefs() -> Result<&'static Path> {
         .map_err(|e| anyhow::anyhow!("{e}"))
 }
 
+/// True if the kernel's BTF describes tracepoint `name` (what tp_btf and
+/// raw_tp attach to), e.g. `block_io_done`; needs no tracefs.
+pub fn btf_tracepoint_exists(name: &str) -> bool {
+    if disabled(name) {
+        return false;
+    }
+    let Ok(cname) = CString::new(name) else {
+        return false;
+    };
+    // SAFETY: a valid C string for the duration of the call.
+    unsafe {
+        libbpf_sys::libbpf_find_vmlinux_btf_id(cname.as_ptr(), libbpf_sys::BPF_TRACE_RAW_TP) > 0
+    }
+}
+
 /// True if the classic tracepoint `category:name` exists.
 pub fn tracepoint_exists(category: &str, name: &str) -> bool {
     tracefs().is_ok_and(|t| t.join("events").join(category).join(name).is_dir())
@@ -249,9 +264,10 @@ pub fn print_dry_run(tool: &str, hooks: &[String]) {
 }
 
 /// Turns off autoload for classic tracepoint programs whose tracepoint this
-/// kernel lacks (e.g. `open` and `creat` on arm64); fails if none is left.
+/// kernel lacks (e.g. `open` and `creat` on arm64); fails if the object
+/// has such programs and none is left.
 pub fn autoload_existing_tracepoints(obj: &mut OpenObject) -> Result<()> {
-    let mut kept = 0;
+    let (mut seen, mut kept) = (0, 0);
     for mut prog in obj.progs_mut() {
         let section = prog.section().to_string_lossy().into_owned();
         if hook_of_section(&section) != Some(Hook::Tracepoint) || !prog.autoload() {
@@ -261,13 +277,14 @@ pub fn autoload_existing_tracepoints(obj: &mut OpenObject) -> Result<()> {
         let (Some(category), Some(name)) = (parts.next(), parts.next()) else {
             continue;
         };
+        seen += 1;
         if tracepoint_exists(category, name) {
             kept += 1;
         } else {
             prog.set_autoload(false);
         }
     }
-    if kept == 0 {
+    if seen > 0 && kept == 0 {
         tracefs().context("finding tracepoints")?;
         anyhow::bail!("none of this tool's tracepoints exists on this kernel");
     }

@@ -88,8 +88,9 @@ fn hint(e: &anyhow::Error) -> Option<String> {
         // SAFETY: geteuid has no preconditions and cannot fail.
         let root = unsafe { libc::geteuid() } == 0;
         return Some(if root {
-            "permission denied although running as root: a lockdown mode, \
-             seccomp or an LSM may forbid BPF here; run with -v for libbpf's log"
+            "the kernel refused a BPF program although running as root: the \
+             verifier rejected it, or a lockdown mode, seccomp or an LSM forbids \
+             BPF here; run with -v to see libbpf's log and the verifier's reason"
                 .into()
         } else {
             "run as root, or grant CAP_BPF and CAP_PERFMON \

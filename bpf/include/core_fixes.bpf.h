@@ -1,0 +1,36 @@
+/* Kernel fields and tracepoints that were renamed or moved, behind CO-RE
+ * flavours: each helper works on kernels before and after the change. */
+#ifndef __CORE_FIXES_BPF_H
+#define __CORE_FIXES_BPF_H
+
+#include <bpf/bpf_core_read.h>
+
+/* task_struct::state became __state in 5.14, commit 2f064a59a11f
+ * ("sched: Change task_struct::state"). */
+struct task_struct___pre514 {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline long task_state(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state);
+	return BPF_CORE_READ((struct task_struct___pre514 *)t, state);
+}
+
+/* request::rq_disk was removed in 5.17, commit f3fa33acca9f ("block: remove
+ * the ->rq_disk field in struct request"); the disk is rq->q->disk since. */
+struct request___pre517 {
+	struct gendisk *rq_disk;
+} __attribute__((preserve_access_index));
+
+static __always_inline struct gendisk *request_disk(struct request *rq)
+{
+	struct request___pre517 *old = (void *)rq;
+
+	if (bpf_core_field_exists(old->rq_disk))
+		return BPF_CORE_READ(old, rq_disk);
+	return BPF_CORE_READ(rq, q, disk);
+}
+
+#endif

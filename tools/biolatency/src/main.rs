@@ -1,0 +1,312 @@
+//! biolatency: block I/O latency as log2 histograms, aggregated in the kernel.
+
+mod disks;
+
+use std::io::Write;
+use std::mem::MaybeUninit;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use clap::Parser;
+use common::cli::{self, CommonArgs, IntervalCount};
+use common::events::every_interval;
+use common::output::{now_hms, Out};
+use common::probe::{self, Hook};
+use common::{filters, hist, run};
+use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
+use serde_json::{Map, Value};
+
+common::skeleton!("biolatency");
+use skel::{types, BiolatencySkelBuilder};
+
+// SAFETY: repr(C) structs of integers, valid for any bytes.
+unsafe impl plain::Plain for types::hist_key {}
+// SAFETY: as above.
+unsafe impl plain::Plain for types::hist {}
+// SAFETY: as above.
+unsafe impl plain::Plain for types::fine_hist {}
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+    biolatency               # summarize block I/O latency as a histogram
+    biolatency 1 10          # print 1 second summaries, 10 times
+    biolatency -mT 1         # 1s summaries, milliseconds, and timestamps
+    biolatency -Q            # include OS queued time in I/O time
+    biolatency -D            # show each disk device separately
+    biolatency -F            # show I/O flags separately
+    biolatency -d vda        # trace vda only
+    biolatency -e            # show extension summary (average, total, count)
+    biolatency --percentiles # p50, p90, p99, p99.9 and max per histogram
+    biolatency -c /sys/fs/cgroup/system.slice  # I/O issued from this cgroup v2
+    biolatency --json 5 1 | jq .";
+
+/// Summarize block device I/O latency as a histogram.
+#[derive(Parser, Debug)]
+#[command(name = "biolatency", version, after_help = EXAMPLES)]
+struct Args {
+    /// Include a timestamp on each output (HH:MM:SS)
+    #[arg(short = 'T', long)]
+    timestamp: bool,
+    /// Millisecond histogram (default: microseconds)
+    #[arg(short = 'm', long)]
+    milliseconds: bool,
+    /// Include OS queued time in I/O time
+    #[arg(short = 'Q', long)]
+    queued: bool,
+    /// Print a histogram per disk device
+    #[arg(short = 'D', long)]
+    disks: bool,
+    /// Print a histogram per set of I/O flags
+    #[arg(short = 'F', long)]
+    flags: bool,
+    /// Trace this disk only (e.g. vda)
+    #[arg(short = 'd', long, value_name = "DISK")]
+    disk: Option<String>,
+    /// Summarize average, total and count too
+    #[arg(short = 'e', long)]
+    extension: bool,
+    /// Trace I/O issued from this cgroup v2 (directory path) only
+    #[arg(short = 'c', long, value_name = "PATH", value_parser = cli::cgroup_path)]
+    cgroup: Option<PathBuf>,
+    /// Print p50, p90, p99, p99.9 and max of each histogram
+    #[arg(long)]
+    percentiles: bool,
+    #[command(flatten)]
+    interval: IntervalCount,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+fn main() -> std::process::ExitCode {
+    run::main(|| trace(Args::parse()))
+}
+
+/// Chooses the hook kind and, per event, the tracepoint this kernel has.
+fn choose_programs(obj: &mut libbpf_rs::OpenObject, queued: bool) -> Result<()> {
+    let Some(kind) = probe::pick(&[Hook::TpBtf, Hook::RawTp]) else {
+        bail!("this kernel offers neither tp_btf nor raw_tp programs");
+    };
+    probe::skip_programs(
+        obj,
+        if kind == Hook::TpBtf {
+            "bio_raw_"
+        } else {
+            "bio_btf_"
+        },
+    );
+    let skip = |obj: &mut libbpf_rs::OpenObject, suffix: &str| {
+        probe::skip_programs(obj, &format!("bio_btf_{suffix}"));
+        probe::skip_programs(obj, &format!("bio_raw_{suffix}"));
+    };
+    // block_rq_complete fires per partial completion; block_io_done once.
+    if probe::btf_tracepoint_exists("block_io_done") {
+        skip(obj, "complete");
+    } else {
+        skip(obj, "io_done");
+    }
+    if !queued {
+        skip(obj, "insert");
+        skip(obj, "io_start");
+    } else if probe::btf_tracepoint_exists("block_io_start") {
+        skip(obj, "insert");
+    } else {
+        skip(obj, "io_start");
+    }
+    Ok(())
+}
+
+fn trace(args: Args) -> Result<()> {
+    run::libbpf_log(args.common.verbose);
+    let targ_dev = args.disk.as_deref().map(disks::resolve).transpose()?;
+    let mut object = MaybeUninit::uninit();
+    let mut open = BiolatencySkelBuilder::default()
+        .open(&mut object)
+        .context("opening the BPF object")?;
+    let rodata = open
+        .maps
+        .rodata_data
+        .as_deref_mut()
+        .context("the BPF object has no rodata")?;
+    rodata.per_disk = args.disks;
+    rodata.per_flags = args.flags;
+    rodata.queued = args.queued;
+    rodata.millis = args.milliseconds;
+    rodata.fine = args.percentiles;
+    rodata.filter_dev = targ_dev.is_some();
+    rodata.targ_dev = targ_dev.unwrap_or(0);
+    rodata.filter_cgroup = args.cgroup.is_some();
+    choose_programs(open.open_object_mut(), args.queued)?;
+
+    let Some(mut skel) = common::skel::load(open, &args.common)? else {
+        return Ok(());
+    };
+    if let Some(path) = &args.cgroup {
+        filters::set_cgroup(&skel.maps.cgroup_filter, path)?;
+    }
+    skel.attach().context("attaching the BPF programs")?;
+
+    let mut out = Out::default();
+    let banner = "Tracing block device I/O... Hit Ctrl-C to end.";
+    if args.common.json {
+        eprintln!("{banner}");
+    } else {
+        writeln!(out, "{banner}")?;
+        out.flush()?;
+    }
+    let unit = if args.milliseconds { "msecs" } else { "usecs" };
+    every_interval(args.interval.interval, args.interval.count, || {
+        report(&mut out, &args, &skel, unit)?;
+        out.flush()?;
+        Ok(())
+    })
+}
+
+fn report(out: &mut Out, args: &Args, skel: &skel::BiolatencySkel, unit: &str) -> Result<()> {
+    let mut entries: Vec<(types::hist_key, types::hist)> = hist::drain(&skel.maps.hists)?
+        .iter()
+        .map(|(k, v)| {
+            let mut key = types::hist_key::default();
+            let mut h = types::hist::default();
+            plain::copy_from_bytes(&mut key, k).ok();
+            plain::copy_from_bytes(&mut h, v).ok();
+            (key, h)
+        })
+        .collect();
+    entries.sort_by_key(|(k, _)| (k.dev, k.flags));
+    let mut fine: Vec<(types::hist_key, Box<types::fine_hist>)> = Vec::new();
+    if args.percentiles {
+        for (k, v) in hist::drain(&skel.maps.fine_hists)? {
+            let mut key = types::hist_key::default();
+            let mut h: Box<types::fine_hist> = Box::default();
+            plain::copy_from_bytes(&mut key, &k).ok();
+            plain::copy_from_bytes(&mut *h, &v).ok();
+            fine.push((key, h));
+        }
+    }
+    let time = now_hms();
+    if !args.common.json {
+        writeln!(out)?;
+        if args.timestamp {
+            writeln!(out, "{time}")?;
+        }
+    }
+    for (key, h) in &entries {
+        let pct = fine
+            .iter()
+            .find(|(k, _)| k.dev == key.dev && k.flags == key.flags)
+            .and_then(|(_, f)| hist::percentiles(&f.slots));
+        let mut labels = Map::new();
+        if args.disks {
+            labels.insert("disk".into(), Value::from(disks::name(key.dev)));
+        }
+        if args.flags {
+            labels.insert("flags".into(), Value::from(flag_names(key.flags)));
+        }
+        if args.common.json {
+            labels.insert("time".into(), Value::from(time.clone()));
+            out.json(&hist::to_json(
+                labels,
+                unit,
+                &h.slots,
+                h.count,
+                h.total,
+                pct.as_ref(),
+            ))?;
+            continue;
+        }
+        let header: Vec<String> = labels
+            .iter()
+            .map(|(k, v)| format!("{k} = {}", v.as_str().unwrap_or_default()))
+            .collect();
+        if !header.is_empty() {
+            writeln!(out, "\n{}", header.join("  "))?;
+        }
+        hist::print_log2(out, &h.slots, unit)?;
+        if args.extension {
+            hist::print_extension(out, h.count, h.total, unit)?;
+        }
+        if let Some(p) = &pct {
+            hist::print_percentiles(out, p, unit)?;
+        }
+    }
+    Ok(())
+}
+
+const BIO_SYNC: u32 = 1 << 8;
+const BIO_META: u32 = 1 << 9;
+const BIO_FUA: u32 = 1 << 10;
+const BIO_PREFLUSH: u32 = 1 << 11;
+const BIO_RAHEAD: u32 = 1 << 12;
+const BIO_BACKGROUND: u32 = 1 << 13;
+const BIO_NOWAIT: u32 = 1 << 14;
+
+/// BCC's names for a request's flags: modifiers, then the op (`Sync-Write`).
+fn flag_names(flags: u32) -> String {
+    let op = match flags & 0xff {
+        0 => "Read",
+        1 => "Write",
+        2 => "Flush",
+        3 => "Discard",
+        5 => "SecureErase",
+        9 => "WriteZeroes",
+        _ => "Unknown",
+    };
+    let mut desc = op.to_string();
+    for (bit, name) in [
+        (BIO_SYNC, "Sync"),
+        (BIO_META, "Metadata"),
+        (BIO_FUA, "ForcedUnitAccess"),
+        (BIO_PREFLUSH, "PreFlush"),
+        (BIO_RAHEAD, "ReadAhead"),
+        (BIO_BACKGROUND, "Background"),
+        (BIO_NOWAIT, "NoWait"),
+    ] {
+        if flags & bit != 0 {
+            desc = format!("{name}-{desc}");
+        }
+    }
+    desc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn arguments_are_well_formed() {
+        Args::command().debug_assert();
+    }
+
+    #[test]
+    fn bad_arguments_are_rejected() {
+        for bad in [
+            &["biolatency", "0"][..],
+            &["biolatency", "-1"],
+            &["biolatency", "1", "0"],
+            &["biolatency", "x"],
+            &["biolatency", "-c", "/no/such/cgroup"],
+        ] {
+            assert!(Args::try_parse_from(bad).is_err(), "{bad:?} was accepted");
+        }
+        let ok = Args::try_parse_from(["biolatency", "-mT", "2", "3"]).unwrap();
+        assert_eq!(
+            (ok.interval.interval, ok.interval.count),
+            (Some(2), Some(3))
+        );
+    }
+
+    #[test]
+    fn flags_are_named_like_bcc() {
+        assert_eq!(flag_names(0), "Read");
+        assert_eq!(flag_names(1 | BIO_SYNC), "Sync-Write");
+        assert_eq!(flag_names(1 | BIO_SYNC | BIO_META), "Metadata-Sync-Write");
+        assert_eq!(flag_names(2 | BIO_PREFLUSH), "PreFlush-Flush");
+    }
+
+    #[test]
+    fn unknown_disks_are_named_in_the_error() {
+        let err = disks::resolve("nosuchdisk0").unwrap_err().to_string();
+        assert!(err.contains("nosuchdisk0"), "{err}");
+    }
+}
