@@ -1,0 +1,290 @@
+//! biolatency against real block I/O: O_DIRECT writes to a loop device the
+//! test sets up, and to the disk that holds the build directory.
+
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::testing::{require_root, run, stop_and_check_unloaded, unique, Finished, Traced};
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_biolatency");
+const WRITES: u64 = 200;
+
+/// A loop device backed by a file, detached on drop.
+struct Loop {
+    dev: String,
+    backing: PathBuf,
+}
+
+impl Loop {
+    fn new() -> Loop {
+        let backing = Path::new(env!("CARGO_TARGET_TMPDIR")).join(unique("bio-loop"));
+        fs::write(&backing, vec![0u8; 8 << 20]).unwrap();
+        let out = Command::new("losetup")
+            .args(["--find", "--show"])
+            .arg(&backing)
+            .output()
+            .expect("losetup (util-linux) is needed");
+        assert!(out.status.success(), "losetup: {out:?}");
+        let dev = String::from_utf8(out.stdout).unwrap().trim().to_string();
+        Loop { dev, backing }
+    }
+
+    fn name(&self) -> &str {
+        self.dev.trim_start_matches("/dev/")
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+        let _ = fs::remove_file(&self.backing);
+    }
+}
+
+/// `count` synchronous 4 KiB O_DIRECT writes: one I/O each.
+fn direct_writes(target: &Path, count: u64) {
+    let status = Command::new("dd")
+        .args(["if=/dev/zero", "bs=4k", "oflag=direct", "conv=notrunc"])
+        .arg(format!("of={}", target.display()))
+        .arg(format!("count={count}"))
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// The whole disk under a path, from its st_dev (vda for /dev/vda1).
+fn disk_of(path: &Path) -> String {
+    let dev = fs::metadata(path).unwrap().dev();
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let sys = fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).unwrap();
+    let disk = if sys.join("partition").exists() {
+        sys.parent().unwrap().to_path_buf()
+    } else {
+        sys
+    };
+    disk.file_name().unwrap().to_str().unwrap().to_string()
+}
+
+fn histograms(f: &Finished) -> Vec<Value> {
+    f.json()
+}
+
+fn for_disk<'a>(hists: &'a [Value], disk: &str) -> Vec<&'a Value> {
+    hists.iter().filter(|h| h["disk"] == disk).collect()
+}
+
+fn start(args: &[&str]) -> Traced {
+    require_root();
+    Traced::start(BIN, args)
+}
+
+#[test]
+fn biolatency_counts_direct_writes_to_a_loop_device() {
+    let lo = Loop::new();
+    let tool = start(&["--json", "-D", "-d", lo.name()]);
+    direct_writes(Path::new(&lo.dev), WRITES);
+    let finished = stop_and_check_unloaded(tool);
+    assert!(finished.status.success(), "{finished:?}");
+    let hists = histograms(&finished);
+    assert!(
+        hists.iter().all(|h| h["disk"] == lo.name()),
+        "-d keeps other disks out: {hists:?}"
+    );
+    let count: u64 = hists.iter().map(|h| h["count"].as_u64().unwrap()).sum();
+    assert!(
+        (WRITES..=WRITES + 5).contains(&count),
+        "{count} I/Os for {WRITES} writes"
+    );
+    let bucketed: u64 = hists[0]["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(bucketed, hists[0]["count"].as_u64().unwrap());
+    assert_eq!(hists[0]["unit"], "usecs");
+}
+
+#[test]
+fn biolatency_sees_the_real_disk_and_names_it() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let disk = disk_of(dir);
+    let file = dir.join(unique("bio-real"));
+    fs::write(&file, vec![0u8; 4096 * WRITES as usize]).unwrap();
+    let tool = start(&["--json", "-D"]);
+    direct_writes(&file, WRITES);
+    let finished = tool.stop();
+    let _ = fs::remove_file(&file);
+    let hists = histograms(&finished);
+    let on_disk: u64 = for_disk(&hists, &disk)
+        .iter()
+        .map(|h| h["count"].as_u64().unwrap())
+        .sum();
+    assert!(on_disk >= WRITES, "{on_disk} I/Os on {disk}: {hists:?}");
+}
+
+#[test]
+fn biolatency_queued_time_is_at_least_issue_time() {
+    let lo = Loop::new();
+    let plain = start(&["--json", "-d", lo.name()]);
+    let queued = start(&["--json", "-Q", "-d", lo.name()]);
+    direct_writes(Path::new(&lo.dev), WRITES);
+    let (plain, queued) = (plain.stop(), queued.stop());
+    let total = |f: &Finished| -> (u64, u64) {
+        let h = &histograms(f)[0];
+        (h["count"].as_u64().unwrap(), h["total"].as_u64().unwrap())
+    };
+    let ((n_plain, t_plain), (n_queued, t_queued)) = (total(&plain), total(&queued));
+    assert!(
+        n_plain >= WRITES && n_queued >= WRITES,
+        "{n_plain} {n_queued}"
+    );
+    assert!(
+        t_queued >= t_plain,
+        "queued total {t_queued} < issue total {t_plain}"
+    );
+}
+
+#[test]
+fn biolatency_percentiles_lie_in_the_slot_of_their_rank() {
+    let lo = Loop::new();
+    let tool = start(&["--json", "--percentiles", "-d", lo.name()]);
+    direct_writes(Path::new(&lo.dev), WRITES);
+    let finished = tool.stop();
+    let h = &histograms(&finished)[0];
+    let n = h["count"].as_u64().unwrap();
+    let buckets = h["buckets"].as_array().unwrap();
+    for (name, q) in [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999)] {
+        let rank = ((q * n as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        let slot = buckets
+            .iter()
+            .find(|b| {
+                seen += b["count"].as_u64().unwrap();
+                seen >= rank
+            })
+            .unwrap();
+        let p = h["percentiles"][name].as_u64().unwrap();
+        let (lo_, hi) = (
+            slot["low"].as_u64().unwrap(),
+            slot["high"].as_u64().unwrap(),
+        );
+        assert!(
+            lo_ <= p && p <= hi,
+            "{name} = {p} outside [{lo_}, {hi}]: {h}"
+        );
+    }
+    let max = h["percentiles"]["max"].as_u64().unwrap();
+    let top = buckets.last().unwrap();
+    assert!(max >= top["low"].as_u64().unwrap() && max <= top["high"].as_u64().unwrap());
+}
+
+#[test]
+fn biolatency_interval_and_count_end_by_themselves() {
+    require_root();
+    let started = Instant::now();
+    let tool = Traced::start(BIN, &["-T", "-e", "-F", "1", "2"]);
+    let finished = tool.wait(Duration::from_secs(20));
+    assert!(finished.status.success(), "{finished:?}");
+    assert!(started.elapsed() >= Duration::from_secs(2));
+    assert_eq!(
+        finished.stdout[0],
+        "Tracing block device I/O... Hit Ctrl-C to end."
+    );
+    let stamps = finished
+        .stdout
+        .iter()
+        .filter(|l| l.len() == 8 && l.as_bytes()[2] == b':')
+        .count();
+    assert_eq!(
+        stamps, 2,
+        "one timestamp per interval: {:?}",
+        finished.stdout
+    );
+}
+
+#[test]
+fn biolatency_text_output_has_flags_sections_and_bcc_table() {
+    let lo = Loop::new();
+    let tool = start(&["-F", "-e", "-m", "-d", lo.name()]);
+    direct_writes(Path::new(&lo.dev), 50);
+    let finished = tool.stop();
+    let text = finished.stdout.join("\n");
+    assert!(
+        text.contains("flags = ") && text.contains("Write"),
+        "{text}"
+    );
+    assert!(
+        text.contains("     msecs               : count    distribution"),
+        "{text}"
+    );
+    assert!(text.contains("         0 -> 1          : "), "{text}");
+    assert!(
+        text.contains("avg = ") && text.contains("count: "),
+        "{text}"
+    );
+}
+
+#[test]
+fn biolatency_rejects_unknown_disks_and_bad_intervals() {
+    require_root();
+    let f = run(BIN, &["-d", "nosuchdisk9"]);
+    assert_eq!(f.status.code(), Some(1), "{f:?}");
+    assert!(f.stderr.contains("nosuchdisk9"), "{}", f.stderr);
+    for bad in [&["0"][..], &["1", "0"], &["-5"]] {
+        let f = run(BIN, bad);
+        assert_eq!(f.status.code(), Some(2), "{bad:?}: {f:?}");
+    }
+}
+
+#[test]
+fn biolatency_dry_run_and_raw_tp_fallback_load() {
+    require_root();
+    let f = run(BIN, &["--dry-run", "-Q"]);
+    assert!(f.status.success(), "{f:?}");
+    let out = f.stdout.join("\n");
+    assert!(out.contains("tp_btf block_rq_issue"), "{out}");
+    assert!(
+        out.contains("block_io_done"),
+        "completion by block_io_done here: {out}"
+    );
+
+    // Kernels without tp_btf, or without block_io_done, take these paths.
+    let out = Command::new(BIN)
+        .args(["--dry-run", "-Q"])
+        .env("BPFTOOLS_DISABLE", "tp_btf,block_io_done,block_io_start")
+        .output()
+        .unwrap();
+    let listing = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    for hook in [
+        "raw_tp block_rq_insert",
+        "raw_tp block_rq_issue",
+        "raw_tp block_rq_complete",
+    ] {
+        assert!(listing.contains(hook), "{hook}: {listing}");
+    }
+}
+
+#[test]
+fn biolatency_raw_tp_fallback_counts_io() {
+    let lo = Loop::new();
+    require_root();
+    let tool = Traced::start_command(
+        Command::new(BIN)
+            .args(["--json", "-d", lo.name()])
+            .env("BPFTOOLS_DISABLE", "tp_btf,block_io_done"),
+    );
+    direct_writes(Path::new(&lo.dev), WRITES);
+    let finished = tool.stop();
+    let n: u64 = histograms(&finished)
+        .iter()
+        .map(|h| h["count"].as_u64().unwrap())
+        .sum();
+    assert!((WRITES..=WRITES + 5).contains(&n), "{n}");
+}
