@@ -119,7 +119,7 @@ pub fn print_log2(out: &mut dyn Write, slots: &[u32], unit: &str) -> io::Result<
 
 /// Prints `-e`'s summary line, as BCC's biolatency does.
 pub fn print_extension(out: &mut dyn Write, count: u64, total: u64, unit: &str) -> io::Result<()> {
-    let avg = if count > 0 { total / count } else { 0 };
+    let avg = total.checked_div(count).unwrap_or(0);
     writeln!(
         out,
         "\navg = {avg} {unit}, total: {total} {unit}, count: {count}"
