@@ -168,6 +168,73 @@ pub fn to_json(
     Value::Object(obj)
 }
 
+/// One histogram of an interval's report.
+#[derive(Debug, Clone, Default)]
+pub struct Section {
+    /// The text header (`disk = vda`, `pid = 42 bash`); none for a lone histogram.
+    pub title: Option<String>,
+    /// The same identity for JSON (`{"disk": "vda"}`).
+    pub labels: Map<String, Value>,
+    pub slots: Vec<u32>,
+    pub count: u64,
+    pub total: u64,
+    pub percentiles: Option<Percentiles>,
+}
+
+/// How an aggregating tool prints its report.
+#[derive(Debug, Clone, Copy)]
+pub struct Style<'a> {
+    pub unit: &'a str,
+    pub json: bool,
+    /// `-T`: the time on a line of its own before each report.
+    pub timestamp: bool,
+    /// `-e`: average, total and count after each table.
+    pub extension: bool,
+}
+
+/// Prints one interval's report: BCC's tables with their section headers,
+/// or one JSON object per section (with the time, always).
+pub fn print_report(
+    out: &mut crate::output::Out,
+    style: &Style,
+    sections: &[Section],
+) -> io::Result<()> {
+    let time = crate::output::now_hms();
+    if style.json {
+        for s in sections {
+            let mut labels = s.labels.clone();
+            labels.insert("time".into(), time.clone().into());
+            let v = to_json(
+                labels,
+                style.unit,
+                &s.slots,
+                s.count,
+                s.total,
+                s.percentiles.as_ref(),
+            );
+            out.json(&v)?;
+        }
+        return Ok(());
+    }
+    writeln!(out)?;
+    if style.timestamp {
+        writeln!(out, "{time}")?;
+    }
+    for s in sections {
+        if let Some(title) = &s.title {
+            writeln!(out, "\n{title}")?;
+        }
+        print_log2(out, &s.slots, style.unit)?;
+        if style.extension {
+            print_extension(out, s.count, s.total, style.unit)?;
+        }
+        if let Some(p) = &s.percentiles {
+            print_percentiles(out, p, style.unit)?;
+        }
+    }
+    Ok(())
+}
+
 /// Takes every entry out of a histogram map: the (key, value) bytes of
 /// each, deleting it, so the next interval starts from zero as in BCC.
 pub fn drain(map: &dyn MapCore) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
@@ -185,6 +252,25 @@ pub fn drain(map: &dyn MapCore) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
         let _ = map.delete(&key);
     }
     Ok(entries)
+}
+
+/// [`drain`], decoded onto the skeleton's key and value types. Values are
+/// boxed: a fine histogram is kilobytes.
+pub fn drain_as<K, V>(map: &dyn MapCore) -> Result<Vec<(K, Box<V>)>>
+where
+    K: plain::Plain + Default,
+    V: plain::Plain + Default,
+{
+    Ok(drain(map)?
+        .iter()
+        .map(|(k, v)| {
+            let mut key = K::default();
+            let mut value: Box<V> = Box::default();
+            crate::events::copy_record(&mut key, k);
+            crate::events::copy_record(&mut *value, v);
+            (key, value)
+        })
+        .collect())
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use anyhow::{bail, Context, Result};
 use clap::Parser;
 use common::cli::{self, CommonArgs, IntervalCount};
 use common::events::every_interval;
-use common::output::{now_hms, Out};
+use common::output::Out;
 use common::probe::{self, Hook};
 use common::{filters, hist, run};
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
@@ -162,73 +162,48 @@ fn trace(args: Args) -> Result<()> {
 }
 
 fn report(out: &mut Out, args: &Args, skel: &skel::BiolatencySkel, unit: &str) -> Result<()> {
-    let mut entries: Vec<(types::hist_key, types::hist)> = hist::drain(&skel.maps.hists)?
+    let mut entries: Vec<(types::hist_key, Box<types::hist>)> = hist::drain_as(&skel.maps.hists)?;
+    entries.sort_by_key(|(k, _)| (k.dev, k.flags));
+    let fine: Vec<(types::hist_key, Box<types::fine_hist>)> = if args.percentiles {
+        hist::drain_as(&skel.maps.fine_hists)?
+    } else {
+        Vec::new()
+    };
+    let sections: Vec<hist::Section> = entries
         .iter()
-        .map(|(k, v)| {
-            let mut key = types::hist_key::default();
-            let mut h = types::hist::default();
-            plain::copy_from_bytes(&mut key, k).ok();
-            plain::copy_from_bytes(&mut h, v).ok();
-            (key, h)
+        .map(|(key, h)| {
+            let mut labels = Map::new();
+            if args.disks {
+                labels.insert("disk".into(), Value::from(disks::name(key.dev)));
+            }
+            if args.flags {
+                labels.insert("flags".into(), Value::from(flag_names(key.flags)));
+            }
+            let title = labels
+                .iter()
+                .map(|(k, v)| format!("{k} = {}", v.as_str().unwrap_or_default()))
+                .collect::<Vec<_>>()
+                .join("  ");
+            hist::Section {
+                title: (!title.is_empty()).then_some(title),
+                labels,
+                slots: h.slots.to_vec(),
+                count: h.count,
+                total: h.total,
+                percentiles: fine
+                    .iter()
+                    .find(|(k, _)| k.dev == key.dev && k.flags == key.flags)
+                    .and_then(|(_, f)| hist::percentiles(&f.slots)),
+            }
         })
         .collect();
-    entries.sort_by_key(|(k, _)| (k.dev, k.flags));
-    let mut fine: Vec<(types::hist_key, Box<types::fine_hist>)> = Vec::new();
-    if args.percentiles {
-        for (k, v) in hist::drain(&skel.maps.fine_hists)? {
-            let mut key = types::hist_key::default();
-            let mut h: Box<types::fine_hist> = Box::default();
-            plain::copy_from_bytes(&mut key, &k).ok();
-            plain::copy_from_bytes(&mut *h, &v).ok();
-            fine.push((key, h));
-        }
-    }
-    let time = now_hms();
-    if !args.common.json {
-        writeln!(out)?;
-        if args.timestamp {
-            writeln!(out, "{time}")?;
-        }
-    }
-    for (key, h) in &entries {
-        let pct = fine
-            .iter()
-            .find(|(k, _)| k.dev == key.dev && k.flags == key.flags)
-            .and_then(|(_, f)| hist::percentiles(&f.slots));
-        let mut labels = Map::new();
-        if args.disks {
-            labels.insert("disk".into(), Value::from(disks::name(key.dev)));
-        }
-        if args.flags {
-            labels.insert("flags".into(), Value::from(flag_names(key.flags)));
-        }
-        if args.common.json {
-            labels.insert("time".into(), Value::from(time.clone()));
-            out.json(&hist::to_json(
-                labels,
-                unit,
-                &h.slots,
-                h.count,
-                h.total,
-                pct.as_ref(),
-            ))?;
-            continue;
-        }
-        let header: Vec<String> = labels
-            .iter()
-            .map(|(k, v)| format!("{k} = {}", v.as_str().unwrap_or_default()))
-            .collect();
-        if !header.is_empty() {
-            writeln!(out, "\n{}", header.join("  "))?;
-        }
-        hist::print_log2(out, &h.slots, unit)?;
-        if args.extension {
-            hist::print_extension(out, h.count, h.total, unit)?;
-        }
-        if let Some(p) = &pct {
-            hist::print_percentiles(out, p, unit)?;
-        }
-    }
+    let style = hist::Style {
+        unit,
+        json: args.common.json,
+        timestamp: args.timestamp,
+        extension: args.extension,
+    };
+    hist::print_report(out, &style, &sections)?;
     Ok(())
 }
 

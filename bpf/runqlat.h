@@ -1,0 +1,15 @@
+/* Shared by runqlat.bpf.c and the runqlat front end. */
+#ifndef __RUNQLAT_H
+#define __RUNQLAT_H
+
+#include "hist.h"
+
+#define TASK_COMM_LEN 16
+
+/* Keyed by 0, tgid (-P), tid (-L) or pid namespace inode (--pidns). */
+struct rq_hist {
+	struct hist hist;
+	char comm[TASK_COMM_LEN];
+};
+
+#endif

@@ -1,0 +1,224 @@
+//! runqlat: scheduler run queue latency as log2 histograms, in the kernel.
+
+use std::io::Write;
+use std::mem::MaybeUninit;
+use std::os::unix::fs::MetadataExt;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use clap::Parser;
+use common::cli::{self, CommonArgs, IdList, IntervalCount};
+use common::events::every_interval;
+use common::output::{c_string, escape, Out};
+use common::probe::{self, Hook};
+use common::{filters, hist, run};
+use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
+use serde_json::{Map, Value};
+
+common::skeleton!("runqlat");
+use skel::{types, RunqlatSkelBuilder};
+
+// SAFETY: repr(C) structs of integers and byte arrays, valid for any bytes.
+unsafe impl plain::Plain for types::rq_hist {}
+// SAFETY: as above.
+unsafe impl plain::Plain for types::fine_hist {}
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+    runqlat               # summarize run queue latency as a histogram
+    runqlat 1 10          # print 1 second summaries, 10 times
+    runqlat -mT 1         # 1s summaries, milliseconds, and timestamps
+    runqlat -P            # show each process separately
+    runqlat -L            # show each thread separately
+    runqlat --pidnss      # show each pid namespace separately
+    runqlat -p 185,190    # trace these processes only
+    runqlat -c /sys/fs/cgroup/system.slice  # woken tasks of this cgroup v2 only
+    runqlat --percentiles # p50, p90, p99, p99.9 and max per histogram
+    runqlat --json 5 1 | jq .";
+
+/// Summarize run queue (scheduler) latency as a histogram.
+#[derive(Parser, Debug)]
+#[command(name = "runqlat", version, after_help = EXAMPLES)]
+struct Args {
+    /// Include a timestamp on each output (HH:MM:SS)
+    #[arg(short = 'T', long)]
+    timestamp: bool,
+    /// Millisecond histogram (default: microseconds)
+    #[arg(short = 'm', long)]
+    milliseconds: bool,
+    /// Print a histogram per process
+    #[arg(short = 'P', long, conflicts_with_all = ["tids", "pidnss"])]
+    pids: bool,
+    /// Print a histogram per thread
+    #[arg(short = 'L', long, conflicts_with = "pidnss")]
+    tids: bool,
+    /// Print a histogram per pid namespace
+    #[arg(long)]
+    pidnss: bool,
+    /// Trace these processes only (comma-separated pids)
+    #[arg(short = 'p', long, value_parser = cli::id_list)]
+    pid: Option<IdList>,
+    /// Trace tasks of this cgroup v2 (directory path) only, judged by the
+    /// woken task's cgroup
+    #[arg(short = 'c', long, value_name = "PATH", value_parser = cli::cgroup_path)]
+    cgroup: Option<PathBuf>,
+    /// Print p50, p90, p99, p99.9 and max of each histogram
+    #[arg(long)]
+    percentiles: bool,
+    #[command(flatten)]
+    interval: IntervalCount,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+fn main() -> std::process::ExitCode {
+    run::main(|| trace(Args::parse()))
+}
+
+fn trace(args: Args) -> Result<()> {
+    run::libbpf_log(args.common.verbose);
+    // A cgroup v2 directory's inode number is its cgroup id.
+    let cgroup_id = match &args.cgroup {
+        Some(path) => Some(
+            std::fs::metadata(path)
+                .with_context(|| format!("reading cgroup {}", path.display()))?
+                .ino(),
+        ),
+        None => None,
+    };
+    let mut object = MaybeUninit::uninit();
+    let mut open = RunqlatSkelBuilder::default()
+        .open(&mut object)
+        .context("opening the BPF object")?;
+    let rodata = open
+        .maps
+        .rodata_data
+        .as_deref_mut()
+        .context("the BPF object has no rodata")?;
+    rodata.per_process = args.pids;
+    rodata.per_thread = args.tids;
+    rodata.per_pidns = args.pidnss;
+    rodata.millis = args.milliseconds;
+    rodata.fine = args.percentiles;
+    rodata.filter_pids = args.pid.is_some();
+    rodata.targ_cgroup_id = cgroup_id.unwrap_or(0);
+    let Some(kind) = probe::pick(&[Hook::TpBtf, Hook::RawTp]) else {
+        bail!("this kernel offers neither tp_btf nor raw_tp programs");
+    };
+    probe::skip_programs(
+        open.open_object_mut(),
+        if kind == Hook::TpBtf {
+            "rq_raw_"
+        } else {
+            "rq_btf_"
+        },
+    );
+
+    let Some(mut skel) = common::skel::load(open, &args.common)? else {
+        return Ok(());
+    };
+    if let Some(IdList(pids)) = &args.pid {
+        filters::set_ids(&skel.maps.pid_filter, pids)?;
+    }
+    skel.attach().context("attaching the BPF programs")?;
+
+    let mut out = Out::default();
+    let banner = "Tracing run queue latency... Hit Ctrl-C to end.";
+    if args.common.json {
+        eprintln!("{banner}");
+    } else {
+        writeln!(out, "{banner}")?;
+        out.flush()?;
+    }
+    let style = hist::Style {
+        unit: if args.milliseconds { "msecs" } else { "usecs" },
+        json: args.common.json,
+        timestamp: args.timestamp,
+        extension: false,
+    };
+    every_interval(args.interval.interval, args.interval.count, || {
+        let sections = collect(&args, &skel)?;
+        hist::print_report(&mut out, &style, &sections)?;
+        out.flush()?;
+        Ok(())
+    })
+}
+
+fn collect(args: &Args, skel: &skel::RunqlatSkel) -> Result<Vec<hist::Section>> {
+    let mut entries: Vec<(u32, Box<types::rq_hist>)> = hist::drain_as(&skel.maps.hists)?;
+    entries.sort_by_key(|(k, _)| *k);
+    let fine: Vec<(u32, Box<types::fine_hist>)> = if args.percentiles {
+        hist::drain_as(&skel.maps.fine_hists)?
+    } else {
+        Vec::new()
+    };
+    let kind = if args.pids {
+        Some("pid")
+    } else if args.tids {
+        Some("tid")
+    } else if args.pidnss {
+        Some("pidns")
+    } else {
+        None
+    };
+    Ok(entries
+        .iter()
+        .map(|(key, h)| {
+            let mut labels = Map::new();
+            let mut title = None;
+            if let Some(kind) = kind {
+                labels.insert(kind.into(), Value::from(*key));
+                if kind == "pidns" {
+                    title = Some(format!("pidns = {key}"));
+                } else {
+                    let comm = live_comm(*key).unwrap_or_else(|| c_string(&h.comm));
+                    title = Some(format!("{kind} = {key} {}", escape(comm.as_bytes())));
+                    labels.insert("comm".into(), Value::from(comm));
+                }
+            }
+            hist::Section {
+                title,
+                labels,
+                slots: h.hist.slots.to_vec(),
+                count: h.hist.count,
+                total: h.hist.total,
+                percentiles: fine
+                    .iter()
+                    .find(|(k, _)| k == key)
+                    .and_then(|(_, f)| hist::percentiles(&f.slots)),
+            }
+        })
+        .collect())
+}
+
+/// The current name of a live process or thread (/proc/ID/comm works for
+/// both).
+fn live_comm(id: u32) -> Option<String> {
+    let comm = std::fs::read_to_string(format!("/proc/{id}/comm")).ok()?;
+    Some(comm.trim_end_matches('\n').to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn arguments_are_well_formed() {
+        Args::command().debug_assert();
+    }
+
+    #[test]
+    fn bad_arguments_are_rejected() {
+        for bad in [
+            &["runqlat", "0"][..],
+            &["runqlat", "-3"],
+            &["runqlat", "1", "0"],
+            &["runqlat", "-p", "notapid"],
+            &["runqlat", "-P", "-L"],
+            &["runqlat", "-c", "/no/such/cgroup"],
+        ] {
+            assert!(Args::try_parse_from(bad).is_err(), "{bad:?} was accepted");
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! runqlat against real CPU contention: more busy tasks than cores.
+
+use std::fs;
+use std::path::PathBuf;
+use std::process::{Child, Command};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::testing::{require_root, run, unique, Finished, Traced};
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_runqlat");
+
+fn start(args: &[&str]) -> Traced {
+    require_root();
+    Traced::start(BIN, args)
+}
+
+/// A process that spins until dropped: never sleeps, so it only waits on
+/// the run queue after being preempted.
+struct Spinner(Child);
+
+impl Spinner {
+    fn new() -> Spinner {
+        Spinner(
+            Command::new("sh")
+                .args(["-c", "while :; do :; done"])
+                .spawn()
+                .unwrap(),
+        )
+    }
+    fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// More spinners than cores, for `secs`, while `tool` traces.
+fn contend(tool: Traced, secs: f64) -> (Finished, Vec<u32>) {
+    let cores = thread::available_parallelism().map_or(2, |n| n.get());
+    let spinners: Vec<Spinner> = (0..cores + 2).map(|_| Spinner::new()).collect();
+    thread::sleep(Duration::from_secs_f64(secs));
+    let pids = spinners.iter().map(Spinner::pid).collect();
+    let finished = tool.stop();
+    drop(spinners);
+    (finished, pids)
+}
+
+fn count(h: &Value) -> u64 {
+    h["count"].as_u64().unwrap()
+}
+
+#[test]
+fn runqlat_counts_preempted_tasks_per_process() {
+    let tool = start(&["--json", "-P"]);
+    let held = common::testing::program_ids_of(tool.pid());
+    let (finished, pids) = contend(tool, 1.5);
+    assert!(finished.status.success(), "{finished:?}");
+    let loaded = common::testing::loaded_program_ids();
+    assert!(
+        held.iter().all(|id| !loaded.contains(id)),
+        "programs left loaded"
+    );
+    let hists = finished.json();
+    for pid in &pids {
+        let h = hists
+            .iter()
+            .find(|h| h["pid"] == *pid)
+            .unwrap_or_else(|| panic!("no histogram for spinner {pid}: {hists:?}"));
+        assert!(count(h) > 0);
+        assert_eq!(h["comm"], "sh");
+    }
+}
+
+#[test]
+fn runqlat_pid_filter_keeps_one_process() {
+    require_root();
+    let target = Spinner::new();
+    let tool = Traced::start(BIN, &["--json", "-P", "-p", &target.pid().to_string()]);
+    let (finished, _) = contend(tool, 1.0);
+    let hists = finished.json();
+    assert!(!hists.is_empty(), "{finished:?}");
+    assert!(hists.iter().all(|h| h["pid"] == target.pid()), "{hists:?}");
+    assert!(count(&hists[0]) > 0);
+}
+
+#[test]
+fn runqlat_per_thread_histograms_name_the_threads() {
+    let me = std::process::id().to_string();
+    let tool = start(&["--json", "-L", "-p", &me]);
+    let stop = Arc::new(AtomicBool::new(false));
+    let cores = thread::available_parallelism().map_or(2, |n| n.get());
+    let workers: Vec<_> = (0..cores + 2)
+        .map(|_| {
+            let stop = stop.clone();
+            thread::Builder::new()
+                .name("rqlat-spin".into())
+                .spawn(move || {
+                    let until = Instant::now() + Duration::from_secs(3);
+                    while !stop.load(Ordering::Relaxed) && Instant::now() < until {
+                        std::hint::spin_loop();
+                    }
+                })
+                .unwrap()
+        })
+        .collect();
+    thread::sleep(Duration::from_millis(1500));
+    let finished = tool.stop();
+    stop.store(true, Ordering::Relaxed);
+    workers.into_iter().for_each(|w| w.join().unwrap());
+    let hists = finished.json();
+    let spinning: Vec<&Value> = hists.iter().filter(|h| h["comm"] == "rqlat-spin").collect();
+    assert!(
+        spinning.len() >= cores,
+        "{} thread histograms",
+        spinning.len()
+    );
+    let mut tids: Vec<u64> = spinning
+        .iter()
+        .map(|h| h["tid"].as_u64().unwrap())
+        .collect();
+    tids.dedup();
+    assert_eq!(tids.len(), spinning.len(), "one histogram per tid");
+}
+
+#[test]
+fn runqlat_interval_count_and_text_layout() {
+    require_root();
+    let started = Instant::now();
+    let tool = Traced::start(BIN, &["-T", "--percentiles", "1", "2"]);
+    let _spinners: Vec<Spinner> = (0..4).map(|_| Spinner::new()).collect();
+    let finished = tool.wait(Duration::from_secs(20));
+    assert!(finished.status.success(), "{finished:?}");
+    assert!(started.elapsed() >= Duration::from_secs(2));
+    let text = finished.stdout.join("\n");
+    assert!(text.starts_with("Tracing run queue latency... Hit Ctrl-C to end."));
+    assert_eq!(
+        text.matches("     usecs               : count    distribution")
+            .count(),
+        2
+    );
+    assert_eq!(
+        text.matches("percentiles (usecs): p50 ").count(),
+        2,
+        "{text}"
+    );
+}
+
+#[test]
+fn runqlat_pid_namespaces_are_keyed_by_inode() {
+    let tool = start(&["--json", "--pidnss", "-m"]);
+    let (finished, _) = contend(tool, 1.0);
+    let ns = fs::read_link("/proc/self/ns/pid").unwrap();
+    let inode: u64 = ns
+        .to_str()
+        .unwrap()
+        .trim_start_matches("pid:[")
+        .trim_end_matches(']')
+        .parse()
+        .unwrap();
+    let hists = finished.json();
+    let h = hists
+        .iter()
+        .find(|h| h["pidns"] == inode)
+        .unwrap_or_else(|| panic!("no pidns {inode}: {hists:?}"));
+    assert_eq!(h["unit"], "msecs");
+    assert!(count(h) > 0);
+}
+
+fn cgroup2_root() -> PathBuf {
+    let mounts = fs::read_to_string("/proc/mounts").unwrap();
+    let dir = mounts
+        .lines()
+        .find_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.get(2) == Some(&"cgroup2")).then(|| f[1].to_string())
+        })
+        .expect("a cgroup v2 hierarchy is mounted");
+    PathBuf::from(dir)
+}
+
+#[test]
+fn runqlat_cgroup_filter_judges_the_woken_task() {
+    require_root();
+    let cg = cgroup2_root().join(unique("rqlat-"));
+    fs::create_dir(&cg).unwrap();
+    let inside = Spinner::new();
+    fs::write(cg.join("cgroup.procs"), inside.pid().to_string()).unwrap();
+    let tool = Traced::start(BIN, &["--json", "-P", "-c", cg.to_str().unwrap()]);
+    let (finished, outside) = contend(tool, 1.0);
+    drop(inside);
+    thread::sleep(Duration::from_millis(100));
+    let _ = fs::remove_dir(&cg);
+    let hists = finished.json();
+    assert!(!hists.is_empty(), "{finished:?}");
+    let pids: Vec<u64> = hists.iter().map(|h| h["pid"].as_u64().unwrap()).collect();
+    assert!(
+        outside.iter().all(|p| !pids.contains(&(*p as u64))),
+        "tasks outside the cgroup were counted: {pids:?}"
+    );
+}
+
+#[test]
+fn runqlat_raw_tp_fallback_works() {
+    require_root();
+    let out = Command::new(BIN)
+        .arg("--dry-run")
+        .env("BPFTOOLS_DISABLE", "tp_btf")
+        .output()
+        .unwrap();
+    let listing = String::from_utf8_lossy(&out.stdout);
+    assert!(listing.contains("raw_tp sched_switch"), "{listing}");
+    let tool = Traced::start_command(
+        Command::new(BIN)
+            .args(["--json", "-P"])
+            .env("BPFTOOLS_DISABLE", "tp_btf"),
+    );
+    let (finished, pids) = contend(tool, 1.0);
+    let hists = finished.json();
+    assert!(
+        pids.iter().any(|p| hists.iter().any(|h| h["pid"] == *p)),
+        "{hists:?}"
+    );
+}
+
+#[test]
+fn runqlat_dry_run_and_bad_arguments() {
+    require_root();
+    let f = run(BIN, &["--dry-run"]);
+    assert!(f.status.success(), "{f:?}");
+    assert!(f.stdout.join("\n").contains("tp_btf sched_switch"));
+    for (bad, needle) in [(&["0"][..], "greater than zero"), (&["-p", "x"], "'x'")] {
+        let f = run(BIN, bad);
+        assert_eq!(f.status.code(), Some(2), "{f:?}");
+        assert!(f.stderr.contains(needle), "{}", f.stderr);
+    }
+}
