@@ -27,9 +27,13 @@ struct Workload {
     run: Box<dyn Fn() -> Duration + Send + Sync>,
     /// Causes one event (for the start-up measurement).
     one: Box<dyn Fn() + Send + Sync>,
+    /// For aggregating tools, which print nothing per event: start-up ends
+    /// at this line, printed once the programs are attached.
+    banner: Option<&'static str>,
 }
 
 struct Sample {
+    base: Duration,
     ready: Duration,
     peak_rss_kb: u64,
     traced: Duration,
@@ -41,9 +45,9 @@ pub fn main(args: &[String]) -> Result<()> {
     if !crate::is_root() {
         bail!("bench loads BPF programs: run it as root");
     }
-    deps(&["libbpf-tools"])?;
+    deps(&["libbpf-tools", "linux-perf", "fio"])?;
     let wanted: Vec<&str> = if args.is_empty() {
-        vec!["opensnoop", "execsnoop"]
+        vec!["opensnoop", "execsnoop", "runqlat", "biolatency"]
     } else {
         args.iter().map(String::as_str).collect()
     };
@@ -61,15 +65,24 @@ pub fn main(args: &[String]) -> Result<()> {
         let workload = Arc::new(match *tool {
             "opensnoop" => open_loop(&scratch, 100_000)?,
             "execsnoop" => exec_loop(&scratch, 500)?,
+            "runqlat" => command_workload(
+                "perf bench sched pipe",
+                "Tracing run queue latency",
+                "perf",
+                &["bench", "sched", "pipe", "-l", "100000"],
+            ),
+            "biolatency" => fio_randread(&scratch)?,
             other => bail!("no benchmark for '{other}'"),
         });
-        let base = median((0..ROUNDS).map(|_| (workload.run)()).collect());
         let mut pair = Vec::new();
         for (label, bin) in [
             ("ours", ours.join(tool)),
             ("libbpf", Path::new(LIBBPF_TOOLS).join(tool)),
         ] {
-            let s = measure(&bin, &workload)?;
+            // The baseline is taken right before each traced run, so that
+            // drift on a shared machine hits both alike.
+            let base = median((0..ROUNDS).map(|_| (workload.run)()).collect());
+            let s = measure(&bin, &workload, base)?;
             let sent = workload.events_per_round * ROUNDS as u64;
             println!(
                 "{:<10} {:<6} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.2}x {:>12}{}",
@@ -77,10 +90,14 @@ pub fn main(args: &[String]) -> Result<()> {
                 label,
                 s.ready.as_secs_f64() * 1e3,
                 s.peak_rss_kb as f64 / 1024.0,
-                base.as_secs_f64() * 1e3,
+                s.base.as_secs_f64() * 1e3,
                 s.traced.as_secs_f64() * 1e3,
-                s.traced.as_secs_f64() / base.as_secs_f64(),
-                format!("{}/{}", s.seen, sent),
+                s.traced.as_secs_f64() / s.base.as_secs_f64(),
+                if sent == 0 {
+                    "-".to_string()
+                } else {
+                    format!("{}/{}", s.seen, sent)
+                },
                 if s.lost_note.is_empty() {
                     String::new()
                 } else {
@@ -89,13 +106,14 @@ pub fn main(args: &[String]) -> Result<()> {
             );
             pair.push(s);
         }
-        ratios.push((tool.to_string(), workload.name, base, pair));
+        ratios.push((tool.to_string(), workload.name, pair));
     }
     println!();
     println!("ratios, ours / libbpf-tools (below 1 is better for ours):");
-    for (tool, what, base, pair) in &ratios {
+    println!("(start-up: to the first event, or to the banner printed once attached)");
+    for (tool, what, pair) in &ratios {
         let (o, l) = (&pair[0], &pair[1]);
-        let slow = |s: &Sample| s.traced.as_secs_f64() / base.as_secs_f64();
+        let slow = |s: &Sample| s.traced.as_secs_f64() / s.base.as_secs_f64();
         println!(
             "  {tool}: start-up {:.2}, peak RSS {:.2}, {what} slowdown {:.2} ({:.2}x vs {:.2}x)",
             o.ready.as_secs_f64() / l.ready.as_secs_f64(),
@@ -128,6 +146,7 @@ fn open_loop(dir: &Path, n: u64) -> Result<Workload> {
         one: Box::new(move || {
             let _ = fs::File::open(&one_path);
         }),
+        banner: None,
         run: Box::new(move || {
             let start = Instant::now();
             for _ in 0..n {
@@ -157,6 +176,7 @@ fn exec_loop(dir: &Path, n: u64) -> Result<Workload> {
         one: Box::new(move || {
             let _ = Command::new(&one_prog).status();
         }),
+        banner: None,
         run: Box::new(move || {
             let start = Instant::now();
             for _ in 0..n {
@@ -165,6 +185,54 @@ fn exec_loop(dir: &Path, n: u64) -> Result<Workload> {
             start.elapsed()
         }),
     })
+}
+
+/// An external benchmark command, timed as a whole.
+fn command_workload(
+    name: &'static str,
+    banner: &'static str,
+    program: &'static str,
+    args: &'static [&'static str],
+) -> Workload {
+    Workload {
+        name,
+        marker: String::new(),
+        events_per_round: 0,
+        one: Box::new(|| {}),
+        banner: Some(banner),
+        run: Box::new(move || {
+            let start = Instant::now();
+            let out = Command::new(program).args(args).output();
+            assert!(out.is_ok_and(|o| o.status.success()), "{program} failed");
+            start.elapsed()
+        }),
+    }
+}
+
+/// fio: 4 KiB random O_DIRECT reads at queue depth 1 on a 64 MiB file.
+fn fio_randread(dir: &Path) -> Result<Workload> {
+    let file = dir.join("bench-fio");
+    fs::write(&file, vec![1u8; 64 << 20])?;
+    let filename: &'static str =
+        Box::leak(format!("--filename={}", file.display()).into_boxed_str());
+    let args: &'static [&'static str] = Box::leak(Box::new([
+        "--name=randread",
+        filename,
+        "--rw=randread",
+        "--bs=4k",
+        "--direct=1",
+        "--iodepth=1",
+        "--ioengine=psync",
+        "--size=64M",
+        "--io_size=48M",
+        "--output-format=terse",
+    ]));
+    Ok(command_workload(
+        "fio 4k randread QD1",
+        "Tracing block device I/O",
+        "fio",
+        args,
+    ))
 }
 
 fn peak_rss_kb(pid: u32) -> u64 {
@@ -195,7 +263,8 @@ fn time_to_first_event(bin: &Path, w: &Arc<Workload>) -> Result<Duration> {
         .stderr(Stdio::null())
         .spawn()
         .with_context(|| format!("starting {}", bin.display()))?;
-    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let marker = w.banner.map_or(w.marker.as_str(), |b| b);
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(w.banner.is_some()));
     let (done2, w2) = (done.clone(), w.clone());
     let firing = thread::spawn(move || {
         while !done2.load(Ordering::Relaxed) && start.elapsed() < Duration::from_secs(30) {
@@ -206,7 +275,7 @@ fn time_to_first_event(bin: &Path, w: &Arc<Workload>) -> Result<Duration> {
     let stdout = child.stdout.take().unwrap();
     let mut took = None;
     for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-        if line.contains(&w.marker) {
+        if line.contains(marker) {
             took = Some(start.elapsed());
             break;
         }
@@ -228,7 +297,7 @@ fn bpf_programs_held(pid: u32) -> usize {
         .count()
 }
 
-fn measure(bin: &Path, w: &Arc<Workload>) -> Result<Sample> {
+fn measure(bin: &Path, w: &Arc<Workload>, base: Duration) -> Result<Sample> {
     let ready = time_to_first_event(bin, w)?;
     let start = Instant::now();
     let mut child: Child = Command::new(bin)
@@ -280,6 +349,7 @@ fn measure(bin: &Path, w: &Arc<Workload>) -> Result<Sample> {
     reader.join().ok();
     let lost_note = err_reader.join().unwrap_or_default();
     Ok(Sample {
+        base,
         ready,
         peak_rss_kb,
         traced,
