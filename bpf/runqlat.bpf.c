@@ -23,6 +23,16 @@ const volatile bool fine = false;
 /* The woken task's cgroup (v2 id, the directory's inode) or an ancestor. */
 const volatile __u64 targ_cgroup_id = 0;
 
+/* When each task became runnable. The tp_btf programs keep it in task
+ * local storage (no hashing or locking on every switch); raw_tp programs,
+ * whose task pointers are untrusted, in a hash map by tid. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);
+} start_storage SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 10240);
@@ -63,10 +73,10 @@ static __always_inline bool task_in_cgroup(struct task_struct *t)
 	return false;
 }
 
-static __always_inline int enqueue(struct task_struct *t)
+static __always_inline int enqueue(struct task_struct *t, bool btf)
 {
 	__u32 tid = BPF_CORE_READ(t, pid), tgid = BPF_CORE_READ(t, tgid);
-	__u64 ts;
+	__u64 ts, *slot;
 
 	if (!tid)
 		return 0;
@@ -75,12 +85,18 @@ static __always_inline int enqueue(struct task_struct *t)
 	if (targ_cgroup_id && !task_in_cgroup(t))
 		return 0;
 	ts = bpf_ktime_get_ns();
-	bpf_map_update_elem(&start, &tid, &ts, BPF_ANY);
+	if (btf) {
+		slot = bpf_task_storage_get(&start_storage, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (slot)
+			*slot = ts;
+	} else {
+		bpf_map_update_elem(&start, &tid, &ts, BPF_ANY);
+	}
 	return 0;
 }
 
 static __always_inline int on_switch(bool preempt, struct task_struct *prev,
-				     struct task_struct *next)
+				     struct task_struct *next, bool btf)
 {
 	struct fine_hist *fh = 0;
 	struct rq_hist *h;
@@ -89,14 +105,22 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 
 	/* Preempted, or switched out while runnable: still on the run queue. */
 	if (preempt || task_state(prev) == TASK_RUNNING)
-		enqueue(prev);
+		enqueue(prev, btf);
 
 	tid = BPF_CORE_READ(next, pid);
-	tsp = bpf_map_lookup_elem(&start, &tid);
-	if (!tsp)
-		return 0;
-	delta = bpf_ktime_get_ns() - *tsp;
-	bpf_map_delete_elem(&start, &tid);
+	if (btf) {
+		tsp = bpf_task_storage_get(&start_storage, next, 0, 0);
+		if (!tsp || !*tsp)
+			return 0;
+		delta = bpf_ktime_get_ns() - *tsp;
+		*tsp = 0;
+	} else {
+		tsp = bpf_map_lookup_elem(&start, &tid);
+		if (!tsp)
+			return 0;
+		delta = bpf_ktime_get_ns() - *tsp;
+		bpf_map_delete_elem(&start, &tid);
+	}
 	if ((__s64)delta < 0)
 		return 0;
 	delta /= millis ? 1000000 : 1000;
@@ -121,23 +145,23 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 }
 
 SEC("tp_btf/sched_wakeup")
-int BPF_PROG(rq_btf_wakeup, struct task_struct *p) { return enqueue(p); }
+int BPF_PROG(rq_btf_wakeup, struct task_struct *p) { return enqueue(p, true); }
 SEC("tp_btf/sched_wakeup_new")
-int BPF_PROG(rq_btf_wakeup_new, struct task_struct *p) { return enqueue(p); }
+int BPF_PROG(rq_btf_wakeup_new, struct task_struct *p) { return enqueue(p, true); }
 SEC("tp_btf/sched_switch")
 int BPF_PROG(rq_btf_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	return on_switch(preempt, prev, next);
+	return on_switch(preempt, prev, next, true);
 }
 
 SEC("raw_tp/sched_wakeup")
-int BPF_PROG(rq_raw_wakeup, struct task_struct *p) { return enqueue(p); }
+int BPF_PROG(rq_raw_wakeup, struct task_struct *p) { return enqueue(p, false); }
 SEC("raw_tp/sched_wakeup_new")
-int BPF_PROG(rq_raw_wakeup_new, struct task_struct *p) { return enqueue(p); }
+int BPF_PROG(rq_raw_wakeup_new, struct task_struct *p) { return enqueue(p, false); }
 SEC("raw_tp/sched_switch")
 int BPF_PROG(rq_raw_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	return on_switch(preempt, prev, next);
+	return on_switch(preempt, prev, next, false);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -291,6 +291,16 @@ pub fn autoload_existing_tracepoints(obj: &mut OpenObject) -> Result<()> {
     Ok(())
 }
 
+/// True if the kernel supports maps of `map_type`; `map:<number>` in
+/// BPFTOOLS_DISABLE pretends it does not, to test the fallback.
+pub fn map_type(map_type: libbpf_sys::bpf_map_type) -> bool {
+    if disabled(&format!("map:{map_type}")) {
+        return false;
+    }
+    // SAFETY: a pure query; the options pointer may be null.
+    unsafe { libbpf_sys::libbpf_probe_bpf_map_type(map_type, std::ptr::null()) == 1 }
+}
+
 /// True if programs of `prog_type` may call BPF helper `helper` here.
 pub fn helper(prog_type: libbpf_sys::bpf_prog_type, helper: libbpf_sys::bpf_func_id) -> bool {
     // SAFETY: a pure query; the options pointer may be null.

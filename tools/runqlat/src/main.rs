@@ -12,6 +12,7 @@ use common::events::every_interval;
 use common::output::{c_string, escape, Out};
 use common::probe::{self, Hook};
 use common::{filters, hist, run};
+use libbpf_rs::libbpf_sys;
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use serde_json::{Map, Value};
 
@@ -102,17 +103,24 @@ fn trace(args: Args) -> Result<()> {
     rodata.fine = args.percentiles;
     rodata.filter_pids = args.pid.is_some();
     rodata.targ_cgroup_id = cgroup_id.unwrap_or(0);
-    let Some(kind) = probe::pick(&[Hook::TpBtf, Hook::RawTp]) else {
+    // The tp_btf programs keep timestamps in task storage (5.11+); without
+    // it, the raw_tp programs and their hash map serve.
+    let storage = probe::map_type(libbpf_sys::BPF_MAP_TYPE_TASK_STORAGE);
+    let candidates: &[Hook] = if storage {
+        &[Hook::TpBtf, Hook::RawTp]
+    } else {
+        &[Hook::RawTp]
+    };
+    let Some(kind) = probe::pick(candidates) else {
         bail!("this kernel offers neither tp_btf nor raw_tp programs");
     };
-    probe::skip_programs(
-        open.open_object_mut(),
-        if kind == Hook::TpBtf {
-            "rq_raw_"
-        } else {
-            "rq_btf_"
-        },
-    );
+    if kind == Hook::TpBtf {
+        probe::skip_programs(open.open_object_mut(), "rq_raw_");
+        open.maps.start.set_autocreate(false)?;
+    } else {
+        probe::skip_programs(open.open_object_mut(), "rq_btf_");
+        open.maps.start_storage.set_autocreate(false)?;
+    }
 
     let Some(mut skel) = common::skel::load(open, &args.common)? else {
         return Ok(());
