@@ -2,9 +2,10 @@
 /* biolatency: block I/O latency, from issue (or from queueing with -Q) to
  * completion, into log2 histograms kept in the kernel.
  *
- * Each hook exists as tp_btf (preferred) and raw_tp; the front end loads
- * one kind. Completion is block_io_done where the kernel has it, since
- * block_rq_complete fires once per partial completion. */
+ * Each hook exists as tp_btf (preferred), raw_tp, and classic tracepoint
+ * (no request pointer there: requests are keyed by disk and sector); the
+ * front end loads one kind. Completion is block_io_done where the kernel
+ * has it, since block_rq_complete fires once per partial completion. */
 #include <vmlinux.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
@@ -158,6 +159,119 @@ SEC("raw_tp/block_rq_complete")
 int BPF_PROG(bio_raw_complete, struct request *rq, int error, unsigned int nr_bytes)
 {
 	return mark_complete(rq, nr_bytes);
+}
+
+/* Classic tracepoints: a request is known by (disk, start sector). */
+struct disk_sector {
+	__u32 dev;
+	__u32 pad;
+	__u64 sector;
+};
+
+struct tp_start {
+	__u64 ts;
+	__u32 flags;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 10240);
+	__type(key, struct disk_sector);
+	__type(value, struct tp_start);
+} start_by_sector SEC(".maps");
+
+/* The flags a tracepoint's rwbs string spells: [F]{R|W|D|E|N}[F][A][S][M]. */
+static __always_inline __u32 rwbs_flags(const char *rwbs)
+{
+	__u32 f = 0;
+	bool op_seen = false;
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		switch (rwbs[i]) {
+		case 0:
+			return f;
+		case 'F':
+			f |= op_seen ? BIO_FUA : BIO_PREFLUSH;
+			if (!op_seen)
+				f = (f & ~REQ_OP_MASK) | 2; /* a flush, unless an op follows */
+			break;
+		case 'R': f = (f & ~REQ_OP_MASK) | 0; op_seen = true; break;
+		case 'W': f = (f & ~REQ_OP_MASK) | 1; op_seen = true; break;
+		case 'D': f = (f & ~REQ_OP_MASK) | 3; op_seen = true; break;
+		case 'E': f = (f & ~REQ_OP_MASK) | 5; op_seen = true; break;
+		case 'N': op_seen = true; break;
+		case 'A': f |= BIO_RAHEAD; break;
+		case 'S': f |= BIO_SYNC; break;
+		case 'M': f |= BIO_META; break;
+		}
+	}
+	return f;
+}
+
+static __always_inline int tp_mark_start(__u32 dev, __u64 sector, const char *rwbs, bool from_queue)
+{
+	struct disk_sector key = { .dev = dev, .sector = sector };
+	struct tp_start val;
+
+	if (from_queue && !queued)
+		return 0;
+	if (!cgroup_allowed() || (filter_dev && dev != targ_dev))
+		return 0;
+	/* The context may only be read at constant offsets: copy it out. */
+	char flags[8] = {};
+
+	bpf_probe_read_kernel(flags, sizeof(flags) - 1, rwbs);
+	val.ts = bpf_ktime_get_ns();
+	val.flags = rwbs_flags(flags);
+	bpf_map_update_elem(&start_by_sector, &key, &val,
+			    queued && !from_queue ? BPF_NOEXIST : BPF_ANY);
+	return 0;
+}
+
+SEC("tracepoint/block/block_rq_insert")
+int bio_tp_insert(struct trace_event_raw_block_rq *ctx)
+{
+	return tp_mark_start(ctx->dev, ctx->sector, ctx->rwbs, true);
+}
+
+SEC("tracepoint/block/block_rq_issue")
+int bio_tp_issue(struct trace_event_raw_block_rq *ctx)
+{
+	return tp_mark_start(ctx->dev, ctx->sector, ctx->rwbs, false);
+}
+
+/* A partial completion leaves the rest at a later sector, so only the first
+ * completion of a request matches: its latency to the first completion. */
+SEC("tracepoint/block/block_rq_complete")
+int bio_tp_complete(struct trace_event_raw_block_rq_completion *ctx)
+{
+	struct disk_sector key = { .dev = ctx->dev, .sector = ctx->sector };
+	struct hist_key hkey = {};
+	struct fine_hist *fh = 0;
+	struct tp_start *st;
+	struct hist *h;
+	__u64 delta;
+
+	st = bpf_map_lookup_elem(&start_by_sector, &key);
+	if (!st)
+		return 0;
+	delta = bpf_ktime_get_ns() - st->ts;
+	if (per_disk)
+		hkey.dev = key.dev;
+	if (per_flags)
+		hkey.flags = st->flags;
+	bpf_map_delete_elem(&start_by_sector, &key);
+	if ((__s64)delta < 0)
+		return 0;
+	delta /= millis ? 1000000 : 1000;
+	h = lookup_or_try_init(&hists, &hkey, &zero_hist);
+	if (!h)
+		return 0;
+	if (fine)
+		fh = lookup_or_try_init(&fine_hists, &hkey, &zero_fine);
+	hist_add(h, fh, delta);
+	return 0;
 }
 
 char LICENSE[] SEC("license") = "GPL";

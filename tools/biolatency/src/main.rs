@@ -83,17 +83,24 @@ fn main() -> std::process::ExitCode {
 
 /// Chooses the hook kind and, per event, the tracepoint this kernel has.
 fn choose_programs(obj: &mut libbpf_rs::OpenObject, queued: bool) -> Result<()> {
-    let Some(kind) = probe::pick(&[Hook::TpBtf, Hook::RawTp]) else {
-        bail!("this kernel offers neither tp_btf nor raw_tp programs");
+    let Some(kind) = probe::pick(&[Hook::TpBtf, Hook::RawTp, Hook::Tracepoint]) else {
+        bail!("this kernel offers no tp_btf, raw_tp or tracepoint programs");
     };
-    probe::skip_programs(
-        obj,
-        if kind == Hook::TpBtf {
-            "bio_raw_"
-        } else {
-            "bio_btf_"
-        },
-    );
+    for (hook, prefix) in [
+        (Hook::TpBtf, "bio_btf_"),
+        (Hook::RawTp, "bio_raw_"),
+        (Hook::Tracepoint, "bio_tp_"),
+    ] {
+        if hook != kind {
+            probe::skip_programs(obj, prefix);
+        }
+    }
+    if kind == Hook::Tracepoint {
+        if !queued {
+            probe::skip_programs(obj, "bio_tp_insert");
+        }
+        return Ok(());
+    }
     let skip = |obj: &mut libbpf_rs::OpenObject, suffix: &str| {
         probe::skip_programs(obj, &format!("bio_btf_{suffix}"));
         probe::skip_programs(obj, &format!("bio_raw_{suffix}"));

@@ -271,20 +271,40 @@ fn biolatency_dry_run_and_raw_tp_fallback_load() {
     }
 }
 
+/// The fallbacks of kernels without tp_btf (raw_tp), or without raw_tp too
+/// (classic tracepoints, requests keyed by disk and sector).
 #[test]
-fn biolatency_raw_tp_fallback_counts_io() {
+fn biolatency_fallbacks_count_io_with_flags() {
     let lo = Loop::new();
     require_root();
-    let tool = Traced::start_command(
-        Command::new(BIN)
-            .args(["--json", "-d", lo.name()])
-            .env("BPFTOOLS_DISABLE", "tp_btf,block_io_done"),
-    );
-    direct_writes(Path::new(&lo.dev), WRITES);
-    let finished = tool.stop();
-    let n: u64 = histograms(&finished)
-        .iter()
-        .map(|h| h["count"].as_u64().unwrap())
-        .sum();
-    assert!((WRITES..=WRITES + 5).contains(&n), "{n}");
+    for (disabled, hook) in [
+        ("tp_btf,block_io_done", "raw_tp block_rq_complete"),
+        ("tp_btf,raw_tp", "tracepoint block:block_rq_complete"),
+    ] {
+        let dry = Command::new(BIN)
+            .arg("--dry-run")
+            .env("BPFTOOLS_DISABLE", disabled)
+            .output()
+            .unwrap();
+        assert!(
+            String::from_utf8_lossy(&dry.stdout).contains(hook),
+            "{dry:?}"
+        );
+        let tool = Traced::start_command(
+            Command::new(BIN)
+                .args(["--json", "-F", "-d", lo.name()])
+                .env("BPFTOOLS_DISABLE", disabled),
+        );
+        direct_writes(Path::new(&lo.dev), WRITES);
+        let finished = tool.stop();
+        let hists = histograms(&finished);
+        let n: u64 = hists.iter().map(|h| h["count"].as_u64().unwrap()).sum();
+        assert!((WRITES..=WRITES + 5).contains(&n), "{hook}: {n}");
+        let writes: u64 = hists
+            .iter()
+            .filter(|h| h["flags"].as_str().unwrap().ends_with("Write"))
+            .map(|h| h["count"].as_u64().unwrap())
+            .sum();
+        assert!(writes >= WRITES, "{hook}: {hists:?}");
+    }
 }
