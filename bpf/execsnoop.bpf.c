@@ -26,15 +26,30 @@ struct {
 	__type(value, struct event);
 } execs SEC(".maps");
 
-static __always_inline int exec_enter(const char *const *argv)
+/* The argument loop is its own program, reached by tail call from both
+ * entry programs, so the verifier checks it once: half the load time. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} read_args SEC(".maps");
+
+/* argv of the exec being entered on this CPU, for exec_read_args. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} pending_argv SEC(".maps");
+
+static __always_inline int exec_enter(void *ctx, const char *const *argv)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, uid = (__u32)bpf_get_current_uid_gid();
+	__u32 tgid = id >> 32, uid = (__u32)bpf_get_current_uid_gid(), zero = 0, ppid;
 	struct task_struct *task;
 	struct event *e;
-	const char *argp;
-	__u32 size = 0, ppid;
-	int i;
+	__u64 *pending;
 
 	if (!uid_allowed(uid) || !cgroup_allowed())
 		return 0;
@@ -52,6 +67,29 @@ static __always_inline int exec_enter(const char *const *argv)
 	e->ppid = ppid;
 	e->uid = uid;
 
+	pending = bpf_map_lookup_elem(&pending_argv, &zero);
+	if (!pending)
+		return 0;
+	*pending = (__u64)argv;
+	bpf_tail_call(ctx, &read_args, 0);
+	return 0;
+}
+
+SEC("tracepoint")
+int exec_read_args(void *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0, size = 0;
+	const char *const *argv;
+	const char *argp;
+	struct event *e;
+	__u64 *pending;
+	int i;
+
+	pending = bpf_map_lookup_elem(&pending_argv, &zero);
+	e = bpf_map_lookup_elem(&execs, &tgid);
+	if (!pending || !e)
+		return 0;
+	argv = (const char *const *)*pending;
 	for (i = 0; i < TOTAL_MAX_ARGS && i < max_args; i++) {
 		long len;
 
@@ -108,7 +146,7 @@ cleanup:
 SEC("tracepoint/syscalls/sys_enter_execve")
 int execve_enter(struct trace_event_raw_sys_enter *ctx)
 {
-	return exec_enter((const char *const *)ctx->args[1]);
+	return exec_enter(ctx, (const char *const *)ctx->args[1]);
 }
 
 SEC("tracepoint/syscalls/sys_exit_execve")
@@ -121,7 +159,7 @@ int execve_exit(struct trace_event_raw_sys_exit *ctx)
 SEC("tracepoint/syscalls/sys_enter_execveat")
 int execveat_enter(struct trace_event_raw_sys_enter *ctx)
 {
-	return exec_enter((const char *const *)ctx->args[2]);
+	return exec_enter(ctx, (const char *const *)ctx->args[2]);
 }
 
 SEC("tracepoint/syscalls/sys_exit_execveat")

@@ -1,7 +1,10 @@
 //! The steps between a tool's generated skeleton and attaching it.
 
+use std::os::fd::{AsFd, AsRawFd};
+
 use anyhow::{Context, Result};
 use libbpf_rs::skel::OpenSkel;
+use libbpf_rs::{MapCore, MapFlags};
 
 use crate::cli::CommonArgs;
 use crate::probe;
@@ -39,4 +42,19 @@ pub fn load<'obj, T: OpenSkel<'obj>>(
         eprintln!("{}: hooks: {}", tool_name(), hooks.join(", "));
     }
     Ok(Some(skel))
+}
+
+/// Puts `prog` at index 0 of a program array, where the kernel side's
+/// `bpf_tail_call(ctx, &array, 0)` finds it. Tools split a loop the
+/// verifier would otherwise check in every caller into such a program.
+pub fn install_tail_call(array: &dyn MapCore, prog: &impl AsFd) -> Result<()> {
+    let fd = prog.as_fd().as_raw_fd() as u32;
+    array
+        .update(&0u32.to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)
+        .with_context(|| {
+            format!(
+                "installing the tail call in {}",
+                array.name().to_string_lossy()
+            )
+        })
 }

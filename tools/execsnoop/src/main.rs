@@ -109,6 +109,7 @@ fn trace(args: Args) -> Result<()> {
     let Some(mut skel) = common::skel::load(open, &args.common)? else {
         return Ok(());
     };
+    common::skel::install_tail_call(&skel.maps.read_args, &skel.progs.exec_read_args)?;
     if let Some(path) = &args.cgroup {
         filters::set_cgroup(&skel.maps.cgroup_filter, path)?;
     }

@@ -15,9 +15,7 @@ use common::events::{self, Until};
 use common::output::{c_bytes_n, c_str, c_string, escape, Clock, Out};
 use common::{filters, probe, run};
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
-use libbpf_rs::{MapCore, MapFlags};
 use serde_json::json;
-use std::os::fd::{AsFd, AsRawFd};
 
 common::skeleton!("opensnoop");
 use skel::{types, OpensnoopSkelBuilder};
@@ -185,11 +183,7 @@ fn trace(args: Args) -> Result<()> {
         return Ok(());
     };
     if args.full_path {
-        let walker = skel.progs.open_walk_dirs.as_fd().as_raw_fd() as u32;
-        skel.maps
-            .walker
-            .update(&0u32.to_ne_bytes(), &walker.to_ne_bytes(), MapFlags::ANY)
-            .context("installing the -F directory walker")?;
+        common::skel::install_tail_call(&skel.maps.walker, &skel.progs.open_walk_dirs)?;
     }
     if let Some(IdList(pids)) = &args.pid {
         filters::set_ids(&skel.maps.pid_filter, pids)?;
