@@ -145,6 +145,18 @@ impl Out {
         self.w.write_all(b"\n")
     }
 
+    /// Says the tool is attached: `line` on stdout, or on stderr with
+    /// `--json` so that stdout stays pure JSON. Flushed, so a script can
+    /// wait for it.
+    pub fn banner(&mut self, json: bool, line: &str) -> io::Result<()> {
+        if json {
+            eprintln!("{line}");
+            return Ok(());
+        }
+        writeln!(self.w, "{line}")?;
+        self.w.flush()
+    }
+
     /// True when stdout is a pipe whose reader has gone (`tool | head`): the
     /// tool should end now rather than at its next write.
     pub fn reader_gone(&self) -> bool {

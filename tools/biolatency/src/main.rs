@@ -153,13 +153,10 @@ fn trace(args: Args) -> Result<()> {
     skel.attach().context("attaching the BPF programs")?;
 
     let mut out = Out::default();
-    let banner = "Tracing block device I/O... Hit Ctrl-C to end.";
-    if args.common.json {
-        eprintln!("{banner}");
-    } else {
-        writeln!(out, "{banner}")?;
-        out.flush()?;
-    }
+    out.banner(
+        args.common.json,
+        "Tracing block device I/O... Hit Ctrl-C to end.",
+    )?;
     let unit = if args.milliseconds { "msecs" } else { "usecs" };
     every_interval(args.interval.interval, args.interval.count, || {
         report(&mut out, &args, &skel, unit)?;

@@ -118,7 +118,7 @@ fn trace(args: Args) -> Result<()> {
     let mut out = Out::default();
     let clock = Clock::start();
     if args.common.json {
-        eprintln!("Tracing exec()s... Hit Ctrl-C to end.");
+        out.banner(true, "Tracing exec()s... Hit Ctrl-C to end.")?;
     } else {
         print_header(&mut out, &args)?;
     }

@@ -202,7 +202,7 @@ fn trace(args: Args) -> Result<()> {
     let mut out = Out::default();
     let clock = Clock::start();
     if args.common.json {
-        eprintln!("Tracing open()s... Hit Ctrl-C to end.");
+        out.banner(true, "Tracing open()s... Hit Ctrl-C to end.")?;
     } else {
         print_header(&mut out, &args)?;
     }

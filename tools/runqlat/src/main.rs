@@ -131,13 +131,10 @@ fn trace(args: Args) -> Result<()> {
     skel.attach().context("attaching the BPF programs")?;
 
     let mut out = Out::default();
-    let banner = "Tracing run queue latency... Hit Ctrl-C to end.";
-    if args.common.json {
-        eprintln!("{banner}");
-    } else {
-        writeln!(out, "{banner}")?;
-        out.flush()?;
-    }
+    out.banner(
+        args.common.json,
+        "Tracing run queue latency... Hit Ctrl-C to end.",
+    )?;
     let style = hist::Style {
         unit: if args.milliseconds { "msecs" } else { "usecs" },
         json: args.common.json,
