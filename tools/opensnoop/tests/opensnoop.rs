@@ -252,6 +252,38 @@ fn opensnoop_text_columns_follow_bcc() {
 }
 
 #[test]
+fn opensnoop_cgroup_filter_keeps_only_that_cgroup() {
+    require_root();
+    let dir = scratch_dir("os-cg");
+    let (inside, outside) = (dir.join("inside"), dir.join("outside"));
+    fs::write(&inside, b"x").unwrap();
+    fs::write(&outside, b"x").unwrap();
+    let cg = common::testing::cgroup2_root().join(unique("os-cg-"));
+    fs::create_dir(&cg).unwrap();
+    let tool = Traced::start(BIN, &["--json", "-c", cg.to_str().unwrap()]);
+    // The shell moves itself into the cgroup, then its cat opens the file.
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(r#"echo $$ > "$0/cgroup.procs" && cat "$1""#)
+        .arg(&cg)
+        .arg(&inside)
+        .output()
+        .unwrap()
+        .status;
+    assert!(status.success());
+    Command::new("cat").arg(&outside).output().unwrap();
+    let finished = tool.stop();
+    let _ = fs::remove_dir(&cg);
+    assert_eq!(
+        opens_of(&finished, &inside).len(),
+        1,
+        "{:?}",
+        finished.stdout
+    );
+    assert!(opens_of(&finished, &outside).is_empty());
+}
+
+#[test]
 fn opensnoop_piped_into_head_exits_at_once() {
     require_root();
     let took = time_piped_into_head(BIN, &[]);

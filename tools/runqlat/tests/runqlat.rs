@@ -1,14 +1,13 @@
 //! runqlat against real CPU contention: more busy tasks than cores.
 
 use std::fs;
-use std::path::PathBuf;
 use std::process::{Child, Command};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::testing::{require_root, run, unique, Finished, Traced};
+use common::testing::{cgroup2_root, require_root, run, unique, Finished, Traced};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_runqlat");
@@ -173,18 +172,6 @@ fn runqlat_pid_namespaces_are_keyed_by_inode() {
         .unwrap_or_else(|| panic!("no pidns {inode}: {hists:?}"));
     assert_eq!(h["unit"], "msecs");
     assert!(count(h) > 0);
-}
-
-fn cgroup2_root() -> PathBuf {
-    let mounts = fs::read_to_string("/proc/mounts").unwrap();
-    let dir = mounts
-        .lines()
-        .find_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            (f.get(2) == Some(&"cgroup2")).then(|| f[1].to_string())
-        })
-        .expect("a cgroup v2 hierarchy is mounted");
-    PathBuf::from(dir)
 }
 
 #[test]
