@@ -336,19 +336,6 @@ pub fn pick(candidates: &[Hook]) -> Option<Hook> {
     candidates.iter().copied().filter(|h| f.has(*h)).min()
 }
 
-/// Keeps autoload only on the programs whose section is of hook kind
-/// `chosen`, among those of the kinds in `variants`; others are untouched.
-pub fn autoload_only(obj: &mut OpenObject, variants: &[Hook], chosen: Hook) {
-    for mut prog in obj.progs_mut() {
-        let hook = hook_of_section(&prog.section().to_string_lossy());
-        if let Some(hook) = hook {
-            if variants.contains(&hook) && hook != chosen {
-                prog.set_autoload(false);
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,6 +2,7 @@
 //! it is attached, stop it like a user would, and read what it printed.
 
 use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
@@ -134,28 +135,6 @@ impl Traced {
         self.child.id()
     }
 
-    /// Waits until a stdout line satisfies `pred` (or `timeout` passes);
-    /// returns whether one did. Lines stay collected for [`Traced::stop`].
-    pub fn wait_for_line(&mut self, timeout: Duration, pred: impl Fn(&str) -> bool) -> bool {
-        if self.stdout.iter().any(|l| pred(l)) {
-            return true;
-        }
-        let deadline = Instant::now() + timeout;
-        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-            match self.lines.recv_timeout(left) {
-                Ok(line) => {
-                    let hit = pred(&line);
-                    self.stdout.push(line);
-                    if hit {
-                        return true;
-                    }
-                }
-                Err(_) => return false,
-            }
-        }
-        false
-    }
-
     /// Sends SIGINT, as Ctrl-C would, and collects everything printed.
     pub fn stop(self) -> Finished {
         // SAFETY: kill with a child pid we own and a valid signal.
@@ -265,14 +244,18 @@ pub fn time_piped_into_head(bin: &str, args: &[&str]) -> Duration {
         .arg("\"$0\" \"$@\" | head -n 1")
         .arg(bin)
         .args(args)
-        .stdout(Stdio::null());
+        .stdout(Stdio::null())
+        // Its own process group, so a tool that never ends can be killed too.
+        .process_group(0);
     let mut child = cmd.spawn().expect("spawning sh");
     loop {
         if child.try_wait().unwrap().is_some() {
             return start.elapsed();
         }
         if start.elapsed() > Duration::from_secs(30) {
-            let _ = child.kill();
+            // SAFETY: kill with the negated pid of the group we created.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            let _ = child.wait();
             panic!("`{bin} | head -n 1` did not end within 30 s");
         }
         thread::sleep(Duration::from_millis(20));

@@ -23,13 +23,10 @@ jobs:
 /// System packages a build needs (the BPF compiler, libbpf's link deps).
 const BUILD_PACKAGES: &[&str] = &["clang", "libelf-dev", "zlib1g-dev", "pkg-config", "make"];
 
-/// Extra packages the integration tests' workloads need.
-const TEST_PACKAGES: &[&str] = &[];
-
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
-        Some("deps") => deps(TEST_PACKAGES),
+        Some("deps") => deps(&[]),
         Some("run") => run_tool(&args[1..]),
         Some("test") => test(&args[1..]),
         Some("bench") => bench::main(&args[1..]),
@@ -72,12 +69,22 @@ pub fn privileged(program: &str) -> Result<Command> {
     if is_root() {
         return Ok(Command::new(program));
     }
-    if Command::new("sudo").arg("-n").arg("true").status().is_err() {
-        bail!("`{program}` needs root, and sudo is not available: run this as root");
+    if !sudo_works() {
+        bail!(
+            "`{program}` needs root, and sudo cannot be used without a password: run this as root"
+        );
     }
     let mut cmd = Command::new("sudo");
     cmd.arg(program);
     Ok(cmd)
+}
+
+/// True if `sudo -n` runs commands here (present, and needs no password).
+fn sudo_works() -> bool {
+    Command::new("sudo")
+        .args(["-n", "true"])
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 pub fn check(cmd: &mut Command) -> Result<()> {
@@ -179,8 +186,8 @@ fn run_tool(args: &[String]) -> Result<()> {
 }
 
 fn test(cargo_args: &[String]) -> Result<()> {
-    deps(TEST_PACKAGES)?;
-    if !is_root() && Command::new("sudo").args(["-n", "true"]).status().is_err() {
+    deps(&[])?;
+    if !is_root() && !sudo_works() {
         bail!("the integration tests load BPF programs and need root: run as root or with sudo");
     }
     check(cargo().args(["fmt", "--all", "--", "--check"]))

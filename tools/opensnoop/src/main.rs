@@ -2,6 +2,7 @@
 
 mod launch;
 
+use std::borrow::Cow;
 use std::ffi::OsString;
 use std::io::{self, Write};
 use std::mem::MaybeUninit;
@@ -12,7 +13,7 @@ use anyhow::{Context, Result};
 use clap::Parser;
 use common::cli::{self, CommonArgs, IdList};
 use common::events::{self, Until};
-use common::output::{c_bytes_n, c_str, c_string, escape, Clock, Out};
+use common::output::{c_bytes, c_bytes_n, c_str, c_string, escape, Clock, Out};
 use common::{filters, probe, run};
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use serde_json::json;
@@ -242,12 +243,13 @@ fn print_header(out: &mut Out, args: &Args) -> io::Result<()> {
 
 /// The path as opened, or with -F (`full`) the absolute path: the
 /// directory names the kernel side collected, base first, joined in front.
-fn path(e: &types::event, full: bool) -> Vec<u8> {
+fn path(e: &types::event, full: bool) -> Cow<'_, [u8]> {
     let size = (e.size as usize).min(e.buf.len());
     let mut parts = c_bytes_n(&e.buf[..size]).split(|&b| b == 0);
     let name = parts.next().unwrap_or_default();
     if !full || name.starts_with(b"/") {
-        return name.to_vec();
+        // The common case borrows: no allocation per event.
+        return Cow::Borrowed(name);
     }
     let mut full = Vec::with_capacity(size + 8);
     if e.dir_truncated != 0 {
@@ -262,12 +264,13 @@ fn path(e: &types::event, full: bool) -> Vec<u8> {
         full.push(b'/');
         full.extend_from_slice(name.strip_prefix(b"./").unwrap_or(name));
     }
-    full
+    Cow::Owned(full)
 }
 
 fn print_event(out: &mut Out, args: &Args, clock: &Clock, e: &types::event) -> io::Result<()> {
     if let Some(name) = &args.name {
-        if !c_string(&e.comm).contains(name.as_str()) {
+        let comm = c_bytes(&e.comm);
+        if !comm.windows(name.len()).any(|w| w == name.as_bytes()) {
             return Ok(());
         }
     }
@@ -363,17 +366,29 @@ mod tests {
     #[test]
     fn paths_are_joined_base_directory_first() {
         assert_eq!(
-            path(&event(b"/etc/passwd\0", 0, false), true),
+            path(&event(b"/etc/passwd\0", 0, false), true).to_vec(),
             b"/etc/passwd"
         );
-        assert_eq!(path(&event(b"rel/file\0", 0, false), false), b"rel/file");
-        assert_eq!(path(&event(b"rel/file\0", 0, false), true), b"/rel/file");
         assert_eq!(
-            path(&event(b"file\0x\0tmp\0", 2, false), true),
+            path(&event(b"rel/file\0", 0, false), false).to_vec(),
+            b"rel/file"
+        );
+        assert_eq!(
+            path(&event(b"rel/file\0", 0, false), true).to_vec(),
+            b"/rel/file"
+        );
+        assert_eq!(
+            path(&event(b"file\0x\0tmp\0", 2, false), true).to_vec(),
             b"/tmp/x/file"
         );
-        assert_eq!(path(&event(b"./file\0tmp\0", 1, false), true), b"/tmp/file");
-        assert_eq!(path(&event(b".\0tmp\0", 1, false), true), b"/tmp");
-        assert_eq!(path(&event(b"f\0deep\0", 1, true), true), b".../deep/f");
+        assert_eq!(
+            path(&event(b"./file\0tmp\0", 1, false), true).to_vec(),
+            b"/tmp/file"
+        );
+        assert_eq!(path(&event(b".\0tmp\0", 1, false), true).to_vec(), b"/tmp");
+        assert_eq!(
+            path(&event(b"f\0deep\0", 1, true), true).to_vec(),
+            b".../deep/f"
+        );
     }
 }
