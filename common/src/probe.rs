@@ -217,6 +217,36 @@ pub fn btf_tracepoint_exists(name: &str) -> bool {
     }
 }
 
+/// True if an fentry program can attach to kernel function `name` here:
+/// fentry works, and the function is in the kernel's BTF (not inlined).
+pub fn fentry_target(name: &str) -> bool {
+    if !features().fentry || disabled(name) {
+        return false;
+    }
+    let Ok(cname) = CString::new(name) else {
+        return false;
+    };
+    // SAFETY: a valid C string for the duration of the call.
+    unsafe {
+        libbpf_sys::libbpf_find_vmlinux_btf_id(cname.as_ptr(), libbpf_sys::BPF_TRACE_FENTRY) > 0
+    }
+}
+
+/// True if a kprobe can attach to kernel function `name` here: there is a
+/// kprobe PMU, and the function is a text symbol in /proc/kallsyms.
+pub fn kprobe_target(name: &str) -> bool {
+    if !features().kprobe || disabled(name) {
+        return false;
+    }
+    let Ok(syms) = std::fs::read_to_string("/proc/kallsyms") else {
+        return false;
+    };
+    syms.lines().any(|l| {
+        let mut f = l.split_whitespace().skip(1);
+        matches!(f.next(), Some("T" | "t")) && f.next() == Some(name)
+    })
+}
+
 /// True if the classic tracepoint `category:name` exists.
 pub fn tracepoint_exists(category: &str, name: &str) -> bool {
     tracefs().is_ok_and(|t| t.join("events").join(category).join(name).is_dir())

@@ -185,8 +185,13 @@ fn run_tool(args: &[String]) -> Result<()> {
     std::process::exit(status.code().unwrap_or(1));
 }
 
+/// What the integration tests' workloads use besides the build: network
+/// namespaces and nftables (tcpretrans), a C compiler for the small traced
+/// programs (offcputime, memleak; clang is a build package already).
+const TEST_PACKAGES: &[&str] = &["iproute2", "nftables"];
+
 fn test(cargo_args: &[String]) -> Result<()> {
-    deps(&[])?;
+    deps(TEST_PACKAGES)?;
     if !is_root() && !sudo_works() {
         bail!("the integration tests load BPF programs and need root: run as root or with sudo");
     }

@@ -1,0 +1,311 @@
+//! tcpretrans against real retransmits: a TCP transfer over the loopback of
+//! a private network namespace, with an nftables rule that drops a share of
+//! the data segments on the input hook.
+
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::Duration;
+
+use common::testing::{require_root, run, stop_and_check_unloaded, unique, Finished, Traced};
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_tcpretrans");
+
+fn sh(cmd: &mut Command) {
+    let out = cmd.output().expect("running a setup command");
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A network namespace with its loopback up, deleted (with its nftables
+/// rules) when dropped, on every exit path of a test.
+struct Netns {
+    name: String,
+}
+
+impl Netns {
+    fn new() -> Netns {
+        let full = unique("tr");
+        let ns = Netns {
+            name: full[..full.len().min(15)].to_string(),
+        };
+        sh(Command::new("ip").args(["netns", "add", &ns.name]));
+        // A small MTU makes more, smaller segments to drop.
+        sh(Command::new("ip").args(["-n", &ns.name, "link", "set", "lo", "up", "mtu", "1500"]));
+        ns
+    }
+
+    /// Drops `percent` of the data segments sent to `port`; SYNs pass, so
+    /// connecting never waits for the 1 s SYN timeout.
+    fn drop_segments(&self, port: u16, percent: u32) {
+        let rules = format!(
+            "table inet bpftools_test {{\n chain input {{\n \
+               type filter hook input priority 0; policy accept;\n \
+               tcp dport {port} tcp flags & syn == 0 numgen random mod 100 < {percent} drop\n }}\n}}\n"
+        );
+        let mut nft = Command::new("ip")
+            .args(["netns", "exec", &self.name, "nft", "-f", "-"])
+            .stdin(Stdio::piped())
+            .spawn()
+            .unwrap();
+        nft.stdin.take().unwrap().write_all(rules.as_bytes()).unwrap();
+        assert!(nft.wait().unwrap().success(), "nft refused: {rules}");
+    }
+
+    fn stop_dropping(&self) {
+        sh(Command::new("ip").args([
+            "netns", "exec", &self.name, "nft", "delete", "table", "inet", "bpftools_test",
+        ]));
+    }
+
+    /// A connected pair of sockets inside the namespace (sockets keep their
+    /// namespace, so the caller's threads can use them anywhere).
+    fn connect(&self, addr: SocketAddr) -> (TcpStream, TcpStream) {
+        let path = format!("/run/netns/{}", self.name);
+        thread::spawn(move || {
+            let ns = std::fs::File::open(&path).unwrap();
+            // SAFETY: a valid namespace fd; setns moves only this thread.
+            let rc = unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) };
+            assert_eq!(rc, 0, "setns: {}", std::io::Error::last_os_error());
+            let listener = TcpListener::bind(addr).unwrap();
+            let client = TcpStream::connect(addr).unwrap();
+            let (server, _) = listener.accept().unwrap();
+            (client, server)
+        })
+        .join()
+        .unwrap()
+    }
+
+    /// Sends 2 MB in 1000-byte writes to `addr` while `percent` of the
+    /// segments are dropped; returns the sender's local port.
+    fn lossy_transfer(&self, addr: SocketAddr, percent: u32) -> u16 {
+        let (mut client, mut server) = self.connect(addr);
+        client.set_nodelay(true).unwrap();
+        let lport = client.local_addr().unwrap().port();
+        self.drop_segments(addr.port(), percent);
+        let reader = thread::spawn(move || {
+            let mut buf = vec![0u8; 65536];
+            let mut total = 0;
+            loop {
+                match server.read(&mut buf) {
+                    Ok(0) | Err(_) => return total,
+                    Ok(n) => total += n,
+                }
+            }
+        });
+        let chunk = [b'x'; 1000];
+        for _ in 0..2000 {
+            client.write_all(&chunk).unwrap();
+        }
+        self.stop_dropping();
+        drop(client);
+        assert_eq!(reader.join().unwrap(), 2_000_000);
+        lport
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.name])
+            .status();
+    }
+}
+
+fn v4(port: u16) -> SocketAddr {
+    SocketAddr::from((Ipv4Addr::LOCALHOST, port))
+}
+
+fn v6(port: u16) -> SocketAddr {
+    SocketAddr::from((Ipv6Addr::LOCALHOST, port))
+}
+
+fn start(args: &[&str]) -> Traced {
+    require_root();
+    Traced::start(BIN, args)
+}
+
+/// Events of the flow from local port `lport` to `port`.
+fn flow_events(finished: &Finished, lport: u16, port: u16) -> Vec<Value> {
+    finished
+        .json()
+        .into_iter()
+        .filter(|e| e["lport"] == lport && e["dport"] == port)
+        .collect()
+}
+
+#[test]
+fn retransmits_show_addresses_ports_state_sequence_and_owner() {
+    let ns = Netns::new();
+    let tool = start(&["-s"]);
+    let lport = ns.lossy_transfer(v4(5101), 20);
+    thread::sleep(Duration::from_millis(300));
+    let finished = stop_and_check_unloaded(tool);
+    assert!(finished.status.success(), "{finished:?}");
+    assert!(
+        finished.stdout[0].starts_with("TIME     PID     IP LADDR:LPORT")
+            && finished.stdout[0].ends_with("STATE        SEQ"),
+        "header: {}",
+        finished.stdout[0]
+    );
+    let local = format!("127.0.0.1:{lport}");
+    let ours: Vec<&String> = finished
+        .stdout
+        .iter()
+        .filter(|l| l.contains(&local))
+        .collect();
+    assert!(
+        ours.len() >= 3,
+        "too few retransmits seen for {local}:\n{}",
+        finished.stdout.join("\n")
+    );
+    assert!(ours.iter().any(|l| l.contains(" ESTABLISHED ")));
+    for line in ours {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(f.len(), 8, "{line}");
+        assert_eq!(f[1], std::process::id().to_string(), "owner pid: {line}");
+        assert_eq!(f[2], "4");
+        assert_eq!(f[3], local);
+        assert_eq!(f[4], "R>");
+        assert_eq!(f[5], "127.0.0.1:5101");
+        // Segments still in flight when the sender closes are resent in FIN_WAIT1.
+        assert!(["ESTABLISHED", "FIN_WAIT1"].contains(&f[6]), "{line}");
+        f[7].parse::<u32>().expect("a numeric sequence number");
+    }
+}
+
+#[test]
+fn family_filters_and_json_cover_ipv6() {
+    let ns = Netns::new();
+    let six = start(&["--json", "-6"]);
+    let four = start(&["--json", "-4"]);
+    let lport4 = ns.lossy_transfer(v4(5102), 20);
+    let lport6 = ns.lossy_transfer(v6(5102), 20);
+    thread::sleep(Duration::from_millis(300));
+    let six = six.stop();
+    let four = four.stop();
+    assert!(six.status.success() && four.status.success());
+
+    let v6_events = flow_events(&six, lport6, 5102);
+    assert!(!v6_events.is_empty(), "no IPv6 retransmits: {:?}", six.stdout);
+    for e in &v6_events {
+        assert_eq!(e["ip"], 6);
+        assert_eq!(e["saddr"], "::1");
+        assert_eq!(e["daddr"], "::1");
+        assert_eq!(e["type"], "R");
+        assert_eq!(e["kind"], "retransmit");
+        assert_eq!(e["pid"], std::process::id());
+        assert_eq!(e["owner_known"], true);
+    }
+    assert!(six.json().iter().all(|e| e["ip"] == 6), "-6 let IPv4 through");
+    assert!(
+        !flow_events(&four, lport4, 5102).is_empty(),
+        "no IPv4 retransmits: {:?}",
+        four.stdout
+    );
+    assert!(four.json().iter().all(|e| e["ip"] == 4), "-4 let IPv6 through");
+}
+
+#[test]
+fn count_mode_counts_per_flow_at_exit() {
+    let ns = Netns::new();
+    let counting = start(&["-c"]);
+    let events = start(&["--json"]);
+    let lport = ns.lossy_transfer(v4(5103), 20);
+    thread::sleep(Duration::from_millis(300));
+    let counted = counting.stop();
+    let streamed = events.stop();
+    assert!(counted.status.success(), "{counted:?}");
+    let header = counted
+        .stdout
+        .iter()
+        .position(|l| l.starts_with("LADDR:LPORT"))
+        .expect("a count table");
+    let row = counted.stdout[header + 1..]
+        .iter()
+        .find(|l| l.starts_with(&format!("127.0.0.1:{lport} ")))
+        .unwrap_or_else(|| panic!("no row for the flow: {:?}", counted.stdout));
+    let f: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(f[1], "127.0.0.1:5103");
+    let n: usize = f[2].parse().unwrap();
+    // Both tools watched the same retransmits.
+    assert_eq!(n, flow_events(&streamed, lport, 5103).len());
+    assert!(n > 0);
+}
+
+#[test]
+fn pid_filter_matches_the_socket_owner() {
+    let ns = Netns::new();
+    let me = std::process::id().to_string();
+    let mine = start(&["--json", "-p", &me]);
+    let other = start(&["--json", "-p", "1"]);
+    let lport = ns.lossy_transfer(v4(5104), 20);
+    thread::sleep(Duration::from_millis(300));
+    let mine = mine.stop();
+    let other = other.stop();
+    assert!(!flow_events(&mine, lport, 5104).is_empty(), "{:?}", mine.stdout);
+    assert!(flow_events(&other, lport, 5104).is_empty(), "{:?}", other.stdout);
+}
+
+#[test]
+fn classic_tracepoint_fallback_sees_the_same_flows() {
+    let ns = Netns::new();
+    require_root();
+    let tool = Traced::start_command(
+        Command::new(BIN)
+            .args(["--json", "-v"])
+            .env("BPFTOOLS_DISABLE", "tp_btf,raw_tp"),
+    );
+    let lport = ns.lossy_transfer(v4(5105), 20);
+    thread::sleep(Duration::from_millis(300));
+    let finished = tool.stop();
+    assert!(
+        finished.stderr.contains("tracepoint tcp:tcp_retransmit_skb"),
+        "{}",
+        finished.stderr
+    );
+    let events = flow_events(&finished, lport, 5105);
+    assert!(!events.is_empty(), "{:?}", finished.stdout);
+    assert!(events.iter().all(|e| e["saddr"] == "127.0.0.1"));
+}
+
+#[test]
+fn loss_probes_without_fentry_or_kprobes_are_an_error_unless_optional() {
+    require_root();
+    let fentry_or_kprobe = std::path::Path::new("/sys/bus/event_source/devices/kprobe").exists();
+    let strict = run(BIN, &["-l", "--dry-run"]);
+    let optional = run(BIN, &["--lossprobe-if-available", "--dry-run"]);
+    assert!(optional.status.success(), "{optional:?}");
+    if fentry_or_kprobe {
+        return;
+    }
+    // This machine has no kprobes and refuses fentry (see TOOLS.md).
+    assert_eq!(strict.status.code(), Some(1), "{strict:?}");
+    assert!(strict.stderr.contains("-l needs fentry or a kprobe"), "{}", strict.stderr);
+    assert!(
+        optional.stderr.contains("tail loss probes are not traced"),
+        "{}",
+        optional.stderr
+    );
+}
+
+#[test]
+fn dry_runs_verify_every_variant() {
+    require_root();
+    for disable in ["", "tp_btf", "tp_btf,raw_tp"] {
+        let out = Command::new(BIN)
+            .args(["--dry-run", "--synack"])
+            .env("BPFTOOLS_DISABLE", disable)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{disable}: {out:?}");
+        assert!(stdout.contains("tcp_retransmit_synack"), "{stdout}");
+    }
+}
