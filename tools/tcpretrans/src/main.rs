@@ -136,8 +136,12 @@ fn choose_programs(obj: &mut OpenObject, args: &Args) -> Result<()> {
         None
     };
     let sendmsg = main != Hook::Tracepoint && probe::btf_tracepoint_exists("tcp_sendmsg_locked");
-    let synack = args.synack && probe::tracepoint_exists("tcp", "tcp_retransmit_synack")
-        || args.synack && probe::btf_tracepoint_exists("tcp_retransmit_synack");
+    let synack = args.synack
+        && if main == Hook::Tracepoint {
+            probe::tracepoint_exists("tcp", "tcp_retransmit_synack")
+        } else {
+            probe::btf_tracepoint_exists("tcp_retransmit_synack")
+        };
     if args.synack && !synack {
         bail!("--synack needs the tcp:tcp_retransmit_synack tracepoint, which this kernel lacks");
     }
@@ -321,7 +325,11 @@ fn print_counts(out: &mut Out, args: &Args, skel: &skel::TcpretransSkel) -> Resu
             .then_with(|| a.0.dport.cmp(&b.0.dport))
     });
     if !args.common.json {
-        writeln!(out, "\n{:<25} {:<25} RETRANSMITS", "LADDR:LPORT", "RADDR:RPORT")?;
+        writeln!(
+            out,
+            "\n{:<25} {:<25} RETRANSMITS",
+            "LADDR:LPORT", "RADDR:RPORT"
+        )?;
     }
     let mut seen = HashSet::new();
     for (k, n) in &flows {

@@ -54,13 +54,24 @@ impl Netns {
             .stdin(Stdio::piped())
             .spawn()
             .unwrap();
-        nft.stdin.take().unwrap().write_all(rules.as_bytes()).unwrap();
+        nft.stdin
+            .take()
+            .unwrap()
+            .write_all(rules.as_bytes())
+            .unwrap();
         assert!(nft.wait().unwrap().success(), "nft refused: {rules}");
     }
 
     fn stop_dropping(&self) {
         sh(Command::new("ip").args([
-            "netns", "exec", &self.name, "nft", "delete", "table", "inet", "bpftools_test",
+            "netns",
+            "exec",
+            &self.name,
+            "nft",
+            "delete",
+            "table",
+            "inet",
+            "bpftools_test",
         ]));
     }
 
@@ -193,7 +204,11 @@ fn family_filters_and_json_cover_ipv6() {
     assert!(six.status.success() && four.status.success());
 
     let v6_events = flow_events(&six, lport6, 5102);
-    assert!(!v6_events.is_empty(), "no IPv6 retransmits: {:?}", six.stdout);
+    assert!(
+        !v6_events.is_empty(),
+        "no IPv6 retransmits: {:?}",
+        six.stdout
+    );
     for e in &v6_events {
         assert_eq!(e["ip"], 6);
         assert_eq!(e["saddr"], "::1");
@@ -203,13 +218,19 @@ fn family_filters_and_json_cover_ipv6() {
         assert_eq!(e["pid"], std::process::id());
         assert_eq!(e["owner_known"], true);
     }
-    assert!(six.json().iter().all(|e| e["ip"] == 6), "-6 let IPv4 through");
+    assert!(
+        six.json().iter().all(|e| e["ip"] == 6),
+        "-6 let IPv4 through"
+    );
     assert!(
         !flow_events(&four, lport4, 5102).is_empty(),
         "no IPv4 retransmits: {:?}",
         four.stdout
     );
-    assert!(four.json().iter().all(|e| e["ip"] == 4), "-4 let IPv6 through");
+    assert!(
+        four.json().iter().all(|e| e["ip"] == 4),
+        "-4 let IPv6 through"
+    );
 }
 
 #[test]
@@ -249,8 +270,16 @@ fn pid_filter_matches_the_socket_owner() {
     thread::sleep(Duration::from_millis(300));
     let mine = mine.stop();
     let other = other.stop();
-    assert!(!flow_events(&mine, lport, 5104).is_empty(), "{:?}", mine.stdout);
-    assert!(flow_events(&other, lport, 5104).is_empty(), "{:?}", other.stdout);
+    assert!(
+        !flow_events(&mine, lport, 5104).is_empty(),
+        "{:?}",
+        mine.stdout
+    );
+    assert!(
+        flow_events(&other, lport, 5104).is_empty(),
+        "{:?}",
+        other.stdout
+    );
 }
 
 #[test]
@@ -266,7 +295,9 @@ fn classic_tracepoint_fallback_sees_the_same_flows() {
     thread::sleep(Duration::from_millis(300));
     let finished = tool.stop();
     assert!(
-        finished.stderr.contains("tracepoint tcp:tcp_retransmit_skb"),
+        finished
+            .stderr
+            .contains("tracepoint tcp:tcp_retransmit_skb"),
         "{}",
         finished.stderr
     );
@@ -287,7 +318,11 @@ fn loss_probes_without_fentry_or_kprobes_are_an_error_unless_optional() {
     }
     // This machine has no kprobes and refuses fentry (see TOOLS.md).
     assert_eq!(strict.status.code(), Some(1), "{strict:?}");
-    assert!(strict.stderr.contains("-l needs fentry or a kprobe"), "{}", strict.stderr);
+    assert!(
+        strict.stderr.contains("-l needs fentry or a kprobe"),
+        "{}",
+        strict.stderr
+    );
     assert!(
         optional.stderr.contains("tail loss probes are not traced"),
         "{}",

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0
+/* cachestat: page cache accesses, additions (misses) and dirtied pages,
+ * counted per CPU. fentry mode hooks the functions BCC hooks, in their folio
+ * form; tracepoint mode (tp_btf, or raw_tp) counts accesses from the page
+ * ranges the filemap tracepoints report. The front end loads one mode. */
+#include <vmlinux.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "cachestat.h"
+#include "filters.bpf.h"
+
+/* log2 of the page size, set by the front end. */
+const volatile __u32 page_shift = 12;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CNT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} counts SEC(".maps");
+
+/* The folio each task added last: a write adds a folio and dirties it
+ * right after, which tells its additions from read misses. */
+struct added {
+	__u64 folio;
+	__u64 pages;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct added);
+} last_added SEC(".maps");
+
+/* Where each task's current read is: filemap_get_pages reports the whole
+ * remaining range of a read on every batch, so later batches of the same
+ * read must not count it again. */
+struct read_pos {
+	__u64 mapping;
+	__u64 index;
+	__u64 last;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct read_pos);
+} reads SEC(".maps");
+
+/* Before 6.6 the order had a field of its own. */
+struct folio___old {
+	unsigned char _folio_order;
+} __attribute__((preserve_access_index));
+
+static __always_inline bool traced(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	return !filter_pids || bpf_map_lookup_elem(&pid_filter, &tgid);
+}
+
+static __always_inline void count(__u32 counter, __u64 n)
+{
+	__u64 *c = bpf_map_lookup_elem(&counts, &counter);
+
+	if (c)
+		*c += n;
+}
+
+/* folio_nr_pages(): 1 unless PG_head is set, else 1 << order. The flags
+ * word is first in struct folio under every name it has had. */
+static __always_inline __u64 folio_pages(const struct folio *f)
+{
+	unsigned long flags = 0, order = 0;
+
+	bpf_probe_read_kernel(&flags, sizeof(flags), f);
+	if (!(flags & (1UL << bpf_core_enum_value(enum pageflags, PG_head))))
+		return 1;
+	if (bpf_core_field_exists(f->_flags_1))
+		order = BPF_CORE_READ(f, _flags_1) & 0xff;
+	else
+		order = BPF_CORE_READ((struct folio___old *)f, _folio_order);
+	return 1UL << (order & 31);
+}
+
+static __always_inline void on_added(const struct folio *f)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct added a;
+
+	if (!traced())
+		return;
+	a.folio = (__u64)f;
+	a.pages = folio_pages(f);
+	count(CNT_ADDED, a.pages);
+	bpf_map_update_elem(&last_added, &tid, &a, BPF_ANY);
+}
+
+static __always_inline void on_dirtied(const struct folio *f)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct added *a;
+	__u64 pages;
+
+	if (!traced())
+		return;
+	pages = folio_pages(f);
+	count(CNT_DIRTIED, pages);
+	a = bpf_map_lookup_elem(&last_added, &tid);
+	if (a && a->folio == (__u64)f) {
+		count(CNT_WRITE_ADDED, a->pages);
+		bpf_map_delete_elem(&last_added, &tid);
+	}
+}
+
+/* Pages [index, last] of `mapping`, cut at the end of the file. */
+static __always_inline __u64 range_pages(const struct address_space *mapping, __u64 index,
+					 __u64 last)
+{
+	__s64 size = BPF_CORE_READ(mapping, host, i_size);
+	__u64 eof;
+
+	if (size <= 0)
+		return 0;
+	eof = ((__u64)size - 1) >> page_shift;
+	if (last > eof)
+		last = eof;
+	return last >= index ? last - index + 1 : 0;
+}
+
+static __always_inline void on_read(const struct address_space *mapping, __u64 index, __u64 last)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct read_pos *pos, fresh;
+
+	if (!traced())
+		return;
+	pos = bpf_map_lookup_elem(&reads, &tid);
+	if (pos && pos->mapping == (__u64)mapping && pos->last == last && index > pos->index &&
+	    index <= last) {
+		pos->index = index;
+		return;
+	}
+	count(CNT_ACCESSED, range_pages(mapping, index, last));
+	fresh.mapping = (__u64)mapping;
+	fresh.index = index;
+	fresh.last = last;
+	bpf_map_update_elem(&reads, &tid, &fresh, BPF_ANY);
+}
+
+static __always_inline void on_mapped(const struct address_space *mapping, __u64 index, __u64 last)
+{
+	if (traced())
+		count(CNT_ACCESSED, range_pages(mapping, index, last));
+}
+
+/* Tracepoint mode, tp_btf. */
+SEC("tp_btf/mm_filemap_add_to_page_cache")
+int BPF_PROG(cs_btf_add, struct folio *folio)
+{
+	on_added(folio);
+	return 0;
+}
+
+SEC("tp_btf/writeback_dirty_folio")
+int BPF_PROG(cs_btf_dirty, struct folio *folio)
+{
+	on_dirtied(folio);
+	return 0;
+}
+
+SEC("tp_btf/mm_filemap_get_pages")
+int BPF_PROG(cs_btf_get_pages, struct address_space *mapping, unsigned long index,
+	     unsigned long last)
+{
+	on_read(mapping, index, last);
+	return 0;
+}
+
+SEC("tp_btf/mm_filemap_map_pages")
+int BPF_PROG(cs_btf_map_pages, struct address_space *mapping, unsigned long index,
+	     unsigned long last)
+{
+	on_mapped(mapping, index, last);
+	return 0;
+}
+
+SEC("tp_btf/mm_filemap_fault")
+int BPF_PROG(cs_btf_fault, struct address_space *mapping, unsigned long index)
+{
+	on_mapped(mapping, index, index);
+	return 0;
+}
+
+/* Tracepoint mode, raw_tp: the same, with untyped arguments. */
+SEC("raw_tp/mm_filemap_add_to_page_cache")
+int BPF_PROG(cs_raw_add, struct folio *folio)
+{
+	on_added(folio);
+	return 0;
+}
+
+SEC("raw_tp/writeback_dirty_folio")
+int BPF_PROG(cs_raw_dirty, struct folio *folio)
+{
+	on_dirtied(folio);
+	return 0;
+}
+
+SEC("raw_tp/mm_filemap_get_pages")
+int BPF_PROG(cs_raw_get_pages, struct address_space *mapping, unsigned long index,
+	     unsigned long last)
+{
+	on_read(mapping, index, last);
+	return 0;
+}
+
+SEC("raw_tp/mm_filemap_map_pages")
+int BPF_PROG(cs_raw_map_pages, struct address_space *mapping, unsigned long index,
+	     unsigned long last)
+{
+	on_mapped(mapping, index, last);
+	return 0;
+}
+
+SEC("raw_tp/mm_filemap_fault")
+int BPF_PROG(cs_raw_fault, struct address_space *mapping, unsigned long index)
+{
+	on_mapped(mapping, index, index);
+	return 0;
+}
+
+/* fentry mode: BCC's functions in their folio form. The dirtying
+ * function's name varies (folio_account_dirtied is often inlined); the
+ * front end sets the target it found. */
+SEC("fentry/filemap_add_folio")
+int BPF_PROG(cs_fentry_add, struct address_space *mapping, struct folio *folio)
+{
+	on_added(folio);
+	return 0;
+}
+
+SEC("fentry/folio_mark_accessed")
+int BPF_PROG(cs_fentry_accessed, struct folio *folio)
+{
+	if (traced())
+		count(CNT_ACCESSED, 1);
+	return 0;
+}
+
+SEC("fentry/mark_buffer_dirty")
+int BPF_PROG(cs_fentry_buffer_dirty, struct buffer_head *bh)
+{
+	if (traced())
+		count(CNT_BUFFER_DIRTIED, 1);
+	return 0;
+}
+
+SEC("fentry/folio_account_dirtied")
+int BPF_PROG(cs_fentry_dirty, struct folio *folio)
+{
+	on_dirtied(folio);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

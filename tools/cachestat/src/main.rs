@@ -1,0 +1,342 @@
+//! cachestat: page cache hits, misses and dirtied pages per interval.
+
+use std::io::Write;
+use std::mem::MaybeUninit;
+
+use anyhow::{bail, Context, Result};
+use clap::Parser;
+use common::cli::{self, CommonArgs, IdList};
+use common::events::every_interval;
+use common::output::{now_hms, Out};
+use common::probe::{self, Hook};
+use common::{filters, run};
+use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
+use libbpf_rs::{MapCore, MapFlags, OpenObject};
+use serde_json::json;
+
+common::skeleton!("cachestat");
+use skel::CachestatSkelBuilder;
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+    cachestat             # show page cache hits and misses every second
+    cachestat -T 1        # with a time column
+    cachestat 5 3         # three 5 second summaries, then exit
+    cachestat -p 1234     # only what process 1234 does
+    cachestat --json 1 | jq .";
+
+/// Count page cache hits and misses, and the hit ratio, every interval.
+///
+/// Where fentry works, the page cache functions are traced as BCC does.
+/// Elsewhere the filemap and writeback tracepoints serve; accesses are then
+/// counted from the page ranges of reads and faults, an approximation
+/// (stated on stderr).
+#[derive(Parser, Debug)]
+#[command(name = "cachestat", version, after_help = EXAMPLES)]
+struct Args {
+    /// Include a time column (HH:MM:SS)
+    #[arg(short = 'T', long)]
+    timestamp: bool,
+    /// Count only what these processes do (comma-separated pids)
+    #[arg(short = 'p', long, value_parser = cli::id_list)]
+    pid: Option<IdList>,
+    /// Output interval, in seconds
+    #[arg(default_value_t = 1, value_parser = cli::positive_u64)]
+    interval: u64,
+    /// Number of outputs before exiting (default: unlimited)
+    #[arg(value_parser = cli::positive_u64)]
+    count: Option<u64>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+/// Mirrors enum cache_counter in cachestat.h.
+const ACCESSED: usize = 0;
+const ADDED: usize = 1;
+const WRITE_ADDED: usize = 2;
+const DIRTIED: usize = 3;
+const BUFFER_DIRTIED: usize = 4;
+const COUNTERS: usize = 5;
+
+const FENTRY_ADD: &str = "filemap_add_folio";
+const FENTRY_ACCESSED: &str = "folio_mark_accessed";
+const FENTRY_BUFFER_DIRTY: &str = "mark_buffer_dirty";
+/// folio_account_dirtied is inlined on many builds; its caller serves.
+const FENTRY_DIRTIED: &[&str] = &["folio_account_dirtied", "__folio_mark_dirty"];
+const TRACEPOINTS: &[&str] = &[
+    "mm_filemap_add_to_page_cache",
+    "writeback_dirty_folio",
+    "mm_filemap_get_pages",
+    "mm_filemap_map_pages",
+    "mm_filemap_fault",
+];
+
+fn main() -> std::process::ExitCode {
+    run::main(|| trace(Args::parse()))
+}
+
+/// Chooses fentry mode where every function can be traced, else tracepoint
+/// mode; switches the other programs off and returns the mode.
+fn choose_programs(obj: &mut OpenObject) -> Result<Hook> {
+    let dirtied = FENTRY_DIRTIED
+        .iter()
+        .find(|f| probe::fentry_target(f))
+        .copied();
+    let fentry = [FENTRY_ADD, FENTRY_ACCESSED, FENTRY_BUFFER_DIRTY]
+        .iter()
+        .all(|f| probe::fentry_target(f));
+    let mode = match dirtied {
+        Some(dirtied) if fentry => {
+            for mut prog in obj.progs_mut() {
+                let name = prog.name().to_string_lossy().into_owned();
+                if name == "cs_fentry_dirty" {
+                    prog.set_attach_target(0, Some(dirtied.to_string()))?;
+                }
+            }
+            Hook::Fentry
+        }
+        _ => {
+            if let Some(missing) = TRACEPOINTS
+                .iter()
+                .find(|t| !probe::btf_tracepoint_exists(t))
+            {
+                bail!(
+                    "this kernel offers neither fentry on the page cache functions \
+                     nor the tracepoint {missing} (filemap tracepoints need Linux 6.10+)"
+                );
+            }
+            match probe::pick(&[Hook::TpBtf, Hook::RawTp]) {
+                Some(hook) => hook,
+                None => bail!("this kernel offers neither tp_btf nor raw_tp programs"),
+            }
+        }
+    };
+    let keep = match mode {
+        Hook::Fentry => "cs_fentry_",
+        Hook::TpBtf => "cs_btf_",
+        _ => "cs_raw_",
+    };
+    for mut prog in obj.progs_mut() {
+        let name = prog.name().to_string_lossy().into_owned();
+        prog.set_autoload(name.starts_with(keep));
+    }
+    Ok(mode)
+}
+
+fn trace(args: Args) -> Result<()> {
+    run::libbpf_log(args.common.verbose);
+    let mut object = MaybeUninit::uninit();
+    let mut open = CachestatSkelBuilder::default()
+        .open(&mut object)
+        .context("opening the BPF object")?;
+    let rodata = open
+        .maps
+        .rodata_data
+        .as_deref_mut()
+        .context("the BPF object has no rodata")?;
+    // SAFETY: sysconf has no preconditions.
+    let page_size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
+    rodata.page_shift = page_size.trailing_zeros();
+    rodata.filter_pids = args.pid.is_some();
+    let mode = choose_programs(open.open_object_mut())?;
+
+    let Some(mut skel) = common::skel::load(open, &args.common)? else {
+        return Ok(());
+    };
+    if let Some(IdList(pids)) = &args.pid {
+        filters::set_ids(&skel.maps.pid_filter, pids)?;
+    }
+    skel.attach().context("attaching the BPF programs")?;
+    if mode != Hook::Fentry {
+        eprintln!(
+            "{}: tracepoint mode ({mode}; fentry is not available): hits are \
+             approximated from the page ranges of reads and faults",
+            run::tool_name()
+        );
+    }
+
+    let mut out = Out::default();
+    if args.common.json {
+        out.banner(true, "Tracing page cache... Hit Ctrl-C to end.")?;
+    } else {
+        if args.timestamp {
+            write!(out, "{:<8} ", "TIME")?;
+        }
+        out.banner(
+            false,
+            &format!(
+                "{:>8} {:>8} {:>8} {:>8} {:>12} {:>10}",
+                "HITS", "MISSES", "DIRTIES", "HITRATIO", "BUFFERS_MB", "CACHED_MB"
+            ),
+        )?;
+    }
+    let mut previous = read_counters(&skel.maps.counts)?;
+    every_interval(Some(args.interval), args.count, || {
+        let now = read_counters(&skel.maps.counts)?;
+        let mut delta = [0u64; COUNTERS];
+        for i in 0..COUNTERS {
+            delta[i] = now[i].saturating_sub(previous[i]);
+        }
+        previous = now;
+        let stats = Stats::from_counters(&delta, mode == Hook::Fentry);
+        let (buffers, cached) = meminfo_mb()?;
+        let time = now_hms();
+        if args.common.json {
+            out.json(&json!({
+                "time": time,
+                "hits": stats.hits,
+                "misses": stats.misses,
+                "dirties": stats.dirties,
+                "hit_ratio": stats.ratio_percent(),
+                "buffers_mb": buffers,
+                "cached_mb": cached,
+                "mode": if mode == Hook::Fentry { "fentry" } else { "tracepoint" },
+            }))?;
+        } else {
+            if args.timestamp {
+                write!(out, "{time:<8} ")?;
+            }
+            writeln!(
+                out,
+                "{:>8} {:>8} {:>8} {:>7.2}% {:>12} {:>10}",
+                stats.hits,
+                stats.misses,
+                stats.dirties,
+                stats.ratio_percent(),
+                buffers,
+                cached
+            )?;
+        }
+        out.flush()?;
+        Ok(())
+    })
+}
+
+/// Sums each per-CPU counter.
+fn read_counters(map: &dyn MapCore) -> Result<[u64; COUNTERS]> {
+    let mut sums = [0u64; COUNTERS];
+    for (i, sum) in sums.iter_mut().enumerate() {
+        let values = map
+            .lookup_percpu(&(i as u32).to_ne_bytes(), MapFlags::ANY)
+            .context("reading the counters")?
+            .unwrap_or_default();
+        *sum = values
+            .iter()
+            .filter_map(|v| Some(u64::from_ne_bytes(v.get(..8)?.try_into().ok()?)))
+            .sum();
+    }
+    Ok(sums)
+}
+
+/// One interval's figures, never negative.
+#[derive(Debug, PartialEq, Eq)]
+struct Stats {
+    hits: u64,
+    misses: u64,
+    dirties: u64,
+}
+
+impl Stats {
+    /// Misses are pages added to the cache except those a write added;
+    /// hits are accesses that were not misses. In fentry mode, accesses
+    /// are BCC's: folio_mark_accessed calls less mark_buffer_dirty calls.
+    fn from_counters(c: &[u64; COUNTERS], fentry: bool) -> Stats {
+        let accesses = if fentry {
+            c[ACCESSED].saturating_sub(c[BUFFER_DIRTIED])
+        } else {
+            c[ACCESSED]
+        };
+        let misses = c[ADDED].saturating_sub(c[WRITE_ADDED]);
+        Stats {
+            hits: accesses.saturating_sub(misses),
+            misses,
+            dirties: c[DIRTIED],
+        }
+    }
+
+    fn ratio_percent(&self) -> f64 {
+        let total = self.hits + self.misses;
+        if total == 0 {
+            0.0
+        } else {
+            self.hits as f64 * 100.0 / total as f64
+        }
+    }
+}
+
+/// Buffers and Cached from /proc/meminfo, in MiB.
+fn meminfo_mb() -> Result<(u64, u64)> {
+    let text = std::fs::read_to_string("/proc/meminfo").context("reading /proc/meminfo")?;
+    Ok(parse_meminfo(&text))
+}
+
+fn parse_meminfo(text: &str) -> (u64, u64) {
+    let field = |name: &str| -> u64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+            .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+            .unwrap_or(0)
+            / 1024
+    };
+    (field("Buffers"), field("Cached"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn arguments_are_well_formed() {
+        Args::command().debug_assert();
+    }
+
+    #[test]
+    fn bad_arguments_are_rejected() {
+        for bad in [
+            &["cachestat", "0"][..],
+            &["cachestat", "1", "0"],
+            &["cachestat", "-p", "x"],
+            &["cachestat", "-2"],
+        ] {
+            assert!(Args::try_parse_from(bad).is_err(), "{bad:?} was accepted");
+        }
+    }
+
+    #[test]
+    fn figures_are_never_negative() {
+        let mut c = [0u64; COUNTERS];
+        c[ACCESSED] = 10;
+        c[ADDED] = 50;
+        c[WRITE_ADDED] = 60;
+        c[DIRTIED] = 7;
+        let s = Stats::from_counters(&c, false);
+        assert_eq!(
+            s,
+            Stats {
+                hits: 10,
+                misses: 0,
+                dirties: 7
+            }
+        );
+        c[WRITE_ADDED] = 0;
+        let s = Stats::from_counters(&c, false);
+        assert_eq!(
+            s,
+            Stats {
+                hits: 0,
+                misses: 50,
+                dirties: 7
+            }
+        );
+        assert_eq!(s.ratio_percent(), 0.0);
+        c[BUFFER_DIRTIED] = 100;
+        assert_eq!(Stats::from_counters(&c, true).hits, 0);
+    }
+
+    #[test]
+    fn meminfo_fields_are_read_in_mib() {
+        let text = "MemTotal: 100 kB\nBuffers:          2048 kB\nCached:         1048576 kB\nSwapCached: 5 kB\n";
+        assert_eq!(parse_meminfo(text), (2, 1024));
+    }
+}

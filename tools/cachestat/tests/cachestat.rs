@@ -1,0 +1,253 @@
+//! cachestat against real page cache traffic: a file read after dropping
+//! the page cache (misses), read again (hits), and written (dirties). Each
+//! workload is one process, held until the tool traces its pid.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::Mutex;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::testing::{require_root, stop_and_check_unloaded, unique, Finished, Traced};
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_cachestat");
+const FILE_PAGES: u64 = 32 * 256; // 32 MiB of 4 KiB pages
+
+/// Dropping the page cache must not land in another test's second read.
+static CACHE: Mutex<()> = Mutex::new(());
+
+/// A file on a disk-backed file system (not tmpfs, which has no such page
+/// cache traffic), removed when dropped.
+struct TestFile(PathBuf);
+
+impl TestFile {
+    fn new(mib: u64) -> TestFile {
+        let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(unique("cachestat"));
+        let chunk = vec![0x5au8; 1 << 20];
+        let mut f = std::fs::File::create(&path).unwrap();
+        for _ in 0..mib {
+            f.write_all(&chunk).unwrap();
+        }
+        f.sync_all().unwrap();
+        TestFile(path)
+    }
+}
+
+impl Drop for TestFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn drop_page_cache() {
+    std::fs::write("/proc/sys/vm/drop_caches", "1").unwrap();
+}
+
+/// A process that runs `script` (as `exec`, keeping its pid) once released.
+struct Held {
+    child: Child,
+    gate: Option<ChildStdin>,
+}
+
+impl Held {
+    fn new(script: &str) -> Held {
+        let mut child = Command::new("sh")
+            .args(["-c", &format!("read go; exec {script}")])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let gate = child.stdin.take();
+        Held { child, gate }
+    }
+
+    fn pid(&self) -> String {
+        self.child.id().to_string()
+    }
+
+    /// Lets the script run, and waits for it to finish.
+    fn run(mut self) {
+        writeln!(self.gate.take().unwrap(), "go").unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while self.child.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "the workload did not finish");
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(args: &[&str]) -> Traced {
+    require_root();
+    Traced::start(BIN, args)
+}
+
+/// Traces `workload` alone (-p) at 1 s intervals, and sums every line.
+fn totals_for(workload: Held) -> (Finished, u64, u64, u64) {
+    let tool = start(&["--json", "-p", &workload.pid(), "1"]);
+    workload.run();
+    thread::sleep(Duration::from_millis(200));
+    let finished = stop_and_check_unloaded(tool);
+    assert!(finished.status.success(), "{finished:?}");
+    let lines = finished.json();
+    let sum = |k: &str| lines.iter().map(|l: &Value| l[k].as_u64().unwrap()).sum();
+    let (hits, misses, dirties) = (sum("hits"), sum("misses"), sum("dirties"));
+    (finished, hits, misses, dirties)
+}
+
+#[test]
+fn cold_read_misses_and_warm_read_hits() {
+    let _cache = CACHE.lock().unwrap();
+    let file = TestFile::new(32);
+    let read = format!(
+        "dd if={} of=/dev/null bs=128k status=none",
+        file.0.display()
+    );
+
+    drop_page_cache();
+    let (cold, hits, misses, _) = totals_for(Held::new(&read));
+    assert!(
+        cold.stderr.contains("tracepoint mode") || cold.stdout[0].contains("fentry"),
+        "the mode is stated: {}",
+        cold.stderr
+    );
+    let pages = FILE_PAGES as f64;
+    assert!(
+        (0.85 * pages..=1.15 * pages).contains(&(misses as f64)),
+        "cold read: {misses} misses for {FILE_PAGES} pages"
+    );
+    assert!(
+        hits as f64 <= 0.2 * pages,
+        "cold read: {hits} hits, {misses} misses"
+    );
+    let ratio: f64 = cold
+        .json()
+        .iter()
+        .filter(|l| l["misses"].as_u64() > Some(1000))
+        .map(|l| l["hit_ratio"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    assert!(ratio < 20.0, "cold read hit ratio {ratio}%");
+
+    let (warm, hits, misses, _) = totals_for(Held::new(&read));
+    assert!(
+        (0.95 * pages..=1.15 * pages).contains(&(hits as f64)),
+        "warm read: {hits} hits for {FILE_PAGES} pages ({misses} misses)"
+    );
+    assert!(misses as f64 <= 0.02 * pages, "warm read: {misses} misses");
+    let busy: Vec<f64> = warm
+        .json()
+        .iter()
+        .filter(|l| l["hits"].as_u64() > Some(1000))
+        .map(|l| l["hit_ratio"].as_f64().unwrap())
+        .collect();
+    assert!(
+        !busy.is_empty() && busy.iter().all(|r| *r > 98.0),
+        "warm hit ratios {busy:?}"
+    );
+}
+
+#[test]
+fn writes_show_dirties_not_misses() {
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(unique("cachestat-w"));
+    let file = TestFile(path);
+    let write = format!(
+        "dd if=/dev/zero of={} bs=1M count=16 conv=fsync status=none",
+        file.0.display()
+    );
+    let (_, _, misses, dirties) = totals_for(Held::new(&write));
+    let pages = 16.0 * 256.0;
+    assert!(
+        (0.95 * pages..=1.1 * pages).contains(&(dirties as f64)),
+        "{dirties} dirtied pages for a 16 MiB write"
+    );
+    assert!(
+        (misses as f64) < 0.05 * pages,
+        "a write's new pages counted as {misses} misses"
+    );
+}
+
+#[test]
+fn pid_filter_leaves_out_other_processes() {
+    let _cache = CACHE.lock().unwrap();
+    let file = TestFile::new(8);
+    let idle = Held::new("sleep 30");
+    let tool = start(&["--json", "-p", &idle.pid(), "1"]);
+    drop_page_cache();
+    Held::new(&format!("cat {}", file.0.display())).run();
+    thread::sleep(Duration::from_millis(200));
+    let finished = tool.stop();
+    for line in finished.json() {
+        assert_eq!(line["hits"], 0, "{line}");
+        assert_eq!(line["misses"], 0, "{line}");
+        assert_eq!(line["dirties"], 0, "{line}");
+    }
+}
+
+#[test]
+fn interval_and_count_print_that_many_lines_then_exit() {
+    let started = Instant::now();
+    let finished = start(&["-T", "1", "3"]).wait(Duration::from_secs(10));
+    assert!(finished.status.success(), "{finished:?}");
+    assert!(started.elapsed() < Duration::from_secs(6));
+    assert_eq!(finished.stdout.len(), 4, "{:?}", finished.stdout);
+    assert_eq!(
+        finished.stdout[0].split_whitespace().collect::<Vec<_>>(),
+        [
+            "TIME",
+            "HITS",
+            "MISSES",
+            "DIRTIES",
+            "HITRATIO",
+            "BUFFERS_MB",
+            "CACHED_MB"
+        ]
+    );
+    for line in &finished.stdout[1..] {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(f.len(), 7, "{line}");
+        assert_eq!(f[0].len(), 8, "HH:MM:SS: {line}");
+        for n in [f[1], f[2], f[3], f[5], f[6]] {
+            n.parse::<u64>().unwrap_or_else(|_| panic!("{line}"));
+        }
+        assert!(f[4].ends_with('%'), "{line}");
+    }
+}
+
+#[test]
+fn raw_tp_variant_counts_too() {
+    let _cache = CACHE.lock().unwrap();
+    let file = TestFile::new(8);
+    let reader = Held::new(&format!("cat {}", file.0.display()));
+    require_root();
+    let tool = Traced::start_command(
+        Command::new(BIN)
+            .args(["--json", "-v", "-p", &reader.pid(), "1"])
+            .env("BPFTOOLS_DISABLE", "tp_btf"),
+    );
+    drop_page_cache();
+    reader.run();
+    thread::sleep(Duration::from_millis(200));
+    let finished = tool.stop();
+    assert!(
+        finished.stderr.contains("raw_tp mm_filemap_get_pages"),
+        "{}",
+        finished.stderr
+    );
+    let misses: u64 = finished
+        .json()
+        .iter()
+        .map(|l| l["misses"].as_u64().unwrap())
+        .sum();
+    assert!(
+        misses >= 8 * 256 * 85 / 100,
+        "{misses} misses for 2048 pages"
+    );
+}
