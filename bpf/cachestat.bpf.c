@@ -27,12 +27,21 @@ struct added {
 	__u64 pages;
 };
 
+/* tp_btf and fentry programs keep per-task state in task storage (no
+ * hashing on the read path); raw_tp programs, in LRU hashes by tid. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
 	__type(value, struct added);
 } last_added SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct added);
+} last_added_storage SEC(".maps");
 
 /* Where each task's current read is: filemap_get_pages reports the whole
  * remaining range of a read on every batch, so later batches of the same
@@ -49,6 +58,13 @@ struct {
 	__type(key, __u32);
 	__type(value, struct read_pos);
 } reads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct read_pos);
+} reads_storage SEC(".maps");
 
 /* Before 6.6 the order had a field of its own. */
 struct folio___old {
@@ -86,33 +102,46 @@ static __always_inline __u64 folio_pages(const struct folio *f)
 	return 1UL << (order & 31);
 }
 
-static __always_inline void on_added(const struct folio *f)
+static __always_inline struct added *added_slot(bool btf, bool create)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct added a;
+	static const struct added none;
 
-	if (!traced())
-		return;
-	a.folio = (__u64)f;
-	a.pages = folio_pages(f);
-	count(CNT_ADDED, a.pages);
-	bpf_map_update_elem(&last_added, &tid, &a, BPF_ANY);
+	if (btf)
+		return bpf_task_storage_get(&last_added_storage, bpf_get_current_task_btf(), 0,
+					    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	if (create)
+		bpf_map_update_elem(&last_added, &tid, &none, BPF_ANY);
+	return bpf_map_lookup_elem(&last_added, &tid);
 }
 
-static __always_inline void on_dirtied(const struct folio *f)
+static __always_inline void on_added(const struct folio *f, bool btf)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct added *a;
 	__u64 pages;
 
 	if (!traced())
 		return;
 	pages = folio_pages(f);
-	count(CNT_DIRTIED, pages);
-	a = bpf_map_lookup_elem(&last_added, &tid);
+	count(CNT_ADDED, pages);
+	a = added_slot(btf, true);
+	if (a) {
+		a->folio = (__u64)f;
+		a->pages = pages;
+	}
+}
+
+static __always_inline void on_dirtied(const struct folio *f, bool btf)
+{
+	struct added *a;
+
+	if (!traced())
+		return;
+	count(CNT_DIRTIED, folio_pages(f));
+	a = added_slot(btf, false);
 	if (a && a->folio == (__u64)f) {
 		count(CNT_WRITE_ADDED, a->pages);
-		bpf_map_delete_elem(&last_added, &tid);
+		a->folio = 0;
 	}
 }
 
@@ -131,24 +160,36 @@ static __always_inline __u64 range_pages(const struct address_space *mapping, __
 	return last >= index ? last - index + 1 : 0;
 }
 
-static __always_inline void on_read(const struct address_space *mapping, __u64 index, __u64 last)
+static __always_inline void on_read(const struct address_space *mapping, __u64 index, __u64 last,
+				    bool btf)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct read_pos *pos, fresh;
+	static const struct read_pos none;
+	struct read_pos *pos;
 
 	if (!traced())
 		return;
-	pos = bpf_map_lookup_elem(&reads, &tid);
+	if (btf) {
+		pos = bpf_task_storage_get(&reads_storage, bpf_get_current_task_btf(), 0,
+					   BPF_LOCAL_STORAGE_GET_F_CREATE);
+	} else {
+		pos = bpf_map_lookup_elem(&reads, &tid);
+		if (!pos) {
+			bpf_map_update_elem(&reads, &tid, &none, BPF_ANY);
+			pos = bpf_map_lookup_elem(&reads, &tid);
+		}
+	}
 	if (pos && pos->mapping == (__u64)mapping && pos->last == last && index > pos->index &&
 	    index <= last) {
 		pos->index = index;
 		return;
 	}
 	count(CNT_ACCESSED, range_pages(mapping, index, last));
-	fresh.mapping = (__u64)mapping;
-	fresh.index = index;
-	fresh.last = last;
-	bpf_map_update_elem(&reads, &tid, &fresh, BPF_ANY);
+	if (pos) {
+		pos->mapping = (__u64)mapping;
+		pos->index = index;
+		pos->last = last;
+	}
 }
 
 static __always_inline void on_mapped(const struct address_space *mapping, __u64 index, __u64 last)
@@ -161,14 +202,14 @@ static __always_inline void on_mapped(const struct address_space *mapping, __u64
 SEC("tp_btf/mm_filemap_add_to_page_cache")
 int BPF_PROG(cs_btf_add, struct folio *folio)
 {
-	on_added(folio);
+	on_added(folio, true);
 	return 0;
 }
 
 SEC("tp_btf/writeback_dirty_folio")
 int BPF_PROG(cs_btf_dirty, struct folio *folio)
 {
-	on_dirtied(folio);
+	on_dirtied(folio, true);
 	return 0;
 }
 
@@ -176,7 +217,7 @@ SEC("tp_btf/mm_filemap_get_pages")
 int BPF_PROG(cs_btf_get_pages, struct address_space *mapping, unsigned long index,
 	     unsigned long last)
 {
-	on_read(mapping, index, last);
+	on_read(mapping, index, last, true);
 	return 0;
 }
 
@@ -199,14 +240,14 @@ int BPF_PROG(cs_btf_fault, struct address_space *mapping, unsigned long index)
 SEC("raw_tp/mm_filemap_add_to_page_cache")
 int BPF_PROG(cs_raw_add, struct folio *folio)
 {
-	on_added(folio);
+	on_added(folio, false);
 	return 0;
 }
 
 SEC("raw_tp/writeback_dirty_folio")
 int BPF_PROG(cs_raw_dirty, struct folio *folio)
 {
-	on_dirtied(folio);
+	on_dirtied(folio, false);
 	return 0;
 }
 
@@ -214,7 +255,7 @@ SEC("raw_tp/mm_filemap_get_pages")
 int BPF_PROG(cs_raw_get_pages, struct address_space *mapping, unsigned long index,
 	     unsigned long last)
 {
-	on_read(mapping, index, last);
+	on_read(mapping, index, last, false);
 	return 0;
 }
 
@@ -239,7 +280,7 @@ int BPF_PROG(cs_raw_fault, struct address_space *mapping, unsigned long index)
 SEC("fentry/filemap_add_folio")
 int BPF_PROG(cs_fentry_add, struct address_space *mapping, struct folio *folio)
 {
-	on_added(folio);
+	on_added(folio, true);
 	return 0;
 }
 
@@ -262,7 +303,7 @@ int BPF_PROG(cs_fentry_buffer_dirty, struct buffer_head *bh)
 SEC("fentry/folio_account_dirtied")
 int BPF_PROG(cs_fentry_dirty, struct folio *folio)
 {
-	on_dirtied(folio);
+	on_dirtied(folio, true);
 	return 0;
 }
 

@@ -11,7 +11,7 @@ use common::output::{now_hms, Out};
 use common::probe::{self, Hook};
 use common::{filters, run};
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
-use libbpf_rs::{MapCore, MapFlags, OpenObject};
+use libbpf_rs::{libbpf_sys, MapCore, MapFlags, OpenObject};
 use serde_json::json;
 
 common::skeleton!("cachestat");
@@ -105,7 +105,14 @@ fn choose_programs(obj: &mut OpenObject) -> Result<Hook> {
                      nor the tracepoint {missing} (filemap tracepoints need Linux 6.10+)"
                 );
             }
-            match probe::pick(&[Hook::TpBtf, Hook::RawTp]) {
+            // tp_btf programs keep per-task state in task storage (5.11+).
+            let storage = probe::map_type(libbpf_sys::BPF_MAP_TYPE_TASK_STORAGE);
+            let kinds: &[Hook] = if storage {
+                &[Hook::TpBtf, Hook::RawTp]
+            } else {
+                &[Hook::RawTp]
+            };
+            match probe::pick(kinds) {
                 Some(hook) => hook,
                 None => bail!("this kernel offers neither tp_btf nor raw_tp programs"),
             }
@@ -119,6 +126,16 @@ fn choose_programs(obj: &mut OpenObject) -> Result<Hook> {
     for mut prog in obj.progs_mut() {
         let name = prog.name().to_string_lossy().into_owned();
         prog.set_autoload(name.starts_with(keep));
+    }
+    let unused: &[&str] = if mode == Hook::RawTp {
+        &["reads_storage", "last_added_storage"]
+    } else {
+        &["reads", "last_added"]
+    };
+    for mut map in obj.maps_mut() {
+        if unused.contains(&map.name().to_string_lossy().as_ref()) {
+            map.set_autocreate(false)?;
+        }
     }
     Ok(mode)
 }
