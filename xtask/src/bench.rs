@@ -207,10 +207,8 @@ fn lossy_transfer(ns: &Netns) -> Result<Workload> {
             use std::os::fd::AsRawFd;
             let ns = fs::File::open(&path).unwrap();
             // SAFETY: a valid namespace fd; setns moves only this thread.
-            assert_eq!(
-                unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) },
-                0
-            );
+            let rc = unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) };
+            assert_eq!(rc, 0, "setns");
             let listener = std::net::TcpListener::bind("127.0.0.1:5001").unwrap();
             let start = Instant::now();
             let mut client = std::net::TcpStream::connect("127.0.0.1:5001").unwrap();
