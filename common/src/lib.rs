@@ -12,5 +12,6 @@ pub mod output;
 pub mod probe;
 pub mod run;
 pub mod skel;
+pub mod sym;
 #[cfg(feature = "test-support")]
 pub mod testing;

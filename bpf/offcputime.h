@@ -1,0 +1,31 @@
+/* Shared by offcputime.bpf.c and the offcputime front end. */
+#ifndef __OFFCPUTIME_H
+#define __OFFCPUTIME_H
+
+#define TASK_COMM_LEN 16
+/* The longest stack a user may ask for (--perf-max-stack-depth); the
+ * map's value size is set to the asked depth before load. */
+#define MAX_STACK_DEPTH 127
+
+struct oc_key {
+	__u32 tid;
+	__u32 tgid;
+	__s32 user_stack_id;
+	__s32 kern_stack_id;
+	char comm[TASK_COMM_LEN];
+};
+
+/* Indexes of the per-CPU error counters. */
+enum oc_error {
+	/* bpf_get_stackid failed: a hash collision, or the stack map is full. */
+	ERR_STACK_COLLISION,
+	ERR_STACK_FULL,
+	/* A user task whose user stack could not be read. */
+	ERR_USER_STACK_FAULT,
+	ERR_STACK_OTHER,
+	/* The aggregation map (`info`) was full. */
+	ERR_INFO_FULL,
+	ERR_MAX,
+};
+
+#endif

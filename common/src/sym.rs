@@ -1,0 +1,502 @@
+//! Stack symbolization and the two stack formats (BCC's multi-line stacks
+//! and flame graph "folded" lines), shared by the stack tools.
+//!
+//! One long-lived blazesym symbolizer serves the whole run: kernel
+//! addresses through /proc/kallsyms, user addresses per process (ELF
+//! symbols, DWARF file:line where present). Each process's addresses are
+//! symbolized in one batch and cached, so a frame shared by thousands of
+//! stacks is looked up once.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+use std::rc::Rc;
+
+use anyhow::{Context, Result};
+use blazesym::symbolize::source::{Kernel, Process, Source};
+use blazesym::symbolize::{Input, Symbolized, Symbolizer as Blaze};
+use blazesym::{MaybeDefault, Pid};
+use libbpf_rs::{MapCore, MapFlags};
+
+/// One symbolized address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frame {
+    pub addr: u64,
+    /// None when the address could not be symbolized.
+    pub name: Option<String>,
+    /// From the start of the symbol.
+    pub offset: u64,
+    /// The object file's name (`libc.so.6`), for user frames.
+    pub module: Option<String>,
+    /// `file:line`, where debug information has it.
+    pub source: Option<String>,
+}
+
+impl Frame {
+    /// The function name, or `[unknown]`.
+    pub fn name(&self) -> &str {
+        self.name.as_deref().unwrap_or("[unknown]")
+    }
+
+    /// `name` or, with `offset`, `name+0x1c` (unknown frames: the address).
+    pub fn label(&self, offset: bool) -> String {
+        match (&self.name, offset) {
+            (Some(name), true) => format!("{name}+{:#x}", self.offset),
+            (Some(name), false) => name.clone(),
+            (None, true) => format!("[unknown] {:#x}", self.addr),
+            (None, false) => "[unknown]".into(),
+        }
+    }
+
+    /// BCC memleak's form: `name+0x1c [libc.so.6]`, then ` file:line`.
+    pub fn long_label(&self) -> String {
+        let mut s = self.label(true);
+        if let Some(module) = &self.module {
+            s.push_str(&format!(" [{module}]"));
+        }
+        if let Some(source) = &self.source {
+            s.push(' ');
+            s.push_str(source);
+        }
+        s
+    }
+
+    /// [`label`](Self::label) as one flame graph frame: `;` separates
+    /// frames there.
+    pub fn folded_name(&self, offset: bool) -> String {
+        self.label(offset).replace([';', '\n'], ":")
+    }
+
+    fn unknown(addr: u64) -> Frame {
+        Frame {
+            addr,
+            name: None,
+            offset: 0,
+            module: None,
+            source: None,
+        }
+    }
+}
+
+/// Names of the frames at the top of a kernel stack taken from a BPF
+/// program that belong to the tracing machinery, not to the traced code.
+const TRACING_FRAMES: &[&str] = &[
+    "bpf_prog_",
+    "bpf_trace_run",
+    "__bpf_trace_",
+    "__traceiter_",
+    "bpf_trampoline_",
+    "perf_trace_",
+    "trace_call_bpf",
+    "perf_trace_run_bpf_submit",
+    "bpf_get_stack",
+    "__bpf_get_stack",
+    "trace_event_raw_event_",
+];
+
+/// Drops the BPF program's own frames (and the tracepoint plumbing that
+/// called it) from the top of a kernel stack.
+pub fn trim_tracing_frames(frames: &[Rc<Frame>]) -> &[Rc<Frame>] {
+    let skip = frames
+        .iter()
+        .take_while(|f| {
+            f.name
+                .as_deref()
+                .is_some_and(|n| TRACING_FRAMES.iter().any(|p| n.starts_with(p)))
+        })
+        .count();
+    &frames[skip..]
+}
+
+/// The long-lived symbolizer, with its caches.
+pub struct Symbolizer {
+    blaze: Blaze,
+    kernel: HashMap<u64, Rc<Frame>>,
+    user: HashMap<(u32, u64), Rc<Frame>>,
+}
+
+impl Default for Symbolizer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Symbolizer {
+    pub fn new() -> Symbolizer {
+        Symbolizer {
+            blaze: Blaze::builder()
+                .enable_code_info(true)
+                .enable_inlined_fns(false)
+                .enable_demangling(true)
+                .build(),
+            kernel: HashMap::new(),
+            user: HashMap::new(),
+        }
+    }
+
+    /// Symbolizes the kernel addresses not seen before, in one batch.
+    pub fn prefetch_kernel(&mut self, addrs: impl IntoIterator<Item = u64>) {
+        let mut todo: Vec<u64> = addrs
+            .into_iter()
+            .filter(|a| !self.kernel.contains_key(a))
+            .collect();
+        todo.sort_unstable();
+        todo.dedup();
+        if todo.is_empty() {
+            return;
+        }
+        // kallsyms only: a vmlinux with DWARF, where installed, costs
+        // seconds and hundreds of MiB to parse for line numbers.
+        let src = Source::Kernel(Kernel {
+            vmlinux: MaybeDefault::None,
+            debug_syms: false,
+            ..Kernel::default()
+        });
+        let results = self.blaze.symbolize(&src, Input::AbsAddr(&todo)).ok();
+        for (i, addr) in todo.iter().enumerate() {
+            let frame = results
+                .as_ref()
+                .and_then(|r| r.get(i))
+                .map_or_else(|| Frame::unknown(*addr), |s| to_frame(*addr, s));
+            self.kernel.insert(*addr, Rc::new(frame));
+        }
+    }
+
+    /// Symbolizes process `pid`'s addresses not seen before, in one batch.
+    /// A process that has exited gets `[unknown]` frames.
+    pub fn prefetch_user(&mut self, pid: u32, addrs: impl IntoIterator<Item = u64>) {
+        let mut todo: Vec<u64> = addrs
+            .into_iter()
+            .filter(|a| !self.user.contains_key(&(pid, *a)))
+            .collect();
+        todo.sort_unstable();
+        todo.dedup();
+        // Pid 0 would mean "this process" to blazesym.
+        if todo.is_empty() || pid == 0 {
+            return;
+        }
+        let mut process = Process::new(Pid::from(pid));
+        process.perf_map = true;
+        let src = Source::Process(process);
+        let results = self.blaze.symbolize(&src, Input::AbsAddr(&todo)).ok();
+        for (i, addr) in todo.iter().enumerate() {
+            let frame = results
+                .as_ref()
+                .and_then(|r| r.get(i))
+                .map_or_else(|| Frame::unknown(*addr), |s| to_frame(*addr, s));
+            self.user.insert((pid, *addr), Rc::new(frame));
+        }
+    }
+
+    /// The frames of a kernel stack, leaf first (prefetched or not).
+    pub fn kernel(&mut self, stack: &[u64]) -> Vec<Rc<Frame>> {
+        self.prefetch_kernel(lookup_addresses(stack));
+        let cache = &self.kernel;
+        resolve(stack, |a| cache.get(&a).cloned())
+    }
+
+    /// The frames of process `pid`'s user stack, leaf first (prefetched or
+    /// not).
+    pub fn user(&mut self, pid: u32, stack: &[u64]) -> Vec<Rc<Frame>> {
+        self.prefetch_user(pid, lookup_addresses(stack));
+        let cache = &self.user;
+        resolve(stack, |a| cache.get(&(pid, a)).cloned())
+    }
+
+    /// Forgets a process's frames (its mappings may be reused by a new
+    /// process with the same pid).
+    pub fn forget_user(&mut self) {
+        self.user.clear();
+    }
+}
+
+/// The addresses to look up for a stack, leaf first. Every frame but the
+/// leaf is a return address: the instruction after a call, which for a
+/// call at the very end of a function (one that never returns) is already
+/// in the next symbol. One byte back is inside the call.
+pub fn lookup_addresses(stack: &[u64]) -> impl Iterator<Item = u64> + '_ {
+    stack
+        .iter()
+        .enumerate()
+        .map(|(i, a)| if i == 0 { *a } else { a.saturating_sub(1) })
+}
+
+/// Frames for a stack from the cache of looked-up addresses, with return
+/// addresses shown as they are (the byte taken off for the lookup put back).
+fn resolve(stack: &[u64], cached: impl Fn(u64) -> Option<Rc<Frame>>) -> Vec<Rc<Frame>> {
+    lookup_addresses(stack)
+        .zip(stack)
+        .map(|(key, addr)| match cached(key) {
+            Some(f) if key == *addr => f,
+            Some(f) => Rc::new(Frame {
+                addr: *addr,
+                offset: f.offset + (addr - key),
+                ..(*f).clone()
+            }),
+            None => Rc::new(Frame::unknown(*addr)),
+        })
+        .collect()
+}
+
+fn to_frame(addr: u64, s: &Symbolized) -> Frame {
+    match s {
+        Symbolized::Sym(sym) => Frame {
+            addr,
+            name: Some(sym.name.to_string()),
+            offset: sym.offset as u64,
+            module: sym.module.as_ref().and_then(|m| {
+                std::path::Path::new(m)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+            }),
+            source: sym.code_info.as_ref().map(|ci| {
+                let file = ci.file.to_string_lossy();
+                match ci.line {
+                    Some(line) => format!("{file}:{line}"),
+                    None => file.into_owned(),
+                }
+            }),
+        },
+        Symbolized::Unknown(_) => Frame::unknown(addr),
+    }
+}
+
+/// Reads stack `id` from a BPF_MAP_TYPE_STACK_TRACE map: its addresses,
+/// leaf first. None if the id is not there.
+pub fn read_stack(map: &dyn MapCore, id: i32) -> Result<Option<Vec<u64>>> {
+    if id < 0 {
+        return Ok(None);
+    }
+    let value = map
+        .lookup(&(id as u32).to_ne_bytes(), MapFlags::ANY)
+        .with_context(|| format!("reading stack {id}"))?;
+    Ok(value.map(|bytes| {
+        bytes
+            .chunks_exact(8)
+            .map(|c| u64::from_ne_bytes(c.try_into().unwrap()))
+            .take_while(|a| *a != 0)
+            .collect()
+    }))
+}
+
+/// What a tool has for one half (kernel or user) of a stack.
+#[derive(Debug, Clone)]
+pub enum Part {
+    /// Not asked for (-U, -K), or there is none (a kernel thread's user
+    /// stack).
+    Absent,
+    /// The stack could not be taken (stack map full or a hash collision).
+    Missed,
+    /// Frames, leaf first.
+    Frames(Vec<Rc<Frame>>),
+}
+
+impl Part {
+    fn present(&self) -> bool {
+        !matches!(self, Part::Absent)
+    }
+}
+
+/// One aggregated stack, for printing.
+pub struct Stack<'a> {
+    pub kernel: &'a Part,
+    pub user: &'a Part,
+    pub comm: &'a str,
+    pub pid: u32,
+    /// Print `--` between the kernel and user frames (-d).
+    pub delimited: bool,
+    /// Print `name+0x1c` instead of `name` (-s).
+    pub offsets: bool,
+}
+
+/// BCC's multi-line stack: kernel frames, `--` with -d, user frames, then
+/// `-    comm (pid)` and the value, each frame indented four spaces.
+pub fn write_multi_line(out: &mut dyn Write, s: &Stack, value: u64) -> io::Result<()> {
+    match s.kernel {
+        Part::Absent => {}
+        Part::Missed => writeln!(out, "    [Missed Kernel Stack]")?,
+        Part::Frames(frames) => {
+            for f in frames {
+                writeln!(out, "    {}", f.label(s.offsets))?;
+            }
+        }
+    }
+    if s.delimited && s.kernel.present() && s.user.present() {
+        writeln!(out, "    --")?;
+    }
+    match s.user {
+        Part::Absent => {}
+        Part::Missed => writeln!(out, "    [Missed User Stack]")?,
+        Part::Frames(frames) => {
+            for f in frames {
+                writeln!(out, "    {}", f.label(s.offsets))?;
+            }
+        }
+    }
+    writeln!(out, "    {:<16} {} ({})", "-", s.comm, s.pid)?;
+    writeln!(out, "        {value}\n")
+}
+
+/// A folded line: `comm;user frames root first;kernel frames value`, with
+/// `-` between user and kernel frames under -d; what flamegraph.pl and
+/// inferno read.
+pub fn folded_line(s: &Stack, value: u64) -> String {
+    let mut line = s.comm.replace([';', ' ', '\n'], "_");
+    let mut push = |name: &str| {
+        line.push(';');
+        line.push_str(name);
+    };
+    match s.user {
+        Part::Absent => {}
+        Part::Missed => push("[Missed User Stack]"),
+        Part::Frames(frames) => {
+            for f in frames.iter().rev() {
+                push(&f.folded_name(s.offsets));
+            }
+        }
+    }
+    if s.delimited && s.kernel.present() && s.user.present() {
+        push("-");
+    }
+    match s.kernel {
+        Part::Absent => {}
+        Part::Missed => push("[Missed Kernel Stack]"),
+        Part::Frames(frames) => {
+            for f in frames.iter().rev() {
+                push(&f.folded_name(s.offsets));
+            }
+        }
+    }
+    format!("{line} {value}")
+}
+
+/// Frame names (leaf first) as JSON strings; missed stacks as null.
+pub fn part_json(part: &Part, offsets: bool) -> serde_json::Value {
+    match part {
+        Part::Absent => serde_json::Value::Array(Vec::new()),
+        Part::Missed => serde_json::Value::Null,
+        Part::Frames(frames) => frames
+            .iter()
+            .map(|f| {
+                let mut o = serde_json::json!({
+                    "name": f.label(offsets),
+                    "addr": format!("{:#x}", f.addr),
+                });
+                if let Some(m) = &f.module {
+                    o["module"] = m.clone().into();
+                }
+                if let Some(src) = &f.source {
+                    o["source"] = src.clone().into();
+                }
+                o
+            })
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(name: &str) -> Rc<Frame> {
+        Rc::new(Frame {
+            addr: 0x1000,
+            name: Some(name.into()),
+            offset: 0x1c,
+            module: None,
+            source: None,
+        })
+    }
+
+    #[test]
+    fn tracing_frames_are_trimmed_from_the_top_only() {
+        let frames = vec![
+            frame("bpf_prog_6deef7357e7b4530_oc_btf_switch"),
+            frame("bpf_trace_run4"),
+            frame("__bpf_trace_sched_switch"),
+            frame("__traceiter_sched_switch"),
+            frame("__schedule"),
+            frame("bpf_trace_run4"),
+            frame("schedule"),
+        ];
+        let kept: Vec<&str> = trim_tracing_frames(&frames)
+            .iter()
+            .map(|f| f.name())
+            .collect();
+        assert_eq!(kept, ["__schedule", "bpf_trace_run4", "schedule"]);
+    }
+
+    #[test]
+    fn multi_line_stacks_match_bcc() {
+        let kernel = Part::Frames(vec![frame("schedule"), frame("do_nanosleep")]);
+        let user = Part::Frames(vec![frame("nap"), frame("main")]);
+        let s = Stack {
+            kernel: &kernel,
+            user: &user,
+            comm: "sleeper",
+            pid: 42,
+            delimited: true,
+            offsets: false,
+        };
+        let mut out = Vec::new();
+        write_multi_line(&mut out, &s, 3000000).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "    schedule\n    do_nanosleep\n    --\n    nap\n    main\n\
+             \x20   -                sleeper (42)\n        3000000\n\n"
+        );
+    }
+
+    #[test]
+    fn folded_lines_are_root_first_user_then_kernel() {
+        let kernel = Part::Frames(vec![frame("schedule"), frame("do_nanosleep")]);
+        let user = Part::Frames(vec![frame("nap"), frame("main")]);
+        let missed = Part::Missed;
+        let mut s = Stack {
+            kernel: &kernel,
+            user: &user,
+            comm: "my app",
+            pid: 42,
+            delimited: false,
+            offsets: false,
+        };
+        assert_eq!(
+            folded_line(&s, 7),
+            "my_app;main;nap;do_nanosleep;schedule 7"
+        );
+        s.delimited = true;
+        s.user = &missed;
+        assert_eq!(
+            folded_line(&s, 7),
+            "my_app;[Missed User Stack];-;do_nanosleep;schedule 7"
+        );
+    }
+
+    #[test]
+    fn unknown_frames_print_as_unknown() {
+        let f = Frame::unknown(0xdead);
+        assert_eq!(f.label(false), "[unknown]");
+        assert_eq!(f.label(true), "[unknown] 0xdead");
+        assert_eq!(frame("a;b").folded_name(false), "a:b");
+        assert_eq!(frame("malloc").label(true), "malloc+0x1c");
+    }
+
+    #[test]
+    fn this_process_symbolizes_its_own_functions() {
+        #[inline(never)]
+        fn marker_function_for_symbolization() -> u64 {
+            marker_function_for_symbolization as *const () as u64
+        }
+        let addr = marker_function_for_symbolization();
+        let mut sym = Symbolizer::new();
+        // As a leaf, and as a return address one byte past the start.
+        let frames = sym.user(std::process::id(), &[addr, addr + 1]);
+        for f in &frames {
+            assert!(
+                f.name().contains("marker_function_for_symbolization"),
+                "{f:?}"
+            );
+        }
+        assert_eq!(frames[1].addr, addr + 1);
+        assert_eq!(frames[1].offset, frames[0].offset + 1);
+    }
+}

@@ -1,0 +1,427 @@
+//! offcputime: time threads spend blocked, summed in the kernel by stack,
+//! printed as BCC's multi-line stacks, folded lines, JSON, or a flame graph.
+
+use std::collections::{HashMap, HashSet};
+use std::io::{self, Write};
+use std::mem::MaybeUninit;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use anyhow::{bail, Context, Result};
+use clap::Parser;
+use common::cli::{self, CommonArgs, IdList};
+use common::events::every_interval;
+use common::output::{c_string, escape, Out};
+use common::probe::{self, Hook};
+use common::sym::{self, Part, Stack, Symbolizer};
+use common::{filters, run};
+use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
+use libbpf_rs::{libbpf_sys, MapCore, MapFlags};
+use serde_json::json;
+
+common::skeleton!("offcputime");
+use skel::{types, OffcputimeSkelBuilder};
+
+// SAFETY: a repr(C) struct of integers and a byte array, valid for any bytes.
+unsafe impl plain::Plain for types::oc_key {}
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+    offcputime             # trace off-CPU stack time until Ctrl-C
+    offcputime 5           # trace for 5 seconds only
+    offcputime -f 5        # 5 seconds, and output in folded format
+    offcputime -f -p 185 30 > out.folded; flamegraph.pl out.folded > off.svg
+    offcputime --svg off.svg -p 185 30   # write the flame graph directly
+    offcputime -m 1000     # trace only events that last more than 1000 usec
+    offcputime -M 10000    # trace only events that last less than 10000 usec
+    offcputime -p 185,190  # only trace threads of these processes
+    offcputime -t 188      # only trace thread 188
+    offcputime -u          # only trace user threads (no kernel)
+    offcputime -k          # only trace kernel threads (no user)
+    offcputime -U          # only show user space stacks (no kernel)
+    offcputime -K          # only show kernel space stacks (no user)
+    offcputime --state 2   # only tasks blocked in TASK_UNINTERRUPTIBLE";
+
+/// Summarize off-CPU time by stack trace: the time threads spend blocked
+/// (sleeping, waiting for I/O or locks, preempted), with the stacks where
+/// they blocked.
+#[derive(Parser, Debug)]
+#[command(name = "offcputime", version, after_help = EXAMPLES)]
+struct Args {
+    /// Trace these processes only (comma-separated pids)
+    #[arg(short = 'p', long, value_parser = cli::id_list,
+          conflicts_with_all = ["tid", "user_threads_only", "kernel_threads_only"])]
+    pid: Option<IdList>,
+    /// Trace these threads only (comma-separated tids)
+    #[arg(short = 't', long, value_parser = cli::id_list,
+          conflicts_with_all = ["user_threads_only", "kernel_threads_only"])]
+    tid: Option<IdList>,
+    /// User threads only (no kernel threads)
+    #[arg(short = 'u', long, conflicts_with = "kernel_threads_only")]
+    user_threads_only: bool,
+    /// Kernel threads only (no user threads)
+    #[arg(short = 'k', long)]
+    kernel_threads_only: bool,
+    /// Show user space stacks only (no kernel space stacks)
+    #[arg(short = 'U', long, conflicts_with = "kernel_stacks_only")]
+    user_stacks_only: bool,
+    /// Show kernel space stacks only (no user space stacks)
+    #[arg(short = 'K', long)]
+    kernel_stacks_only: bool,
+    /// Insert a delimiter between kernel and user stacks
+    #[arg(short = 'd', long)]
+    delimited: bool,
+    /// Output folded format, one line per stack (for flame graphs)
+    #[arg(short = 'f', long, conflicts_with = "json")]
+    folded: bool,
+    /// Show the offset of each frame from its symbol (name+0x1c)
+    #[arg(short = 's', long)]
+    offset: bool,
+    /// Only count blocks of at least this many microseconds
+    #[arg(short = 'm', long, value_name = "US", default_value_t = 1)]
+    min_block_time: u64,
+    /// Only count blocks of at most this many microseconds
+    #[arg(short = 'M', long, value_name = "US", default_value_t = u64::MAX)]
+    max_block_time: u64,
+    /// Only tasks going off CPU in this state: a mask of TASK_* bits
+    /// (1 interruptible, 2 uninterruptible, ...), or 0 for runnable
+    /// (preempted)
+    #[arg(long, value_name = "MASK")]
+    state: Option<u64>,
+    /// The number of unique stack traces that can be stored
+    #[arg(long, value_name = "N", default_value_t = 16384,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    stack_storage_size: u32,
+    /// The limit for both kernel and user stack traces
+    #[arg(long, value_name = "DEPTH", default_value_t = 127,
+          value_parser = clap::value_parser!(u32).range(1..=127))]
+    perf_max_stack_depth: u32,
+    /// Also write a flame graph of the result to FILE (SVG)
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
+    /// Duration of the trace, in seconds (default: until Ctrl-C)
+    #[arg(value_parser = cli::positive_u64)]
+    duration: Option<u64>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+fn main() -> std::process::ExitCode {
+    run::main(|| trace(Args::parse()))
+}
+
+fn check_ids_exist(ids: &Option<IdList>, what: &str) -> Result<()> {
+    if let Some(IdList(ids)) = ids {
+        for id in ids {
+            if !std::path::Path::new(&format!("/proc/{id}")).exists() {
+                bail!("there is no {what} {id}");
+            }
+        }
+    }
+    Ok(())
+}
+
+fn trace(args: Args) -> Result<()> {
+    run::libbpf_log(args.common.verbose);
+    if args.min_block_time > args.max_block_time {
+        bail!(
+            "-m {} is above -M {}: nothing could be counted",
+            args.min_block_time,
+            args.max_block_time
+        );
+    }
+    check_ids_exist(&args.pid, "process")?;
+    check_ids_exist(&args.tid, "thread")?;
+    let mut object = MaybeUninit::uninit();
+    let mut open = OffcputimeSkelBuilder::default()
+        .open(&mut object)
+        .context("opening the BPF object")?;
+    let rodata = open
+        .maps
+        .rodata_data
+        .as_deref_mut()
+        .context("the BPF object has no rodata")?;
+    rodata.user_threads_only = args.user_threads_only;
+    rodata.kernel_threads_only = args.kernel_threads_only;
+    rodata.user_stacks = !args.kernel_stacks_only;
+    rodata.kernel_stacks = !args.user_stacks_only;
+    rodata.filter_state = args.state.is_some();
+    rodata.state_mask = args.state.unwrap_or(0) as i64;
+    rodata.min_block_ns = args.min_block_time.saturating_mul(1000);
+    rodata.max_block_ns = args.max_block_time.saturating_mul(1000);
+    rodata.filter_pids = args.pid.is_some();
+    rodata.filter_tids = args.tid.is_some();
+    open.maps
+        .stackmap
+        .set_value_size(args.perf_max_stack_depth * 8)?;
+    open.maps
+        .stackmap
+        .set_max_entries(args.stack_storage_size)?;
+
+    // tp_btf keeps the switch-out state in task storage (5.11+); raw_tp
+    // in a hash map.
+    let storage = probe::map_type(libbpf_sys::BPF_MAP_TYPE_TASK_STORAGE);
+    let candidates: &[Hook] = if storage {
+        &[Hook::TpBtf, Hook::RawTp]
+    } else {
+        &[Hook::RawTp]
+    };
+    let Some(kind) = probe::pick(candidates) else {
+        bail!("this kernel offers neither tp_btf nor raw_tp programs");
+    };
+    if kind == Hook::TpBtf {
+        probe::skip_programs(open.open_object_mut(), "oc_raw_");
+        open.maps.start.set_autocreate(false)?;
+    } else {
+        probe::skip_programs(open.open_object_mut(), "oc_btf_");
+        open.maps.start_storage.set_autocreate(false)?;
+    }
+
+    let Some(mut skel) = common::skel::load(open, &args.common)? else {
+        return Ok(());
+    };
+    if let Some(IdList(pids)) = &args.pid {
+        filters::set_ids(&skel.maps.pid_filter, pids)?;
+    }
+    if let Some(IdList(tids)) = &args.tid {
+        filters::set_ids(&skel.maps.tid_filter, tids)?;
+    }
+    skel.attach().context("attaching the BPF programs")?;
+
+    let mut out = Out::default();
+    let banner = banner(&args);
+    if args.folded {
+        // Folded output is flame graph input: nothing else on stdout.
+        eprintln!("{banner}");
+    } else {
+        out.banner(args.common.json, &banner)?;
+    }
+    every_interval(args.duration, Some(1), || Ok(()))?;
+    // Stop counting before reading, so the report is one consistent cut.
+    drop(skel.links);
+    report(&args, &skel.maps, &mut out)?;
+    out.flush()?;
+    Ok(())
+}
+
+fn banner(args: &Args) -> String {
+    let threads = if let Some(IdList(p)) = &args.pid {
+        format!("PID {}", join(p))
+    } else if let Some(IdList(t)) = &args.tid {
+        format!("TID {}", join(t))
+    } else if args.user_threads_only {
+        "user threads".into()
+    } else if args.kernel_threads_only {
+        "kernel threads".into()
+    } else {
+        "all threads".into()
+    };
+    let stacks = if args.user_stacks_only {
+        "user"
+    } else if args.kernel_stacks_only {
+        "kernel"
+    } else {
+        "user + kernel"
+    };
+    let end = match args.duration {
+        Some(d) => format!(" for {d} secs."),
+        None => "... Hit Ctrl-C to end.".into(),
+    };
+    format!("Tracing off-CPU time (us) of {threads} by {stacks} stack{end}")
+}
+
+fn join(ids: &[u32]) -> String {
+    ids.iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// One stack's half as the output wants it: absent when not asked for or
+/// not applicable, missed on a stack map error, else symbolized frames.
+fn part(
+    id: i32,
+    wanted: bool,
+    stacks: &HashMap<i32, Vec<u64>>,
+    frames: impl FnOnce(&[u64]) -> Vec<Rc<sym::Frame>>,
+) -> Part {
+    if !wanted {
+        return Part::Absent;
+    }
+    match stacks.get(&id) {
+        Some(addrs) => Part::Frames(frames(addrs)),
+        None if id == -1 => Part::Absent,
+        None => Part::Missed,
+    }
+}
+
+fn report(args: &Args, maps: &skel::OffcputimeMaps, out: &mut Out) -> Result<()> {
+    let mut entries: Vec<(types::oc_key, Box<u64>)> = common::hist::drain_as(&maps.info)?;
+    // BCC's order: ascending, the largest last (next to the prompt).
+    entries.sort_by_key(|(k, v)| (**v, k.tgid, k.tid));
+
+    // Read every stack once, then symbolize in batches: the kernel's
+    // addresses together, each process's together.
+    let mut stacks: HashMap<i32, Vec<u64>> = HashMap::new();
+    for (k, _) in &entries {
+        for id in [k.kern_stack_id, k.user_stack_id] {
+            if id >= 0 && !stacks.contains_key(&id) {
+                if let Some(addrs) = sym::read_stack(&maps.stackmap, id)? {
+                    stacks.insert(id, addrs);
+                }
+            }
+        }
+    }
+    let mut symbolizer = Symbolizer::new();
+    let kernel_ids: HashSet<i32> = entries.iter().map(|(k, _)| k.kern_stack_id).collect();
+    symbolizer.prefetch_kernel(
+        kernel_ids
+            .iter()
+            .filter_map(|id| stacks.get(id))
+            .flat_map(|s| sym::lookup_addresses(s)),
+    );
+    let mut by_process: HashMap<u32, HashSet<i32>> = HashMap::new();
+    for (k, _) in &entries {
+        by_process.entry(k.tgid).or_default().insert(k.user_stack_id);
+    }
+    for (tgid, ids) in &by_process {
+        symbolizer.prefetch_user(
+            *tgid,
+            ids.iter()
+                .filter_map(|id| stacks.get(id))
+                .flat_map(|s| sym::lookup_addresses(s)),
+        );
+    }
+
+    let mut folded = Vec::new();
+    let want_folded = args.folded || args.svg.is_some();
+    for (k, ns) in &entries {
+        let us = **ns / 1000;
+        let kernel = part(k.kern_stack_id, !args.user_stacks_only, &stacks, |a| {
+            sym::trim_tracing_frames(&symbolizer.kernel(a)).to_vec()
+        });
+        let user = part(k.user_stack_id, !args.kernel_stacks_only, &stacks, |a| {
+            symbolizer.user(k.tgid, a)
+        });
+        let comm = c_string(&k.comm);
+        let shown = escape(comm.as_bytes());
+        let stack = Stack {
+            kernel: &kernel,
+            user: &user,
+            comm: &shown,
+            pid: k.tid,
+            delimited: args.delimited,
+            offsets: args.offset,
+        };
+        if want_folded {
+            folded.push(sym::folded_line(&stack, us));
+        }
+        if args.common.json {
+            out.json(&json!({
+                "tid": k.tid,
+                "pid": k.tgid,
+                "comm": comm,
+                "us": us,
+                "kernel_stack": sym::part_json(&kernel, args.offset),
+                "user_stack": sym::part_json(&user, args.offset),
+            }))?;
+        } else if args.folded {
+            writeln!(out, "{}", folded.last().unwrap())?;
+        } else {
+            sym::write_multi_line(out, &stack, us)?;
+        }
+    }
+    if let Some(path) = &args.svg {
+        write_svg(path, &folded)?;
+    }
+    report_errors(&maps.errors)
+}
+
+fn write_svg(path: &PathBuf, folded: &[String]) -> Result<()> {
+    use inferno::flamegraph::{self, color::BackgroundColor, Options, Palette};
+    if folded.is_empty() {
+        bail!("no off-CPU time was recorded: {} not written", path.display());
+    }
+    let mut options = Options::default();
+    options.title = "Off-CPU Time Flame Graph".into();
+    options.count_name = "us".into();
+    options.colors = Palette::Basic(inferno::flamegraph::color::BasicPalette::Blue);
+    options.bgcolors = Some(BackgroundColor::Blue);
+    let file = std::fs::File::create(path)
+        .with_context(|| format!("creating {}", path.display()))?;
+    flamegraph::from_lines(
+        &mut options,
+        folded.iter().map(String::as_str),
+        io::BufWriter::new(file),
+    )
+    .with_context(|| format!("writing the flame graph to {}", path.display()))?;
+    eprintln!(
+        "{}: flame graph written to {}",
+        run::tool_name(),
+        path.display()
+    );
+    Ok(())
+}
+
+/// Stack and map failures counted in the kernel, on stderr.
+fn report_errors(errors: &dyn MapCore) -> Result<()> {
+    let tool = run::tool_name();
+    let notes = [
+        "stacks not recorded: hash collisions in the stack map (raise --stack-storage-size)",
+        "stacks not recorded: the stack map was full (raise --stack-storage-size)",
+        "user stacks could not be read (no frame pointers, or paged out)",
+        "stacks not recorded for another error",
+        "off-CPU intervals not counted: the aggregation map was full",
+    ];
+    for (i, note) in notes.iter().enumerate() {
+        let values = errors
+            .lookup_percpu(&(i as u32).to_ne_bytes(), MapFlags::ANY)
+            .context("reading the error counts")?
+            .unwrap_or_default();
+        let n: u64 = values
+            .iter()
+            .filter_map(|v| Some(u64::from_ne_bytes(v.get(..8)?.try_into().ok()?)))
+            .sum();
+        if n > 0 {
+            eprintln!("{tool}: {n} {note}");
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn arguments_are_well_formed() {
+        Args::command().debug_assert();
+    }
+
+    #[test]
+    fn bad_arguments_are_rejected() {
+        for bad in [
+            &["offcputime", "0"][..],
+            &["offcputime", "-p", "x"],
+            &["offcputime", "-u", "-k"],
+            &["offcputime", "-U", "-K"],
+            &["offcputime", "-p", "1", "-t", "1"],
+            &["offcputime", "--perf-max-stack-depth", "128"],
+            &["offcputime", "--stack-storage-size", "0"],
+            &["offcputime", "-f", "--json"],
+            &["offcputime", "-m", "x"],
+        ] {
+            assert!(Args::try_parse_from(bad).is_err(), "{bad:?} was accepted");
+        }
+    }
+
+    #[test]
+    fn banner_names_the_threads_and_stacks() {
+        let args = Args::try_parse_from(["offcputime", "-p", "3,4", "-U", "5"]).unwrap();
+        assert_eq!(
+            banner(&args),
+            "Tracing off-CPU time (us) of PID 3,4 by user stack for 5 secs."
+        );
+    }
+}
