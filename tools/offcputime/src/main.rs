@@ -231,10 +231,7 @@ fn banner(args: &Args) -> String {
 }
 
 fn join(ids: &[u32]) -> String {
-    ids.iter()
-        .map(u32::to_string)
-        .collect::<Vec<_>>()
-        .join(",")
+    ids.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
 }
 
 /// One stack's half as the output wants it: absent when not asked for or
@@ -282,7 +279,10 @@ fn report(args: &Args, maps: &skel::OffcputimeMaps, out: &mut Out) -> Result<()>
     );
     let mut by_process: HashMap<u32, HashSet<i32>> = HashMap::new();
     for (k, _) in &entries {
-        by_process.entry(k.tgid).or_default().insert(k.user_stack_id);
+        by_process
+            .entry(k.tgid)
+            .or_default()
+            .insert(k.user_stack_id);
     }
     for (tgid, ids) in &by_process {
         symbolizer.prefetch_user(
@@ -340,15 +340,18 @@ fn report(args: &Args, maps: &skel::OffcputimeMaps, out: &mut Out) -> Result<()>
 fn write_svg(path: &PathBuf, folded: &[String]) -> Result<()> {
     use inferno::flamegraph::{self, color::BackgroundColor, Options, Palette};
     if folded.is_empty() {
-        bail!("no off-CPU time was recorded: {} not written", path.display());
+        bail!(
+            "no off-CPU time was recorded: {} not written",
+            path.display()
+        );
     }
     let mut options = Options::default();
     options.title = "Off-CPU Time Flame Graph".into();
     options.count_name = "us".into();
     options.colors = Palette::Basic(inferno::flamegraph::color::BasicPalette::Blue);
     options.bgcolors = Some(BackgroundColor::Blue);
-    let file = std::fs::File::create(path)
-        .with_context(|| format!("creating {}", path.display()))?;
+    let file =
+        std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
     flamegraph::from_lines(
         &mut options,
         folded.iter().map(String::as_str),

@@ -1,0 +1,310 @@
+//! offcputime against a real sleeper: a small C program, built here with
+//! frame pointers, whose main thread naps 100 ms at a time in a named
+//! function and whose second thread naps 50 ms at a time in another.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use common::testing::{require_root, run, stop_and_check_unloaded, Finished, Traced};
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_offcputime");
+const MAIN_FN: &str = "sleep_forever_in_named_function";
+const THREAD_FN: &str = "second_thread_sleeps";
+
+fn sleeper_binary() -> &'static PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/sleeper.c");
+        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("oc-sleeper");
+        let status = Command::new("cc")
+            .args(["-O1", "-g", "-fno-omit-frame-pointer", "-pthread", "-o"])
+            .arg(&out)
+            .arg(&src)
+            .status()
+            .expect("running cc");
+        assert!(status.success(), "cc failed to build {}", src.display());
+        out
+    })
+}
+
+/// The running sleeper, killed when dropped.
+struct Sleeper(Child);
+
+impl Sleeper {
+    fn start() -> Sleeper {
+        let mut child = Command::new(sleeper_binary())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line.trim(), "ready");
+        Sleeper(child)
+    }
+
+    fn pid(&self) -> u32 {
+        self.0.id()
+    }
+
+    fn thread_tid(&self) -> u32 {
+        std::fs::read_dir(format!("/proc/{}/task", self.pid()))
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+            .find(|tid| *tid != self.pid())
+            .expect("the sleeper's second thread")
+    }
+}
+
+impl Drop for Sleeper {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Runs offcputime for `secs` seconds (its own duration) and returns what
+/// it printed.
+fn trace_for(args: &[&str], secs: &str) -> Finished {
+    require_root();
+    let mut all = args.to_vec();
+    all.push(secs);
+    let tool = Traced::start_command(Command::new(BIN).args(&all));
+    let finished = tool.wait(Duration::from_secs(30));
+    assert!(finished.status.success(), "{finished:?}");
+    finished
+}
+
+/// The folded line whose stack goes through `function`, and its value.
+fn folded_through<'a>(finished: &'a Finished, function: &str) -> Option<(&'a str, u64)> {
+    finished.stdout.iter().find_map(|l| {
+        let (stack, value) = l.rsplit_once(' ')?;
+        stack
+            .split(';')
+            .any(|f| f == function)
+            .then(|| (stack, value.parse().unwrap()))
+    })
+}
+
+/// The total of every folded line through `function`.
+fn total_through(finished: &Finished, function: &str) -> u64 {
+    finished
+        .stdout
+        .iter()
+        .filter_map(|l| {
+            let (stack, value) = l.rsplit_once(' ')?;
+            stack
+                .split(';')
+                .any(|f| f == function)
+                .then(|| value.parse::<u64>().unwrap())
+        })
+        .sum()
+}
+
+#[test]
+fn folded_output_attributes_the_sleep_to_the_named_function() {
+    let sleeper = Sleeper::start();
+    let pid = sleeper.pid().to_string();
+    let finished = trace_for(&["-p", &pid, "-f"], "3");
+    let (stack, _) = folded_through(&finished, MAIN_FN)
+        .unwrap_or_else(|| panic!("no stack through {MAIN_FN}: {:?}", finished.stdout));
+    // About 3 s: all of it but the nap in progress at each end (a nap
+    // preempted on its way in or out may end in another kernel stack).
+    let us = total_through(&finished, MAIN_FN);
+    assert!(
+        (2_500_000..=3_200_000).contains(&us),
+        "{us} us off CPU in 3 s: {:?}",
+        finished.stdout
+    );
+    let frames: Vec<&str> = stack.split(';').collect();
+    assert_eq!(frames[0], "oc-sleeper", "{stack}");
+    let at = |name: &str| frames.iter().position(|f| *f == name);
+    // Root first: main, then the named function, then the kernel.
+    assert!(at("main") < at(MAIN_FN), "{stack}");
+    assert!(at(MAIN_FN) < at("do_nanosleep"), "{stack}");
+    assert!(
+        !frames.iter().any(|f| f.starts_with("bpf_")),
+        "the BPF program's own frames are trimmed: {stack}"
+    );
+    // Only the traced process.
+    assert!(finished.stdout.iter().all(|l| l.starts_with("oc-sleeper;")));
+}
+
+#[test]
+fn multi_line_output_shows_the_stack_and_the_process() {
+    let sleeper = Sleeper::start();
+    let pid = sleeper.pid().to_string();
+    let finished = trace_for(&["-p", &pid, "-d"], "2");
+    assert!(finished.stdout[0].starts_with("Tracing off-CPU time (us) of PID"));
+    let out = finished.stdout.join("\n");
+    let at_fn = out.find(&format!("    {MAIN_FN}")).expect(&out);
+    let at_delim = out.find("    --\n").expect(&out);
+    let owner = format!("    -                oc-sleeper ({pid})");
+    let at_owner = out.find(&owner).expect(&out);
+    assert!(at_delim < at_fn && at_fn < at_owner, "{out}");
+    let value: u64 = out[at_owner..]
+        .lines()
+        .nth(1)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(value > 0, "{value}");
+}
+
+#[test]
+fn svg_flame_graph_is_written() {
+    let sleeper = Sleeper::start();
+    let pid = sleeper.pid().to_string();
+    let svg = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("oc-{pid}.svg"));
+    let finished = trace_for(&["-p", &pid, "--svg", svg.to_str().unwrap()], "2");
+    let text = std::fs::read_to_string(&svg).expect("the SVG file");
+    std::fs::remove_file(&svg).unwrap();
+    assert!(text.contains("<svg"), "not an SVG");
+    assert!(text.contains(MAIN_FN), "the flame graph lacks {MAIN_FN}");
+    assert!(finished.stderr.contains("flame graph written"));
+}
+
+#[test]
+fn min_and_max_block_times_filter_naps_by_length() {
+    let sleeper = Sleeper::start();
+    let pid = sleeper.pid().to_string();
+    // 100 ms naps pass -m 80 ms; 50 ms naps do not.
+    let long = trace_for(&["-p", &pid, "-f", "-m", "80000"], "2");
+    assert!(
+        folded_through(&long, MAIN_FN).is_some(),
+        "{:?}",
+        long.stdout
+    );
+    assert!(
+        folded_through(&long, THREAD_FN).is_none(),
+        "{:?}",
+        long.stdout
+    );
+    let short = trace_for(&["-p", &pid, "-f", "-M", "80000"], "2");
+    assert!(
+        folded_through(&short, THREAD_FN).is_some(),
+        "{:?}",
+        short.stdout
+    );
+    assert!(
+        folded_through(&short, MAIN_FN).is_none(),
+        "{:?}",
+        short.stdout
+    );
+}
+
+#[test]
+fn thread_filter_and_stack_kinds() {
+    let sleeper = Sleeper::start();
+    let tid = sleeper.thread_tid().to_string();
+    let only_thread = trace_for(&["-t", &tid, "--json", "-U"], "2");
+    let entries = only_thread.json();
+    assert!(!entries.is_empty());
+    for e in &entries {
+        assert_eq!(e["tid"].to_string(), tid, "{e}");
+        assert_eq!(e["kernel_stack"], Value::Array(vec![]), "-U: {e}");
+        let user: Vec<&str> = e["user_stack"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["name"].as_str().unwrap())
+            .collect();
+        assert!(user.contains(&THREAD_FN), "{user:?}");
+    }
+    let kernel_only = trace_for(&["-t", &tid, "--json", "-K"], "1");
+    for e in kernel_only.json() {
+        assert_eq!(e["user_stack"], Value::Array(vec![]), "-K: {e}");
+        assert!(e["kernel_stack"].as_array().is_some_and(|k| !k.is_empty()));
+    }
+}
+
+fn is_kernel_thread(pid: u64) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .map(|s| s.lines().any(|l| l == "Kthread:\t1"))
+        .unwrap_or(false)
+}
+
+#[test]
+fn user_and_kernel_thread_filters_split_threads() {
+    let sleeper = Sleeper::start();
+    let users = trace_for(&["-u", "--json"], "2");
+    let kernels = trace_for(&["-k", "--json"], "2");
+    let users = users.json();
+    let kernels = kernels.json();
+    assert!(users.iter().any(|e| e["pid"] == sleeper.pid()));
+    assert!(
+        users
+            .iter()
+            .all(|e| !is_kernel_thread(e["pid"].as_u64().unwrap())),
+        "-u let a kernel thread through"
+    );
+    assert!(!kernels.is_empty(), "-k saw no kernel thread block in 2 s");
+    for e in &kernels {
+        let pid = e["pid"].as_u64().unwrap();
+        // Threads that exited since cannot be checked.
+        if std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            assert!(is_kernel_thread(pid), "-k let a user thread through: {e}");
+        }
+        assert_eq!(e["user_stack"], Value::Array(vec![]), "{e}");
+    }
+}
+
+#[test]
+fn state_filter_selects_the_sleep_state() {
+    let sleeper = Sleeper::start();
+    let pid = sleeper.pid().to_string();
+    // nanosleep sleeps interruptibly (TASK_INTERRUPTIBLE = 1).
+    let interruptible = trace_for(&["-p", &pid, "-f", "--state", "1"], "1");
+    assert!(folded_through(&interruptible, MAIN_FN).is_some());
+    let uninterruptible = trace_for(&["-p", &pid, "-f", "--state", "2"], "1");
+    assert!(folded_through(&uninterruptible, MAIN_FN).is_none());
+}
+
+#[test]
+fn ctrl_c_reports_and_unloads() {
+    let sleeper = Sleeper::start();
+    require_root();
+    let tool = Traced::start(BIN, &["-p", &sleeper.pid().to_string(), "-f"]);
+    std::thread::sleep(Duration::from_millis(1500));
+    let finished = stop_and_check_unloaded(tool);
+    assert!(finished.status.success());
+    assert!(folded_through(&finished, MAIN_FN).is_some(), "{finished:?}");
+}
+
+#[test]
+fn raw_tp_fallback_sees_the_same_stacks() {
+    let sleeper = Sleeper::start();
+    require_root();
+    let tool = Traced::start_command(
+        Command::new(BIN)
+            .args(["-v", "-f", "-p", &sleeper.pid().to_string(), "2"])
+            .env("BPFTOOLS_DISABLE", "tp_btf"),
+    );
+    let finished = tool.wait(Duration::from_secs(30));
+    assert!(
+        finished.stderr.contains("raw_tp sched_switch"),
+        "{}",
+        finished.stderr
+    );
+    assert!(folded_through(&finished, MAIN_FN).is_some(), "{finished:?}");
+}
+
+#[test]
+fn a_missing_process_is_an_error() {
+    require_root();
+    let out = run(BIN, &["-p", "999999999", "1"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        out.stderr.contains("there is no process 999999999"),
+        "{}",
+        out.stderr
+    );
+    let out = run(BIN, &["-p", "not-a-pid", "1"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+}
