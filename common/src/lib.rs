@@ -8,6 +8,7 @@ pub mod cli;
 pub mod events;
 pub mod filters;
 pub mod hist;
+pub mod launch;
 pub mod output;
 pub mod probe;
 pub mod run;

@@ -112,6 +112,8 @@ pub struct Symbolizer {
     blaze: Blaze,
     kernel: HashMap<u64, Rc<Frame>>,
     user: HashMap<(u32, u64), Rc<Frame>>,
+    /// Processes whose memory map is cached (see [`Symbolizer::keep_process`]).
+    kept: std::collections::HashSet<u32>,
 }
 
 impl Default for Symbolizer {
@@ -130,6 +132,22 @@ impl Symbolizer {
                 .build(),
             kernel: HashMap::new(),
             user: HashMap::new(),
+            kept: Default::default(),
+        }
+    }
+
+    /// Caches (or refreshes) process `pid`'s memory map, so that its
+    /// addresses can still be symbolized after it has exited (a traced
+    /// command's final report). Call it again after the process may have
+    /// mapped new code.
+    pub fn keep_process(&mut self, pid: u32) {
+        use blazesym::symbolize::cache::{Cache, Process as CachedProcess};
+        let mut cache = CachedProcess::new(Pid::from(pid));
+        cache.cache_perf_map = false;
+        if pid != 0 && self.blaze.cache(&Cache::Process(cache)).is_ok() {
+            self.kept.insert(pid);
+            // New mappings may have moved code: look everything up again.
+            self.user.retain(|(p, _), _| *p != pid);
         }
     }
 
@@ -175,7 +193,8 @@ impl Symbolizer {
             return;
         }
         let mut process = Process::new(Pid::from(pid));
-        process.perf_map = true;
+        // Cached memory maps outlive the process; /proc/PID/map_files does not.
+        process.map_files = !self.kept.contains(&pid);
         let src = Source::Process(process);
         let results = self.blaze.symbolize(&src, Input::AbsAddr(&todo)).ok();
         for (i, addr) in todo.iter().enumerate() {

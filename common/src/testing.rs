@@ -58,7 +58,8 @@ impl Finished {
 
 impl Traced {
     /// Starts `bin args…` and waits until it has attached: its first stdout
-    /// line (the header), or its "Tracing…" note on stderr in JSON mode.
+    /// line (the header), or its "Tracing…" (memleak: "Attaching to…") note
+    /// on stderr in JSON mode.
     pub fn start(bin: &str, args: &[&str]) -> Traced {
         Self::start_command(Command::new(bin).args(args))
     }
@@ -104,7 +105,11 @@ impl Traced {
     fn wait_ready(&mut self) {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
-            if self.stderr.lock().unwrap().contains("Tracing") {
+            let attached = {
+                let stderr = self.stderr.lock().unwrap();
+                stderr.contains("Tracing") || stderr.contains("Attaching to")
+            };
+            if attached {
                 return;
             }
             match self.lines.recv_timeout(Duration::from_millis(50)) {

@@ -1,7 +1,5 @@
 //! opensnoop: trace file opens.
 
-mod launch;
-
 use std::borrow::Cow;
 use std::ffi::OsString;
 use std::io::{self, Write};
@@ -148,7 +146,7 @@ fn trace(args: Args) -> Result<()> {
     let child = if args.exec.is_empty() || args.common.dry_run {
         None
     } else {
-        Some(launch::Held::spawn(&args.exec)?)
+        Some(common::launch::Held::spawn(&args.exec)?)
     };
     let mut object = MaybeUninit::uninit();
     let mut open = OpensnoopSkelBuilder::default()

@@ -1,6 +1,6 @@
-//! `--exec CMD`: a child forked before the probes load and held before its
-//! exec until they are attached, so its pid can be filtered on and none of
-//! its opens is missed.
+//! A command to trace (opensnoop --exec, memleak -c): a child forked before
+//! the probes load and held before its exec until they are attached, so
+//! its pid can be filtered on and nothing it does is missed.
 
 use std::ffi::{CString, OsString};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -21,13 +21,13 @@ fn resolve(program: &OsString) -> Result<PathBuf> {
         if path.is_file() {
             return Ok(path.to_path_buf());
         }
-        bail!("--exec: no such file: {}", path.display());
+        bail!("no such file: {}", path.display());
     }
     let search = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
     std::env::split_paths(&search)
         .map(|dir| dir.join(path))
         .find(|p| p.is_file())
-        .with_context(|| format!("--exec: command not found: {}", path.display()))
+        .with_context(|| format!("command not found: {}", path.display()))
 }
 
 impl Held {
@@ -37,14 +37,14 @@ impl Held {
             .iter()
             .map(|a| CString::new(a.as_bytes()))
             .collect::<Result<_, _>>()
-            .context("--exec: an argument contains a NUL byte")?;
+            .context("an argument of the command contains a NUL byte")?;
         let mut ptrs: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
         ptrs.push(std::ptr::null());
 
         let mut fds = [0; 2];
         // SAFETY: fds is a valid array of two ints.
         if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return Err(std::io::Error::last_os_error()).context("--exec: pipe");
+            return Err(std::io::Error::last_os_error()).context("starting the command: pipe");
         }
         // SAFETY: pipe2 returned two fresh descriptors that we now own.
         let (wait_end, release) =
@@ -54,7 +54,7 @@ impl Held {
         // prepared before the fork.
         let pid = unsafe { libc::fork() };
         if pid < 0 {
-            return Err(std::io::Error::last_os_error()).context("--exec: fork");
+            return Err(std::io::Error::last_os_error()).context("starting the command: fork");
         }
         if pid == 0 {
             // SAFETY: see above; the child never returns from this block.
@@ -83,7 +83,7 @@ impl Held {
         // SAFETY: writes one byte from a valid buffer to a descriptor we own.
         let n = unsafe { libc::write(self.release.as_raw_fd(), b"x".as_ptr().cast(), 1) };
         if n != 1 {
-            return Err(std::io::Error::last_os_error()).context("--exec: starting the command");
+            return Err(std::io::Error::last_os_error()).context("starting the command");
         }
         Ok(())
     }

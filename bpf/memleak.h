@@ -1,0 +1,57 @@
+/* Shared by memleak.bpf.c and the memleak front end. */
+#ifndef __MEMLEAK_H
+#define __MEMLEAK_H
+
+#define MAX_STACK_DEPTH 127
+
+/* Outstanding allocations are kept by process and address: with several
+ * processes traced, one address can be live in each. */
+struct alloc_key {
+	__u64 addr;
+	__u32 tgid;
+	__u32 pad;
+};
+
+/* One outstanding allocation. */
+struct alloc_info {
+	__u64 size;
+	__u64 ts_ns;
+	__s32 stack_id;
+	__u32 tgid;
+};
+
+/* Stacks are per process: the same addresses mean different code in two. */
+struct combined_key {
+	__s32 stack_id;
+	__u32 tgid;
+};
+
+/* Outstanding bytes and allocations per stack (-C). */
+struct combined {
+	__u64 bytes;
+	__u64 count;
+};
+
+/* -t: one allocator call. */
+struct mem_event {
+	__u64 ts_ns;
+	__u64 addr;
+	__u64 size;
+	__u32 pid;
+	__u32 tid;
+	/* 1 allocation, 0 free. */
+	__u8 alloc;
+	__u8 pad[7];
+};
+
+enum memleak_error {
+	ERR_STACK_COLLISION,
+	ERR_STACK_FULL,
+	ERR_STACK_OTHER,
+	/* The outstanding-allocations map was full. */
+	ERR_ALLOCS_FULL,
+	ERR_COMBINED_FULL,
+	ERR_MAX,
+};
+
+#endif

@@ -1,0 +1,286 @@
+//! memleak against a real leaker: a small C program, built here with frame
+//! pointers, that leaks 4 KiB every 10 ms from `leak_4k_here` and frees all
+//! that `allocate_to_be_freed` allocates.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use common::testing::{require_root, run, stop_and_check_unloaded, Finished, Traced};
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_memleak");
+const LEAKER_FN: &str = "leak_4k_here";
+const FREED_FN: &str = "allocate_to_be_freed";
+
+fn leaker_binary() -> &'static PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/leaker.c");
+        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ml-leaker");
+        let status = Command::new("cc")
+            .args(["-O1", "-g", "-fno-omit-frame-pointer", "-o"])
+            .arg(&out)
+            .arg(&src)
+            .status()
+            .expect("running cc");
+        assert!(status.success(), "cc failed to build {}", src.display());
+        out
+    })
+}
+
+/// The running leaker, killed when dropped.
+struct Leaker(Child);
+
+impl Leaker {
+    fn start() -> Leaker {
+        let mut child = Command::new(leaker_binary())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line.trim(), "ready");
+        Leaker(child)
+    }
+
+    fn pid(&self) -> String {
+        self.0.id().to_string()
+    }
+}
+
+impl Drop for Leaker {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Runs memleak until it ends by itself (count, or the command's exit).
+fn run_until_done(args: &[&str]) -> Finished {
+    require_root();
+    let finished = run(BIN, args);
+    assert!(finished.status.success(), "{finished:?}");
+    finished
+}
+
+fn frame_names(stack: &Value) -> Vec<String> {
+    stack
+        .as_array()
+        .map(|frames| {
+            frames
+                .iter()
+                .map(|f| {
+                    f["name"]
+                        .as_str()
+                        .unwrap()
+                        .split('+')
+                        .next()
+                        .unwrap()
+                        .to_string()
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The JSON report entry whose first frame is `function`.
+fn entry_from<'a>(entries: &'a [Value], function: &str) -> Option<&'a Value> {
+    entries
+        .iter()
+        .find(|e| frame_names(&e["stack"]).first().map(String::as_str) == Some(function))
+}
+
+#[test]
+fn reports_the_leaking_function_as_the_direct_caller() {
+    let leaker = Leaker::start();
+    let pid = leaker.pid();
+    let finished = run_until_done(&["-p", &pid, "3", "1"]);
+    let out = finished.stdout.join("\n");
+    assert!(finished.stdout[0].starts_with("Attaching to pid"), "{out}");
+    assert!(
+        out.contains("] Top 10 stacks with outstanding allocations:"),
+        "{out}"
+    );
+    // The leak, charged to the function that called malloc, and only that.
+    let header = finished
+        .stdout
+        .iter()
+        .position(|l| l.ends_with("allocations from stack") && l.contains(" bytes in "))
+        .expect(&out);
+    let mut biggest = None;
+    for (i, line) in finished.stdout.iter().enumerate().skip(header) {
+        if line.starts_with('\t') && line.contains(" bytes in ") {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let first_frame = finished.stdout[i + 1].trim();
+            if first_frame.starts_with(&format!("{LEAKER_FN}+")) {
+                biggest = Some((f[0].parse::<u64>().unwrap(), f[3].parse::<u64>().unwrap()));
+            }
+        }
+    }
+    let (bytes, count) = biggest.unwrap_or_else(|| panic!("no stack from {LEAKER_FN}: {out}"));
+    // 3 s of one leak per 10 ms (a little more with the sleep's slack),
+    // less the last 500 ms (-o): about 250.
+    assert!((150..=260).contains(&count), "{count} allocations: {out}");
+    assert_eq!(bytes, count * 4096, "{out}");
+    assert!(!out.contains(FREED_FN), "freed memory reported: {out}");
+    assert!(out.contains("leaker.c:"), "file:line from DWARF: {out}");
+}
+
+#[test]
+fn folded_output_is_flame_graph_input() {
+    let leaker = Leaker::start();
+    let pid = leaker.pid();
+    let finished = run_until_done(&["-p", &pid, "-f", "2", "1"]);
+    let line = finished
+        .stdout
+        .iter()
+        .find(|l| l.contains(&format!(";main;{LEAKER_FN} ")))
+        .unwrap_or_else(|| panic!("{:?}", finished.stdout));
+    assert!(line.starts_with("ml-leaker;"), "{line}");
+    let bytes: u64 = line.rsplit_once(' ').unwrap().1.parse().unwrap();
+    assert!(bytes > 0 && bytes % 4096 == 0, "{line}");
+    // Nothing but folded lines on stdout.
+    assert!(finished.stdout.iter().all(|l| l
+        .rsplit_once(' ')
+        .is_some_and(|(_, n)| n.parse::<u64>().is_ok())));
+}
+
+#[test]
+fn command_is_started_traced_and_reported_at_exit() {
+    let cmd = format!("{} 100", leaker_binary().display());
+    let finished = run_until_done(&["-c", &cmd, "--json", "-o", "0", "60"]);
+    let entries = finished.json();
+    let leak = entry_from(&entries, LEAKER_FN).unwrap_or_else(|| panic!("{entries:?}"));
+    // Every one of the 100 leaks, none of the freed blocks.
+    assert_eq!(leak["allocations"], 100, "{leak}");
+    assert_eq!(leak["bytes"], 100 * 4096, "{leak}");
+    assert!(entry_from(&entries, FREED_FN).is_none(), "{entries:?}");
+    let frames = frame_names(&leak["stack"]);
+    assert_eq!(frames[1], "main", "{frames:?}");
+}
+
+#[test]
+fn sampling_keeps_about_one_in_n() {
+    let cmd = format!("{} 300", leaker_binary().display());
+    let finished = run_until_done(&["-c", &cmd, "--json", "-o", "0", "-s", "10", "60"]);
+    let entries = finished.json();
+    let sampled = entry_from(&entries, LEAKER_FN).map_or(0, |e| e["allocations"].as_u64().unwrap());
+    assert!(
+        (5..=90).contains(&sampled),
+        "{sampled} of 300 sampled at 1 in 10"
+    );
+}
+
+#[test]
+fn size_filters_and_combined_totals() {
+    let cmd = format!("{} 50", leaker_binary().display());
+    let small = run_until_done(&["-c", &cmd, "--json", "-o", "0", "-Z", "3000", "60"]);
+    assert!(
+        entry_from(&small.json(), LEAKER_FN).is_none(),
+        "-Z 3000 kept 4 KiB blocks"
+    );
+    let combined = run_until_done(&["-c", &cmd, "--json", "-C", "-z", "4000", "60"]);
+    let entries = combined.json();
+    let leak = entry_from(&entries, LEAKER_FN).unwrap_or_else(|| panic!("{entries:?}"));
+    assert_eq!(leak["allocations"], 50);
+}
+
+#[test]
+fn trace_mode_prints_each_call_and_show_allocs_lists_them() {
+    let cmd = format!("{} 20", leaker_binary().display());
+    let finished = run_until_done(&["-c", &cmd, "-t", "-a", "-o", "0", "60"]);
+    let allocs = finished
+        .stdout
+        .iter()
+        .filter(|l| l.contains(" alloc 4096 bytes at 0x"))
+        .count();
+    let frees = finished
+        .stdout
+        .iter()
+        .filter(|l| l.contains(" free 0x"))
+        .count();
+    assert!(allocs >= 20, "{allocs} allocations traced");
+    assert!(frees >= 20, "{frees} frees traced");
+    let listed = finished
+        .stdout
+        .iter()
+        .filter(|l| l.starts_with("\taddr = ") && l.ends_with("size = 4096"))
+        .count();
+    // The leaks, and stdio's buffer.
+    assert!(listed >= 20, "{:?}", finished.stdout);
+}
+
+#[test]
+fn kernel_mode_prints_kernel_stacks() {
+    require_root();
+    let tool = Traced::start(BIN, &["--json", "-o", "0", "-T", "5", "2", "1"]);
+    // Some kernel allocations to be sure: processes and files.
+    for _ in 0..20 {
+        let _ = Command::new("true").status();
+    }
+    let finished = tool.wait(Duration::from_secs(30));
+    assert!(finished.status.success(), "{finished:?}");
+    let entries = finished.json();
+    assert!(!entries.is_empty() && entries.len() <= 5, "{entries:?}");
+    for e in &entries {
+        let frames = frame_names(&e["stack"]);
+        assert!(!frames.is_empty(), "{e}");
+        assert!(
+            !frames[0].starts_with("bpf_") && !frames[0].starts_with("perf_trace"),
+            "{e}"
+        );
+        assert!(e["bytes"].as_u64().unwrap() > 0);
+    }
+}
+
+#[test]
+fn ctrl_c_reports_and_detaches() {
+    let leaker = Leaker::start();
+    require_root();
+    let tool = Traced::start(BIN, &["-p", &leaker.pid(), "--json", "60"]);
+    std::thread::sleep(Duration::from_millis(1500));
+    let finished = stop_and_check_unloaded(tool);
+    assert!(finished.status.success(), "{finished:?}");
+    assert!(
+        entry_from(&finished.json(), LEAKER_FN).is_some(),
+        "{finished:?}"
+    );
+}
+
+#[test]
+fn bad_targets_are_errors() {
+    require_root();
+    let out = run(BIN, &["-p", "999999999", "1", "1"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        out.stderr.contains("there is no process 999999999"),
+        "{}",
+        out.stderr
+    );
+    let out = run(BIN, &["-c", "/no/such/leaker-xyz", "1", "1"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(out.stderr.contains("/no/such/leaker-xyz"), "{}", out.stderr);
+    let out = run(BIN, &["-p", "1", "-O", "/no/such/lib.so", "1", "1"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let out = run(BIN, &["-P", "-p", "1"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+}
+
+#[test]
+fn dry_runs_load_both_modes() {
+    require_root();
+    let user = run(BIN, &["--dry-run", "-p", "1"]);
+    assert!(user.status.success(), "{user:?}");
+    let kernel = run(BIN, &["--dry-run", "-P"]);
+    assert!(kernel.status.success(), "{kernel:?}");
+    let text = kernel.stdout.join("\n");
+    assert!(
+        text.contains("kmem:kmalloc") && text.contains("percpu:percpu_alloc_percpu"),
+        "{text}"
+    );
+}
