@@ -143,7 +143,7 @@ fn folded_output_is_flame_graph_input() {
         .unwrap_or_else(|| panic!("{:?}", finished.stdout));
     assert!(line.starts_with("ml-leaker;"), "{line}");
     let bytes: u64 = line.rsplit_once(' ').unwrap().1.parse().unwrap();
-    assert!(bytes > 0 && bytes % 4096 == 0, "{line}");
+    assert!(bytes > 0 && bytes.is_multiple_of(4096), "{line}");
     // Nothing but folded lines on stdout.
     assert!(finished.stdout.iter().all(|l| l
         .rsplit_once(' ')
