@@ -16,6 +16,8 @@ use anyhow::{bail, Context, Result};
 use crate::{build_release, deps};
 
 const LIBBPF_TOOLS: &str = "/usr/sbin";
+/// A workload banner meaning: start-up ends when the tool holds its programs.
+const LOADED: &str = "\0loaded";
 const ROUNDS: usize = 3;
 
 /// A workload the tools trace: runs once, returns its wall time; every
@@ -45,7 +47,14 @@ pub fn main(args: &[String]) -> Result<()> {
     if !crate::is_root() {
         bail!("bench loads BPF programs: run it as root");
     }
-    deps(&["libbpf-tools", "linux-perf", "fio"])?;
+    deps(&[
+        "libbpf-tools",
+        "linux-perf",
+        "fio",
+        "bpftrace",
+        "iproute2",
+        "nftables",
+    ])?;
     let wanted: Vec<&str> = if args.is_empty() {
         vec![
             "opensnoop",
@@ -54,6 +63,8 @@ pub fn main(args: &[String]) -> Result<()> {
             "biolatency",
             "tcpretrans",
             "cachestat",
+            "offcputime",
+            "memleak",
         ]
     } else {
         args.iter().map(String::as_str).collect()
@@ -72,7 +83,12 @@ pub fn main(args: &[String]) -> Result<()> {
         "tool", "impl", "1st ev ms", "RSS MiB", "base ms", "traced ms", "slowdown", "seen/sent"
     );
     let mut ratios = Vec::new();
+    let mut memleak_notes = Vec::new();
     for tool in &wanted {
+        if *tool == "memleak" {
+            memleak_notes = memleak_bench(&ours.join("memleak"), &scratch)?;
+            continue;
+        }
         let workload = Arc::new(match *tool {
             "opensnoop" => open_loop(&scratch, 100_000)?,
             "execsnoop" => exec_loop(&scratch, 500)?,
@@ -85,6 +101,12 @@ pub fn main(args: &[String]) -> Result<()> {
             "biolatency" => fio_randread(&scratch)?,
             "tcpretrans" => lossy_transfer(&netns)?,
             "cachestat" => cached_reads(&scratch)?,
+            "offcputime" => command_workload(
+                "perf bench sched pipe",
+                LOADED,
+                "perf",
+                &["bench", "sched", "pipe", "-l", "100000"],
+            ),
             other => bail!("no benchmark for '{other}'"),
         });
         let mut pair = Vec::new();
@@ -135,7 +157,10 @@ pub fn main(args: &[String]) -> Result<()> {
     }
     println!();
     println!("ratios, ours / libbpf-tools (below 1 is better for ours):");
-    println!("(start-up: to the first event, or to the banner printed once attached)");
+    println!(
+        "(start-up: to the first event, to the banner printed once attached, \
+         or until the BPF programs are loaded)"
+    );
     for (tool, what, pair) in &ratios {
         let slow = |s: &Sample| s.traced.as_secs_f64() / s.base.as_secs_f64();
         let [o, l] = pair.as_slice() else {
@@ -154,9 +179,270 @@ pub fn main(args: &[String]) -> Result<()> {
             slow(l)
         );
     }
+    for note in &memleak_notes {
+        println!("  memleak: {note}");
+    }
     let _ = fs::remove_dir_all(&scratch);
     drop(netns);
     Ok(())
+}
+
+/// A malloc+free loop that waits for a line on stdin, then prints the mean
+/// nanoseconds per pair.
+const MALLOC_LOOP_C: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+int main(int argc, char **argv)
+{
+	long n = atol(argv[1]);
+	char line[8];
+	struct timespec a, b;
+	printf("ready\n");
+	fflush(stdout);
+	if (!fgets(line, sizeof(line), stdin))
+		return 1;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (long i = 0; i < n; i++) {
+		void *p = malloc(64);
+		__asm__ volatile("" : : "r"(p) : "memory");
+		free(p);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	printf("%.1f\n", ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / n);
+	fflush(stdout);
+	return 0;
+}
+"#;
+
+/// Leaks one block from each of 10000 distinct call paths (14 levels of
+/// two call sites each), then waits: memleak's report phase at scale.
+const MANY_STACKS_C: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+__attribute__((noinline)) void *leaf(void) { return malloc(32); }
+void *right(int depth, unsigned bits);
+__attribute__((noinline)) void *left(int depth, unsigned bits)
+{
+	void *p = depth == 0 ? leaf() : (bits & 1) ? left(depth - 1, bits >> 1) : right(depth - 1, bits >> 1);
+	__asm__ volatile("" : : "r"(p) : "memory");
+	return p;
+}
+__attribute__((noinline)) void *right(int depth, unsigned bits)
+{
+	void *p = depth == 0 ? leaf() : (bits & 1) ? left(depth - 1, bits >> 1) : right(depth - 1, bits >> 1);
+	__asm__ volatile("" : : "r"(p) : "memory");
+	return p;
+}
+int main(void)
+{
+	char line[8];
+	printf("ready\n");
+	fflush(stdout);
+	if (!fgets(line, sizeof(line), stdin))
+		return 1;
+	for (unsigned i = 0; i < 10000; i++)
+		left(14, i);
+	printf("done\n");
+	fflush(stdout);
+	pause();
+	return 0;
+}
+"#;
+
+fn compile_c(dir: &Path, name: &str, source: &str) -> Result<PathBuf> {
+    let src = dir.join(format!("{name}.c"));
+    let bin = dir.join(name);
+    fs::write(&src, source)?;
+    crate::check(
+        Command::new("cc")
+            .args([
+                "-O0",
+                "-g",
+                "-fno-omit-frame-pointer",
+                "-fno-optimize-sibling-calls",
+                "-o",
+            ])
+            .arg(&bin)
+            .arg(&src),
+    )?;
+    Ok(bin)
+}
+
+/// A C helper started and held at its "ready" line.
+struct Helper {
+    child: Child,
+    lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
+}
+
+impl Helper {
+    fn start(bin: &Path, args: &[&str]) -> Result<Helper> {
+        let mut child = Command::new(bin)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()?;
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let first = lines.next().transpose()?;
+        if first.as_deref() != Some("ready") {
+            bail!("{} did not start", bin.display());
+        }
+        Ok(Helper { child, lines })
+    }
+
+    /// Lets it go and returns its next output line.
+    fn go(&mut self) -> Result<String> {
+        writeln!(self.child.stdin.as_mut().unwrap(), "go")?;
+        Ok(self.lines.next().transpose()?.unwrap_or_default())
+    }
+}
+
+impl Drop for Helper {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `memleak args` and waits for its banner on stderr; returns the
+/// child and a handle on the rest of its stderr.
+fn start_memleak(bin: &Path, args: &[&str]) -> Result<(Child, thread::JoinHandle<String>)> {
+    let mut child = Command::new(bin)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    // With -f the banner goes to stderr.
+    let mut said = Vec::new();
+    loop {
+        match lines.next() {
+            Some(Ok(l)) if l.starts_with("Attaching to") => break,
+            Some(Ok(l)) => said.push(l),
+            _ => bail!(
+                "memleak ended before attaching: {}",
+                said.last().map_or("", String::as_str)
+            ),
+        }
+    }
+    let rest = thread::spawn(move || lines.map_while(Result::ok).collect::<Vec<_>>().join("\n"));
+    Ok((child, rest))
+}
+
+/// memleak's cost per malloc+free (a process traced with -p against the
+/// same process untraced), and its report phase for 10k unique stacks.
+fn memleak_bench(bin: &Path, scratch: &Path) -> Result<Vec<String>> {
+    let looper = compile_c(scratch, "bench-malloc-loop", MALLOC_LOOP_C)?;
+    let stacks = compile_c(scratch, "bench-many-stacks", MANY_STACKS_C)?;
+    let n = "2000000";
+    // Traced by: nothing, ours, or bpftrace with empty probes on the
+    // same three traps (malloc entry and return, free): the floor any
+    // uprobe-based tool pays on this machine.
+    #[derive(PartialEq)]
+    enum By {
+        Nothing,
+        Ours,
+        EmptyProbes,
+    }
+    let per_pair = |by: By| -> Result<f64> {
+        let mut helper = Helper::start(&looper, &[n])?;
+        let pid = helper.child.id().to_string();
+        let mut tracer = match by {
+            By::Nothing => None,
+            By::Ours => Some(start_memleak(bin, &["-p", &pid, "-f", "3600"])?.0),
+            By::EmptyProbes => {
+                let lib = libc_path(&pid)?;
+                let script = format!(
+                    "uprobe:{lib}:malloc {{}} uretprobe:{lib}:malloc {{}} uprobe:{lib}:free {{}}"
+                );
+                let mut child = Command::new("bpftrace")
+                    .args(["-p", &pid, "-e", &script])
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .context("starting bpftrace")?;
+                let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+                while let Some(Ok(l)) = lines.next() {
+                    if l.starts_with("Attaching") {
+                        break;
+                    }
+                }
+                Some(child)
+            }
+        };
+        thread::sleep(Duration::from_millis(300));
+        let ns: f64 = helper.go()?.trim().parse().context("the loop's timing")?;
+        if let Some(child) = tracer.as_mut() {
+            // SAFETY: kill with our child's pid and a valid signal.
+            unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+            child.wait()?;
+        }
+        Ok(ns)
+    };
+    let median_of = |by: fn() -> By| -> Result<f64> {
+        Ok(median_f64(
+            (0..ROUNDS).map(|_| per_pair(by())).collect::<Result<_>>()?,
+        ))
+    };
+    let base = median_of(|| By::Nothing)?;
+    let traced = median_of(|| By::Ours)?;
+    let floor = median_of(|| By::EmptyProbes)?;
+    let mut notes = vec![format!(
+        "malloc+free {:.2} us traced vs {:.3} us untraced ({:.0}x); empty probes on the \
+         same three traps (bpftrace): {:.2} us, so memleak's own work costs {:.2} us per pair",
+        traced / 1e3,
+        base / 1e3,
+        traced / base,
+        floor / 1e3,
+        (traced - floor) / 1e3
+    )];
+
+    let mut helper = Helper::start(&stacks, &[])?;
+    let pid = helper.child.id().to_string();
+    let (mut child, rest) = start_memleak(
+        bin,
+        &[
+            "-p",
+            &pid,
+            "-f",
+            "-v",
+            "-o",
+            "0",
+            "-T",
+            "20000",
+            "--stack-storage-size",
+            "262144",
+            "3",
+            "1",
+        ],
+    )?;
+    thread::sleep(Duration::from_millis(300));
+    helper.go()?;
+    child.wait()?;
+    let stderr = rest.join().unwrap_or_default();
+    let report = stderr
+        .lines()
+        .find(|l| l.contains("report:"))
+        .unwrap_or("no report line")
+        .to_string();
+    notes.push(format!("report phase, 10000 unique stacks: {report}"));
+    Ok(notes)
+}
+
+/// The libc a process maps, for bpftrace's probe specifications.
+fn libc_path(pid: &str) -> Result<String> {
+    let maps = fs::read_to_string(format!("/proc/{pid}/maps"))?;
+    maps.lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .find(|p| p.ends_with("/libc.so.6"))
+        .map(String::from)
+        .context("no libc.so.6 mapped")
+}
+
+fn median_f64(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
 }
 
 /// A network namespace whose loopback drops 2% of the data segments sent
@@ -399,6 +685,26 @@ fn time_to_first_event(bin: &Path, w: &Arc<Workload>) -> Result<Duration> {
         .stderr(Stdio::null())
         .spawn()
         .with_context(|| format!("starting {}", bin.display()))?;
+    // A tool that prints nothing until it ends (libbpf-tools' offcputime)
+    // is ready once it holds its BPF programs: attaching follows at once.
+    if w.banner == Some(LOADED) {
+        let mut child = cmd
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .with_context(|| format!("starting {}", bin.display()))?;
+        while bpf_programs_held(child.id()) == 0 {
+            if start.elapsed() > Duration::from_secs(30) || child.try_wait()?.is_some() {
+                let _ = child.kill();
+                bail!("{} loaded nothing", bin.display());
+            }
+            thread::sleep(Duration::from_millis(1));
+        }
+        let took = start.elapsed();
+        let _ = child.kill();
+        let _ = child.wait();
+        return Ok(took);
+    }
     let marker = w.banner.map_or(w.marker.as_str(), |b| b);
     let done = Arc::new(std::sync::atomic::AtomicBool::new(w.banner.is_some()));
     let (done2, w2) = (done.clone(), w.clone());

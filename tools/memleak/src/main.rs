@@ -482,8 +482,17 @@ fn run_loop(
             let _ = r.consume();
             events_out.borrow_mut().flush()?;
         }
-        report(args, skel, pids, out, symbolizer)?;
+        let started = Instant::now();
+        let stacks = report(args, skel, pids, out, symbolizer)?;
         out.flush()?;
+        if args.common.verbose {
+            eprintln!(
+                "{}: report: {stacks} stacks in {} ms, peak RSS {} KiB",
+                run::tool_name(),
+                started.elapsed().as_millis(),
+                peak_rss_kib()
+            );
+        }
         done += 1;
         if gone || stop_requested() || args.count.is_some_and(|c| done >= c) {
             return Ok(());
@@ -543,6 +552,18 @@ fn collect(args: &Args, skel: &skel::MemleakSkel) -> Result<HashMap<(u32, i32), 
     Ok(groups)
 }
 
+/// This process's peak resident set (VmHWM), for -v.
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
 fn comm_of(pid: u32) -> String {
     std::fs::read_to_string(format!("/proc/{pid}/comm"))
         .map(|c| c.trim_end().to_string())
@@ -555,7 +576,7 @@ fn report(
     pids: &[u32],
     out: &mut Out,
     symbolizer: &mut Symbolizer,
-) -> Result<()> {
+) -> Result<usize> {
     let groups = collect(args, skel)?;
     let mut ranked: Vec<(&(u32, i32), &Group)> = groups.iter().collect();
     ranked.sort_by_key(|(k, g)| {
@@ -667,7 +688,7 @@ fn report(
             writeln!(out, "\t\t-    {} ({pid})", comm_of(*pid))?;
         }
     }
-    Ok(())
+    Ok(ranked.len())
 }
 
 /// Stack and map failures counted in the kernel, on stderr.
