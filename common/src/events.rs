@@ -129,8 +129,13 @@ pub fn every_interval(
 
 /// Sums a per-CPU `u64` counter at key 0.
 pub fn percpu_sum(map: &dyn MapCore) -> Result<u64> {
+    percpu_sum_at(map, 0)
+}
+
+/// Sums the per-CPU `u64` counter at `index` of a per-CPU array.
+pub fn percpu_sum_at(map: &dyn MapCore, index: u32) -> Result<u64> {
     let values = map
-        .lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY)
+        .lookup_percpu(&index.to_ne_bytes(), MapFlags::ANY)
         .with_context(|| format!("reading map {}", map.name().to_string_lossy()))?
         .unwrap_or_default();
     Ok(values
@@ -140,6 +145,20 @@ pub fn percpu_sum(map: &dyn MapCore) -> Result<u64> {
                 .map(|b| u64::from_ne_bytes(b.try_into().unwrap()))
         })
         .sum())
+}
+
+/// Prints `tool: N <note>` on stderr for each non-zero counter of a
+/// per-CPU array of failure counts (index i goes with `notes[i]`): stack
+/// map collisions, full maps, and the like.
+pub fn report_failures(counters: &dyn MapCore, notes: &[&str]) -> Result<()> {
+    let tool = tool_name();
+    for (i, note) in notes.iter().enumerate() {
+        let n = percpu_sum_at(counters, i as u32)?;
+        if n > 0 {
+            eprintln!("{tool}: {n} {note}");
+        }
+    }
+    Ok(())
 }
 
 /// Prints `tool: N events lost` on stderr when the ring buffer overflowed.

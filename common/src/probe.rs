@@ -350,6 +350,17 @@ pub fn task_pt_regs() -> bool {
     })
 }
 
+/// The hook kinds of a tool whose tp_btf programs keep per-task state in
+/// task local storage (5.11+), most preferred first: tp_btf where that
+/// storage exists, then raw_tp (with a hash map instead).
+pub fn task_storage_kinds() -> &'static [Hook] {
+    if map_type(libbpf_sys::BPF_MAP_TYPE_TASK_STORAGE) {
+        &[Hook::TpBtf, Hook::RawTp]
+    } else {
+        &[Hook::RawTp]
+    }
+}
+
 /// Switches autoload off for the programs whose name starts with `prefix`:
 /// how a tool drops the variant it did not choose.
 pub fn skip_programs(obj: &mut OpenObject, prefix: &str) {

@@ -296,3 +296,19 @@ pub fn cgroup2_root() -> std::path::PathBuf {
         })
         .expect("a cgroup v2 hierarchy is mounted")
 }
+
+/// Builds a test's small C program (`tests/<name>.c` of the calling crate)
+/// with frame pointers and debug information, once per test binary run;
+/// returns the executable's path.
+pub fn build_c_program(manifest_dir: &str, tmp_dir: &str, name: &str) -> std::path::PathBuf {
+    let src = std::path::Path::new(manifest_dir).join(format!("tests/{name}.c"));
+    let out = std::path::Path::new(tmp_dir).join(name);
+    let status = Command::new("cc")
+        .args(["-O1", "-g", "-fno-omit-frame-pointer", "-pthread", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .status()
+        .expect("running cc");
+    assert!(status.success(), "cc failed to build {}", src.display());
+    out
+}

@@ -11,7 +11,7 @@ use common::output::{now_hms, Out};
 use common::probe::{self, Hook};
 use common::{filters, run};
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
-use libbpf_rs::{libbpf_sys, MapCore, MapFlags, OpenObject};
+use libbpf_rs::{MapCore, OpenObject};
 use serde_json::json;
 
 common::skeleton!("cachestat");
@@ -105,14 +105,8 @@ fn choose_programs(obj: &mut OpenObject) -> Result<Hook> {
                      nor the tracepoint {missing} (filemap tracepoints need Linux 6.10+)"
                 );
             }
-            // tp_btf programs keep per-task state in task storage (5.11+).
-            let storage = probe::map_type(libbpf_sys::BPF_MAP_TYPE_TASK_STORAGE);
-            let kinds: &[Hook] = if storage {
-                &[Hook::TpBtf, Hook::RawTp]
-            } else {
-                &[Hook::RawTp]
-            };
-            match probe::pick(kinds) {
+            // tp_btf programs keep per-task state in task storage.
+            match probe::pick(probe::task_storage_kinds()) {
                 Some(hook) => hook,
                 None => bail!("this kernel offers neither tp_btf nor raw_tp programs"),
             }
@@ -233,14 +227,7 @@ fn trace(args: Args) -> Result<()> {
 fn read_counters(map: &dyn MapCore) -> Result<[u64; COUNTERS]> {
     let mut sums = [0u64; COUNTERS];
     for (i, sum) in sums.iter_mut().enumerate() {
-        let values = map
-            .lookup_percpu(&(i as u32).to_ne_bytes(), MapFlags::ANY)
-            .context("reading the counters")?
-            .unwrap_or_default();
-        *sum = values
-            .iter()
-            .filter_map(|v| Some(u64::from_ne_bytes(v.get(..8)?.try_into().ok()?)))
-            .sum();
+        *sum = common::events::percpu_sum_at(map, i as u32).context("reading the counters")?;
     }
     Ok(sums)
 }

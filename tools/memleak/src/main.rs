@@ -693,7 +693,6 @@ fn report(
 
 /// Stack and map failures counted in the kernel, on stderr.
 fn report_errors(errors: &dyn MapCore) -> Result<()> {
-    let tool = run::tool_name();
     let notes = [
         "stacks not recorded: hash collisions in the stack map (raise --stack-storage-size)",
         "stacks not recorded: the stack map was full (raise --stack-storage-size)",
@@ -701,20 +700,7 @@ fn report_errors(errors: &dyn MapCore) -> Result<()> {
         "allocations not tracked: the allocation map was full",
         "allocations not totalled for -C: the stack totals map was full",
     ];
-    for (i, note) in notes.iter().enumerate() {
-        let values = errors
-            .lookup_percpu(&(i as u32).to_ne_bytes(), MapFlags::ANY)
-            .context("reading the error counts")?
-            .unwrap_or_default();
-        let n: u64 = values
-            .iter()
-            .filter_map(|v| Some(u64::from_ne_bytes(v.get(..8)?.try_into().ok()?)))
-            .sum();
-        if n > 0 {
-            eprintln!("{tool}: {n} {note}");
-        }
-    }
-    Ok(())
+    common::events::report_failures(errors, &notes)
 }
 
 #[cfg(test)]

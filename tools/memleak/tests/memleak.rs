@@ -18,16 +18,11 @@ const FREED_FN: &str = "allocate_to_be_freed";
 fn leaker_binary() -> &'static PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
-        let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/leaker.c");
-        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ml-leaker");
-        let status = Command::new("cc")
-            .args(["-O1", "-g", "-fno-omit-frame-pointer", "-o"])
-            .arg(&out)
-            .arg(&src)
-            .status()
-            .expect("running cc");
-        assert!(status.success(), "cc failed to build {}", src.display());
-        out
+        common::testing::build_c_program(
+            env!("CARGO_MANIFEST_DIR"),
+            env!("CARGO_TARGET_TMPDIR"),
+            "ml-leaker",
+        )
     })
 }
 

@@ -16,7 +16,7 @@ use common::probe::{self, Hook};
 use common::sym::{self, Part, Stack, Symbolizer};
 use common::{filters, run};
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
-use libbpf_rs::{libbpf_sys, MapCore, MapFlags};
+use libbpf_rs::MapCore;
 use serde_json::json;
 
 common::skeleton!("offcputime");
@@ -158,15 +158,8 @@ fn trace(args: Args) -> Result<()> {
         .stackmap
         .set_max_entries(args.stack_storage_size)?;
 
-    // tp_btf keeps the switch-out state in task storage (5.11+); raw_tp
-    // in a hash map.
-    let storage = probe::map_type(libbpf_sys::BPF_MAP_TYPE_TASK_STORAGE);
-    let candidates: &[Hook] = if storage {
-        &[Hook::TpBtf, Hook::RawTp]
-    } else {
-        &[Hook::RawTp]
-    };
-    let Some(kind) = probe::pick(candidates) else {
+    // tp_btf keeps the switch-out state in task storage, raw_tp in a hash.
+    let Some(kind) = probe::pick(probe::task_storage_kinds()) else {
         bail!("this kernel offers neither tp_btf nor raw_tp programs");
     };
     if kind == Hook::TpBtf {
@@ -368,7 +361,6 @@ fn write_svg(path: &PathBuf, folded: &[String]) -> Result<()> {
 
 /// Stack and map failures counted in the kernel, on stderr.
 fn report_errors(errors: &dyn MapCore) -> Result<()> {
-    let tool = run::tool_name();
     let notes = [
         "stacks not recorded: hash collisions in the stack map (raise --stack-storage-size)",
         "stacks not recorded: the stack map was full (raise --stack-storage-size)",
@@ -376,20 +368,7 @@ fn report_errors(errors: &dyn MapCore) -> Result<()> {
         "stacks not recorded for another error",
         "off-CPU intervals not counted: the aggregation map was full",
     ];
-    for (i, note) in notes.iter().enumerate() {
-        let values = errors
-            .lookup_percpu(&(i as u32).to_ne_bytes(), MapFlags::ANY)
-            .context("reading the error counts")?
-            .unwrap_or_default();
-        let n: u64 = values
-            .iter()
-            .filter_map(|v| Some(u64::from_ne_bytes(v.get(..8)?.try_into().ok()?)))
-            .sum();
-        if n > 0 {
-            eprintln!("{tool}: {n} {note}");
-        }
-    }
-    Ok(())
+    common::events::report_failures(errors, &notes)
 }
 
 #[cfg(test)]

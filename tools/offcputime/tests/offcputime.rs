@@ -18,16 +18,11 @@ const THREAD_FN: &str = "second_thread_sleeps";
 fn sleeper_binary() -> &'static PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
-        let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/sleeper.c");
-        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("oc-sleeper");
-        let status = Command::new("cc")
-            .args(["-O1", "-g", "-fno-omit-frame-pointer", "-pthread", "-o"])
-            .arg(&out)
-            .arg(&src)
-            .status()
-            .expect("running cc");
-        assert!(status.success(), "cc failed to build {}", src.display());
-        out
+        common::testing::build_c_program(
+            env!("CARGO_MANIFEST_DIR"),
+            env!("CARGO_TARGET_TMPDIR"),
+            "oc-sleeper",
+        )
     })
 }
 

@@ -12,7 +12,7 @@ use common::events::every_interval;
 use common::output::{c_string, escape, Out};
 use common::probe::{self, Hook};
 use common::{filters, hist, run};
-use libbpf_rs::libbpf_sys;
+
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use serde_json::{Map, Value};
 
@@ -103,15 +103,9 @@ fn trace(args: Args) -> Result<()> {
     rodata.fine = args.percentiles;
     rodata.filter_pids = args.pid.is_some();
     rodata.targ_cgroup_id = cgroup_id.unwrap_or(0);
-    // The tp_btf programs keep timestamps in task storage (5.11+); without
-    // it, the raw_tp programs and their hash map serve.
-    let storage = probe::map_type(libbpf_sys::BPF_MAP_TYPE_TASK_STORAGE);
-    let candidates: &[Hook] = if storage {
-        &[Hook::TpBtf, Hook::RawTp]
-    } else {
-        &[Hook::RawTp]
-    };
-    let Some(kind) = probe::pick(candidates) else {
+    // The tp_btf programs keep timestamps in task storage; without it, the
+    // raw_tp programs and their hash map serve.
+    let Some(kind) = probe::pick(probe::task_storage_kinds()) else {
         bail!("this kernel offers neither tp_btf nor raw_tp programs");
     };
     if kind == Hook::TpBtf {
