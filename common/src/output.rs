@@ -145,11 +145,11 @@ impl Out {
         self.w.write_all(b"\n")
     }
 
-    /// Says the tool is attached: `line` on stdout, or on stderr with
-    /// `--json` so that stdout stays pure JSON. Flushed, so a script can
-    /// wait for it.
-    pub fn banner(&mut self, json: bool, line: &str) -> io::Result<()> {
-        if json {
+    /// Says the tool is attached: `line` on stdout, or on stderr when
+    /// stdout is input to another program (`--json`, folded stacks).
+    /// Flushed, so a script can wait for it.
+    pub fn banner(&mut self, to_stderr: bool, line: &str) -> io::Result<()> {
+        if to_stderr {
             eprintln!("{line}");
             return Ok(());
         }

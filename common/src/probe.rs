@@ -350,15 +350,46 @@ pub fn task_pt_regs() -> bool {
     })
 }
 
-/// The hook kinds of a tool whose tp_btf programs keep per-task state in
-/// task local storage (5.11+), most preferred first: tp_btf where that
-/// storage exists, then raw_tp (with a hash map instead).
-pub fn task_storage_kinds() -> &'static [Hook] {
-    if map_type(libbpf_sys::BPF_MAP_TYPE_TASK_STORAGE) {
+/// A tool whose tp_btf programs keep per-task state in task local storage
+/// maps, and whose raw_tp twins (untrusted task pointers) keep it in hash
+/// maps by tid.
+pub struct TaskStateVariants<'a> {
+    pub btf_prefix: &'a str,
+    pub raw_prefix: &'a str,
+    pub storage_maps: &'a [&'a str],
+    pub hash_maps: &'a [&'a str],
+}
+
+/// Picks tp_btf where task storage exists (5.11+), else raw_tp, and turns
+/// off the other variant's programs and maps.
+pub fn pick_task_state_variant(obj: &mut OpenObject, v: &TaskStateVariants) -> Result<Hook> {
+    let kinds: &[Hook] = if map_type(libbpf_sys::BPF_MAP_TYPE_TASK_STORAGE) {
         &[Hook::TpBtf, Hook::RawTp]
     } else {
         &[Hook::RawTp]
+    };
+    let Some(kind) = pick(kinds) else {
+        anyhow::bail!("this kernel offers neither tp_btf nor raw_tp programs");
+    };
+    if kind == Hook::TpBtf {
+        skip_programs(obj, v.raw_prefix);
+        skip_maps(obj, v.hash_maps)?;
+    } else {
+        skip_programs(obj, v.btf_prefix);
+        skip_maps(obj, v.storage_maps)?;
     }
+    Ok(kind)
+}
+
+/// Turns off the creation of the named maps: the programs that use them
+/// are not loaded.
+pub fn skip_maps(obj: &mut OpenObject, names: &[&str]) -> Result<()> {
+    for mut map in obj.maps_mut() {
+        if names.contains(&map.name().to_string_lossy().as_ref()) {
+            map.set_autocreate(false)?;
+        }
+    }
+    Ok(())
 }
 
 /// Switches autoload off for the programs whose name starts with `prefix`:

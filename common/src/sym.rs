@@ -220,12 +220,6 @@ impl Symbolizer {
         let cache = &self.user;
         resolve(stack, |a| cache.get(&(pid, a)).cloned())
     }
-
-    /// Forgets a process's frames (its mappings may be reused by a new
-    /// process with the same pid).
-    pub fn forget_user(&mut self) {
-        self.user.clear();
-    }
 }
 
 /// The addresses to look up for a stack, leaf first. Every frame but the

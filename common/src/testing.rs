@@ -312,3 +312,34 @@ pub fn build_c_program(manifest_dir: &str, tmp_dir: &str, name: &str) -> std::pa
     assert!(status.success(), "cc failed to build {}", src.display());
     out
 }
+
+/// A test's target program, started and past its `ready` line; killed when
+/// dropped.
+pub struct ReadyProcess(Child);
+
+impl ReadyProcess {
+    pub fn start(program: &std::path::Path, args: &[&str]) -> ReadyProcess {
+        let mut child = Command::new(program)
+            .args(args)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {}: {e}", program.display()));
+        let mut line = String::new();
+        BufReader::new(child.stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line.trim(), "ready", "{} did not start", program.display());
+        ReadyProcess(child)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+impl Drop for ReadyProcess {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

@@ -76,8 +76,15 @@ fn main() -> std::process::ExitCode {
 }
 
 /// Chooses fentry mode where every function can be traced, else tracepoint
-/// mode; switches the other programs off and returns the mode.
+/// mode; switches the other programs (and their maps) off and returns the
+/// mode.
 fn choose_programs(obj: &mut OpenObject) -> Result<Hook> {
+    const VARIANTS: probe::TaskStateVariants = probe::TaskStateVariants {
+        btf_prefix: "cs_btf_",
+        raw_prefix: "cs_raw_",
+        storage_maps: &["reads_storage", "last_added_storage"],
+        hash_maps: &["reads", "last_added"],
+    };
     let dirtied = FENTRY_DIRTIED
         .iter()
         .find(|f| probe::fentry_target(f))
@@ -85,53 +92,29 @@ fn choose_programs(obj: &mut OpenObject) -> Result<Hook> {
     let fentry = [FENTRY_ADD, FENTRY_ACCESSED, FENTRY_BUFFER_DIRTY]
         .iter()
         .all(|f| probe::fentry_target(f));
-    let mode = match dirtied {
-        Some(dirtied) if fentry => {
-            for mut prog in obj.progs_mut() {
-                let name = prog.name().to_string_lossy().into_owned();
-                if name == "cs_fentry_dirty" {
-                    prog.set_attach_target(0, Some(dirtied.to_string()))?;
-                }
-            }
-            Hook::Fentry
-        }
-        _ => {
-            if let Some(missing) = TRACEPOINTS
-                .iter()
-                .find(|t| !probe::btf_tracepoint_exists(t))
-            {
-                bail!(
-                    "this kernel offers neither fentry on the page cache functions \
-                     nor the tracepoint {missing} (filemap tracepoints need Linux 6.10+)"
-                );
-            }
-            // tp_btf programs keep per-task state in task storage.
-            match probe::pick(probe::task_storage_kinds()) {
-                Some(hook) => hook,
-                None => bail!("this kernel offers neither tp_btf nor raw_tp programs"),
+    if let (Some(dirtied), true) = (dirtied, fentry) {
+        for mut prog in obj.progs_mut() {
+            if prog.name().to_string_lossy() == "cs_fentry_dirty" {
+                prog.set_attach_target(0, Some(dirtied.to_string()))?;
             }
         }
-    };
-    let keep = match mode {
-        Hook::Fentry => "cs_fentry_",
-        Hook::TpBtf => "cs_btf_",
-        _ => "cs_raw_",
-    };
-    for mut prog in obj.progs_mut() {
-        let name = prog.name().to_string_lossy().into_owned();
-        prog.set_autoload(name.starts_with(keep));
+        // fentry programs keep per-task state in task storage, as tp_btf.
+        probe::skip_programs(obj, VARIANTS.btf_prefix);
+        probe::skip_programs(obj, VARIANTS.raw_prefix);
+        probe::skip_maps(obj, VARIANTS.hash_maps)?;
+        return Ok(Hook::Fentry);
     }
-    let unused: &[&str] = if mode == Hook::RawTp {
-        &["reads_storage", "last_added_storage"]
-    } else {
-        &["reads", "last_added"]
-    };
-    for mut map in obj.maps_mut() {
-        if unused.contains(&map.name().to_string_lossy().as_ref()) {
-            map.set_autocreate(false)?;
-        }
+    if let Some(missing) = TRACEPOINTS
+        .iter()
+        .find(|t| !probe::btf_tracepoint_exists(t))
+    {
+        bail!(
+            "this kernel offers neither fentry on the page cache functions \
+             nor the tracepoint {missing} (filemap tracepoints need Linux 6.10+)"
+        );
     }
-    Ok(mode)
+    probe::skip_programs(obj, "cs_fentry_");
+    probe::pick_task_state_variant(obj, &VARIANTS)
 }
 
 fn trace(args: Args) -> Result<()> {

@@ -288,11 +288,7 @@ fn trace(args: Args) -> Result<()> {
     } else {
         "Attaching to kernel allocators, Ctrl+C to quit.".to_string()
     };
-    if args.folded {
-        eprintln!("{what}");
-    } else {
-        out.banner(args.common.json, &what)?;
-    }
+    out.banner(args.common.json || args.folded, &what)?;
     let child = held.as_ref().map(|h| h.pid());
     if let Some(h) = held {
         h.release()?;
@@ -305,12 +301,8 @@ fn trace(args: Args) -> Result<()> {
     run_loop(&args, &skel, &pids, child, &mut out, &mut symbolizer)?;
     drop(links);
     report_errors(&skel.maps.errors)?;
-    percpu_sum_lost(&skel.maps.lost_events)?;
+    common::events::report_lost(&skel.maps.lost_events)?;
     Ok(())
-}
-
-fn percpu_sum_lost(lost: &dyn MapCore) -> Result<()> {
-    common::events::report_lost(lost).map(|_| ())
 }
 
 /// Attaches the allocator's entry and return probes in `lib` for `pid`.

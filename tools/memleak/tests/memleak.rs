@@ -2,13 +2,12 @@
 //! pointers, that leaks 4 KiB every 10 ms from `leak_4k_here` and frees all
 //! that `allocate_to_be_freed` allocates.
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use common::testing::{require_root, run, stop_and_check_unloaded, Finished, Traced};
+use common::testing::{require_root, run, stop_and_check_unloaded, Finished, ReadyProcess, Traced};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_memleak");
@@ -27,31 +26,15 @@ fn leaker_binary() -> &'static PathBuf {
 }
 
 /// The running leaker, killed when dropped.
-struct Leaker(Child);
+struct Leaker(ReadyProcess);
 
 impl Leaker {
     fn start() -> Leaker {
-        let mut child = Command::new(leaker_binary())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.as_mut().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        assert_eq!(line.trim(), "ready");
-        Leaker(child)
+        Leaker(ReadyProcess::start(leaker_binary(), &[]))
     }
 
     fn pid(&self) -> String {
-        self.0.id().to_string()
-    }
-}
-
-impl Drop for Leaker {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        self.0.pid().to_string()
     }
 }
 

@@ -12,7 +12,7 @@ use clap::Parser;
 use common::cli::{self, CommonArgs, IdList};
 use common::events::every_interval;
 use common::output::{c_string, escape, Out};
-use common::probe::{self, Hook};
+use common::probe;
 use common::sym::{self, Part, Stack, Symbolizer};
 use common::{filters, run};
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
@@ -158,17 +158,16 @@ fn trace(args: Args) -> Result<()> {
         .stackmap
         .set_max_entries(args.stack_storage_size)?;
 
-    // tp_btf keeps the switch-out state in task storage, raw_tp in a hash.
-    let Some(kind) = probe::pick(probe::task_storage_kinds()) else {
-        bail!("this kernel offers neither tp_btf nor raw_tp programs");
-    };
-    if kind == Hook::TpBtf {
-        probe::skip_programs(open.open_object_mut(), "oc_raw_");
-        open.maps.start.set_autocreate(false)?;
-    } else {
-        probe::skip_programs(open.open_object_mut(), "oc_btf_");
-        open.maps.start_storage.set_autocreate(false)?;
-    }
+    // Switch-out state: task storage for tp_btf, a hash map for raw_tp.
+    probe::pick_task_state_variant(
+        open.open_object_mut(),
+        &probe::TaskStateVariants {
+            btf_prefix: "oc_btf_",
+            raw_prefix: "oc_raw_",
+            storage_maps: &["start_storage"],
+            hash_maps: &["start"],
+        },
+    )?;
 
     let Some(mut skel) = common::skel::load(open, &args.common)? else {
         return Ok(());
@@ -183,12 +182,9 @@ fn trace(args: Args) -> Result<()> {
 
     let mut out = Out::default();
     let banner = banner(&args);
-    if args.folded {
-        // Folded output is flame graph input: nothing else on stdout.
-        eprintln!("{banner}");
-    } else {
-        out.banner(args.common.json, &banner)?;
-    }
+    // JSON and folded output are input to other programs: nothing else
+    // on stdout.
+    out.banner(args.common.json || args.folded, &banner)?;
     every_interval(args.duration, Some(1), || Ok(()))?;
     // Stop counting before reading, so the report is one consistent cut.
     drop(skel.links);

@@ -2,13 +2,12 @@
 //! frame pointers, whose main thread naps 100 ms at a time in a named
 //! function and whose second thread naps 50 ms at a time in another.
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use common::testing::{require_root, run, stop_and_check_unloaded, Finished, Traced};
+use common::testing::{require_root, run, stop_and_check_unloaded, Finished, ReadyProcess, Traced};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_offcputime");
@@ -27,24 +26,15 @@ fn sleeper_binary() -> &'static PathBuf {
 }
 
 /// The running sleeper, killed when dropped.
-struct Sleeper(Child);
+struct Sleeper(ReadyProcess);
 
 impl Sleeper {
     fn start() -> Sleeper {
-        let mut child = Command::new(sleeper_binary())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.as_mut().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        assert_eq!(line.trim(), "ready");
-        Sleeper(child)
+        Sleeper(ReadyProcess::start(sleeper_binary(), &[]))
     }
 
     fn pid(&self) -> u32 {
-        self.0.id()
+        self.0.pid()
     }
 
     fn thread_tid(&self) -> u32 {
@@ -53,13 +43,6 @@ impl Sleeper {
             .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
             .find(|tid| *tid != self.pid())
             .expect("the sleeper's second thread")
-    }
-}
-
-impl Drop for Sleeper {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
     }
 }
 

@@ -5,12 +5,12 @@ use std::mem::MaybeUninit;
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::Parser;
 use common::cli::{self, CommonArgs, IdList, IntervalCount};
 use common::events::every_interval;
 use common::output::{c_string, escape, Out};
-use common::probe::{self, Hook};
+use common::probe;
 use common::{filters, hist, run};
 
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
@@ -103,18 +103,16 @@ fn trace(args: Args) -> Result<()> {
     rodata.fine = args.percentiles;
     rodata.filter_pids = args.pid.is_some();
     rodata.targ_cgroup_id = cgroup_id.unwrap_or(0);
-    // The tp_btf programs keep timestamps in task storage; without it, the
-    // raw_tp programs and their hash map serve.
-    let Some(kind) = probe::pick(probe::task_storage_kinds()) else {
-        bail!("this kernel offers neither tp_btf nor raw_tp programs");
-    };
-    if kind == Hook::TpBtf {
-        probe::skip_programs(open.open_object_mut(), "rq_raw_");
-        open.maps.start.set_autocreate(false)?;
-    } else {
-        probe::skip_programs(open.open_object_mut(), "rq_btf_");
-        open.maps.start_storage.set_autocreate(false)?;
-    }
+    // Wakeup times: task storage for tp_btf, a hash map for raw_tp.
+    probe::pick_task_state_variant(
+        open.open_object_mut(),
+        &probe::TaskStateVariants {
+            btf_prefix: "rq_btf_",
+            raw_prefix: "rq_raw_",
+            storage_maps: &["start_storage"],
+            hash_maps: &["start"],
+        },
+    )?;
 
     let Some(mut skel) = common::skel::load(open, &args.common)? else {
         return Ok(());

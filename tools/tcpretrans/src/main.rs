@@ -1,7 +1,6 @@
 //! tcpretrans: trace TCP retransmits, read from the socket in the kernel's
 //! own tracepoint, so that no kprobe is needed.
 
-use std::collections::HashSet;
 use std::io::{self, Write};
 use std::mem::MaybeUninit;
 use std::net::{Ipv4Addr, Ipv6Addr};
@@ -9,8 +8,8 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 use common::cli::{self, CommonArgs, IdList};
-use common::events::{self, percpu_sum, Until};
-use common::output::{c_string, escape, Clock, Out};
+use common::events::{self, Until};
+use common::output::{c_string, Clock, Out};
 use common::probe::{self, Hook};
 use common::{filters, run};
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
@@ -331,9 +330,7 @@ fn print_counts(out: &mut Out, args: &Args, skel: &skel::TcpretransSkel) -> Resu
             "LADDR:LPORT", "RADDR:RPORT"
         )?;
     }
-    let mut seen = HashSet::new();
     for (k, n) in &flows {
-        seen.insert((k.lport, k.dport));
         if args.common.json {
             out.json(&json!({
                 "ip": if k.family == AF_INET6 { 6 } else { 4 },
@@ -347,20 +344,16 @@ fn print_counts(out: &mut Out, args: &Args, skel: &skel::TcpretransSkel) -> Resu
             writeln!(
                 out,
                 "{:<25} {:<25} {}",
-                escape(endpoint(k.family, &k.saddr, k.lport).as_bytes()),
+                endpoint(k.family, &k.saddr, k.lport),
                 endpoint(k.family, &k.daddr, k.dport),
                 n
             )?;
         }
     }
-    let full = percpu_sum(&skel.maps.flows_full)?;
-    if full > 0 {
-        eprintln!(
-            "{}: {full} retransmits not counted: the flow table was full",
-            run::tool_name()
-        );
-    }
-    Ok(())
+    common::events::report_failures(
+        &skel.maps.flows_full,
+        &["retransmits not counted: the flow table was full"],
+    )
 }
 
 #[cfg(test)]
