@@ -274,4 +274,7 @@ int bio_tp_complete(struct trace_event_raw_block_rq_completion *ctx)
 	return 0;
 }
 
+/* Keeps the flag enum in BTF for the front end. */
+enum bio_flag bio_flag_btf;
+
 char LICENSE[] SEC("license") = "GPL";

@@ -4,14 +4,17 @@
 
 /* flags: the request's op (low byte: 0 Read, 1 Write, 2 Flush, 3 Discard,
  * ...) and these bits, in a layout of our own so that the front end does not
- * depend on the kernel's flag bit numbers, which move between versions. */
-#define BIO_SYNC (1 << 8)
-#define BIO_META (1 << 9)
-#define BIO_FUA (1 << 10)
-#define BIO_PREFLUSH (1 << 11)
-#define BIO_RAHEAD (1 << 12)
-#define BIO_BACKGROUND (1 << 13)
-#define BIO_NOWAIT (1 << 14)
+ * depend on the kernel's flag bit numbers, which move between versions.
+ * Kept in BTF (biolatency.bpf.c) for the front end's generated types. */
+enum bio_flag {
+	BIO_SYNC = 1 << 8,
+	BIO_META = 1 << 9,
+	BIO_FUA = 1 << 10,
+	BIO_PREFLUSH = 1 << 11,
+	BIO_RAHEAD = 1 << 12,
+	BIO_BACKGROUND = 1 << 13,
+	BIO_NOWAIT = 1 << 14,
+};
 
 /* One histogram per key; dev (kernel dev_t of the disk) is 0 without -D,
  * flags 0 without -F. */

@@ -307,4 +307,7 @@ int BPF_PROG(cs_fentry_dirty, struct folio *folio)
 	return 0;
 }
 
+/* Keeps the counter enum in BTF for the front end. */
+enum cache_counter cache_counter_btf;
+
 char LICENSE[] SEC("license") = "GPL";

@@ -171,4 +171,7 @@ int execveat_exit(struct trace_event_raw_sys_exit *ctx)
 	return exec_exit(ctx->ret);
 }
 
+/* Keeps the limits in BTF for the front end. */
+enum execsnoop_limits execsnoop_limits_btf;
+
 char LICENSE[] SEC("license") = "GPL";

@@ -3,11 +3,14 @@
 #define __EXECSNOOP_H
 
 #define TASK_COMM_LEN 16
-#define ARGSIZE 128
-#define TOTAL_MAX_ARGS 60
-#define DEFAULT_MAX_ARGS 20
-#define FULL_MAX_ARGS_ARR (TOTAL_MAX_ARGS * ARGSIZE)
-#define LAST_ARG (FULL_MAX_ARGS_ARR - ARGSIZE)
+/* Kept in BTF (execsnoop.bpf.c): the front end bounds --max-args by it. */
+enum execsnoop_limits {
+	ARGSIZE = 128,
+	TOTAL_MAX_ARGS = 60,
+	DEFAULT_MAX_ARGS = 20,
+	FULL_MAX_ARGS_ARR = TOTAL_MAX_ARGS * ARGSIZE,
+	LAST_ARG = FULL_MAX_ARGS_ARR - ARGSIZE,
+};
 
 /* Only the used part of args[] crosses into user space: args_size bytes of
  * NUL-terminated strings, args_count of them. */

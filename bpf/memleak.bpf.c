@@ -10,6 +10,8 @@
 #include <bpf/bpf_tracing.h>
 #include "memleak.h"
 #include "maps.bpf.h"
+#include "events.bpf.h"
+#include "errors.bpf.h"
 
 #define ENOMEM 12
 #define MAP_FAILED ((__u64)-1)
@@ -59,57 +61,24 @@ struct {
 	__uint(value_size, MAX_STACK_DEPTH * sizeof(__u64));
 } stack_traces SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, ERR_MAX);
-	__type(key, __u32);
-	__type(value, __u64);
-} errors SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 20);
-} events SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} lost_events SEC(".maps");
-
-/* Makes libbpf-cargo generate the Rust type of the -t events. */
+/* Makes libbpf-cargo generate the Rust types of the -t events and of the
+ * error enum. */
 struct mem_event mem_event_layout = {};
+enum memleak_error memleak_error_btf;
 
-static __always_inline void count_error(__u32 which)
-{
-	__u64 *n = bpf_map_lookup_elem(&errors, &which);
-
-	if (n)
-		*n += 1;
-}
-
+/* -t: one line per call, through the shared batched ring buffer. */
 static __always_inline void trace_call(__u64 addr, __u64 size, bool alloc)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct mem_event *e;
-	__u32 zero = 0;
-	__u64 *lost;
+	struct mem_event e = {};
 
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		lost = bpf_map_lookup_elem(&lost_events, &zero);
-		if (lost)
-			*lost += 1;
-		return;
-	}
-	e->ts_ns = bpf_ktime_get_ns();
-	e->addr = addr;
-	e->size = size;
-	e->pid = id >> 32;
-	e->tid = (__u32)id;
-	e->alloc = alloc;
-	bpf_ringbuf_submit(e, 0);
+	e.ts_ns = bpf_ktime_get_ns();
+	e.addr = addr;
+	e.size = size;
+	e.pid = id >> 32;
+	e.tid = (__u32)id;
+	e.alloc = alloc;
+	emit(&e, sizeof(e));
 }
 
 static __always_inline void combined_add(__s32 stack_id, __u32 tgid, __u64 size)
@@ -403,5 +372,7 @@ int ml_percpu_free(struct trace_event_raw_percpu_free_percpu *ctx)
 	on_free((__u64)ctx->ptr);
 	return 0;
 }
+
+enum stack_limits stack_limits_btf;
 
 char LICENSE[] SEC("license") = "GPL";

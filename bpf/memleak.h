@@ -2,7 +2,11 @@
 #ifndef __MEMLEAK_H
 #define __MEMLEAK_H
 
-#define MAX_STACK_DEPTH 127
+/* The deepest stack --perf-max-stack-depth may ask for; the stack map's
+ * value size is set to the asked depth before load. Kept in BTF. */
+enum stack_limits {
+	MAX_STACK_DEPTH = 127,
+};
 
 /* Outstanding allocations are kept by process and address: with several
  * processes traced, one address can be live in each. */

@@ -11,6 +11,7 @@
 #include "core_fixes.bpf.h"
 #include "filters.bpf.h"
 #include "maps.bpf.h"
+#include "errors.bpf.h"
 
 #define PF_KTHREAD 0x00200000
 #define EFAULT 14
@@ -62,21 +63,6 @@ struct {
 	__type(key, struct oc_key);
 	__type(value, __u64);
 } info SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, ERR_MAX);
-	__type(key, __u32);
-	__type(value, __u64);
-} errors SEC(".maps");
-
-static __always_inline void count_error(__u32 which)
-{
-	__u64 *n = bpf_map_lookup_elem(&errors, &which);
-
-	if (n)
-		*n += 1;
-}
 
 static __always_inline void count_stack_error(long id)
 {
@@ -200,5 +186,10 @@ int BPF_PROG(oc_raw_switch, bool preempt, struct task_struct *prev, struct task_
 {
 	return on_switch(ctx, prev, next, false);
 }
+
+/* Keeps the error enum in BTF for the front end. */
+enum oc_error oc_error_btf;
+
+enum stack_limits stack_limits_btf;
 
 char LICENSE[] SEC("license") = "GPL";

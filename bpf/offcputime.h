@@ -3,9 +3,11 @@
 #define __OFFCPUTIME_H
 
 #define TASK_COMM_LEN 16
-/* The longest stack a user may ask for (--perf-max-stack-depth); the
- * map's value size is set to the asked depth before load. */
-#define MAX_STACK_DEPTH 127
+/* The deepest stack --perf-max-stack-depth may ask for; the stack map's
+ * value size is set to the asked depth before load. Kept in BTF. */
+enum stack_limits {
+	MAX_STACK_DEPTH = 127,
+};
 
 struct oc_key {
 	__u32 tid;

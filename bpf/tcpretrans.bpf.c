@@ -12,6 +12,7 @@
 #include "events.bpf.h"
 #include "filters.bpf.h"
 #include "maps.bpf.h"
+#include "errors.bpf.h"
 
 #define AF_INET 2
 #define AF_INET6 10
@@ -48,14 +49,6 @@ struct {
 /* Events are built on the stack; this global makes libbpf-cargo generate
  * the Rust type of `struct event` for the front end. */
 struct event event_layout = {};
-
-/* Flows -c could not count because `flows` was full. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} flows_full SEC(".maps");
 
 static __always_inline void note_owner(const struct sock *sk)
 {
@@ -108,15 +101,11 @@ static __always_inline void count_flow(struct flow_key *k)
 {
 	static const __u64 zero;
 	__u64 *n = lookup_or_try_init(&flows, k, &zero);
-	__u32 key = 0;
 
-	if (n) {
-		__sync_fetch_and_add(n, 1);
-		return;
-	}
-	n = bpf_map_lookup_elem(&flows_full, &key);
 	if (n)
-		*n += 1;
+		__sync_fetch_and_add(n, 1);
+	else
+		count_error(ERR_FLOWS_FULL);
 }
 
 static __always_inline int report(const struct sock_common *skc, const struct sk_buff *skb,
@@ -278,5 +267,9 @@ int BPF_KPROBE(tr_kprobe_tlp, struct sock *sk)
 {
 	return report(&sk->__sk_common, 0, KIND_LOSS_PROBE);
 }
+
+/* Keeps the enums in BTF for the front end. */
+enum tcpretrans_error tcpretrans_error_btf;
+enum retrans_kind retrans_kind_btf;
 
 char LICENSE[] SEC("license") = "GPL";

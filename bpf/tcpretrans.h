@@ -4,6 +4,13 @@
 
 #define TASK_COMM_LEN 16
 
+/* Indexes of the per-CPU error counters (errors.bpf.h). */
+enum tcpretrans_error {
+	/* -c could not count a retransmit: the flow table was full. */
+	ERR_FLOWS_FULL,
+	ERR_MAX,
+};
+
 enum retrans_kind {
 	KIND_RETRANS = 1,
 	KIND_LOSS_PROBE = 2,

@@ -2,11 +2,14 @@
 #ifndef __HIST_H
 #define __HIST_H
 
-#define MAX_SLOTS 32
-#define FINE_SUB_BITS 4
-#define FINE_SUBS (1 << FINE_SUB_BITS)
-/* Values below 2^48 get their own fine slot; larger ones share the last. */
-#define FINE_SLOTS ((48 - FINE_SUB_BITS + 1) * FINE_SUBS)
+/* Kept in BTF (common.bpf.c) for common::hist's generated types. Values
+ * below 2^48 get their own fine slot; larger ones share the last. */
+enum hist_layout {
+	MAX_SLOTS = 32,
+	FINE_SUB_BITS = 4,
+	FINE_SUBS = 1 << FINE_SUB_BITS,
+	FINE_SLOTS = (48 - FINE_SUB_BITS + 1) * FINE_SUBS,
+};
 
 struct hist {
 	__u32 slots[MAX_SLOTS];

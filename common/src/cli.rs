@@ -4,6 +4,7 @@
 
 use std::ffi::CString;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::Args;
 
@@ -26,11 +27,22 @@ pub struct CommonArgs {
 #[derive(Args, Debug, Clone, Default)]
 pub struct IntervalCount {
     /// Output interval, in seconds (default: print once, at Ctrl-C)
-    #[arg(value_parser = positive_u64)]
+    #[arg(value_parser = seconds)]
     pub interval: Option<u64>,
     /// Number of outputs before exiting (default: unlimited)
     #[arg(value_parser = positive_u64, requires = "interval")]
     pub count: Option<u64>,
+}
+
+impl IntervalCount {
+    /// The lifecycle's schedule: a report every interval, `count` times.
+    pub fn schedule(&self) -> crate::lifecycle::Schedule {
+        crate::lifecycle::Schedule {
+            interval: self.interval.map(Duration::from_secs),
+            count: self.count,
+            duration: None,
+        }
+    }
 }
 
 /// A comma-separated list of process or thread ids, e.g. `-p 123,456`.
@@ -101,6 +113,28 @@ pub fn positive_u64(s: &str) -> Result<u64, String> {
     }
 }
 
+/// Parses a text that must not be empty (a name to match).
+pub fn non_empty(s: &str) -> Result<String, String> {
+    if s.is_empty() {
+        return Err("must not be empty".into());
+    }
+    Ok(s.to_string())
+}
+
+/// The longest interval or duration accepted: a year.
+pub const MAX_SECONDS: u64 = 365 * 24 * 3600;
+
+/// Parses an interval or a duration in seconds: positive, at most a year
+/// (what a deadline can be computed for, with room to spare).
+pub fn seconds(s: &str) -> Result<u64, String> {
+    match positive_u64(s)? {
+        n if n > MAX_SECONDS => Err(format!(
+            "{n} seconds is more than a year ({MAX_SECONDS} seconds)"
+        )),
+        n => Ok(n),
+    }
+}
+
 /// Parses a cgroup v2 directory path, checking that it exists.
 pub fn cgroup_path(s: &str) -> Result<PathBuf, String> {
     let path = PathBuf::from(s);
@@ -141,5 +175,8 @@ mod tests {
         assert!(positive_u64("0").is_err());
         assert!(positive_u64("-1").is_err());
         assert!(positive_u64("x").is_err());
+        assert_eq!(seconds("60"), Ok(60));
+        assert!(seconds("18446744073709551615").is_err());
+        assert!(seconds(&(MAX_SECONDS + 1).to_string()).is_err());
     }
 }

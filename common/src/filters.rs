@@ -1,25 +1,97 @@
-//! Filling the filter maps that filters.bpf.h declares.
+//! The filters the shared BPF header (filters.bpf.h) implements. One value
+//! sets the read-only flag that switches a filter on and fills the map it
+//! reads, so that the two cannot drift apart.
 
-use std::fs::File;
-use std::os::fd::AsRawFd;
-use std::path::Path;
+use std::path::PathBuf;
 
-use anyhow::{Context, Result};
-use libbpf_rs::{MapCore, MapFlags};
+use anyhow::Result;
+use libbpf_rs::{MapCore, Object, OpenObject};
 
-/// Puts each id into a set map (`pid_filter`, `tid_filter`).
-pub fn set_ids(map: &dyn MapCore, ids: &[u32]) -> Result<()> {
-    for id in ids {
-        map.update(&id.to_ne_bytes(), &[1u8], MapFlags::ANY)
-            .with_context(|| format!("adding {id} to {}", map.name().to_string_lossy()))?;
-    }
-    Ok(())
+use crate::maps;
+use crate::run::UsageError;
+
+/// What a tool filters on in the kernel. A started command's pid is added
+/// to `pids` by the lifecycle.
+#[derive(Debug, Clone, Default)]
+pub struct Filters {
+    /// Processes (tgids), `-p`.
+    pub pids: Option<Vec<u32>>,
+    /// Threads, `-t`.
+    pub tids: Option<Vec<u32>>,
+    /// A cgroup v2 directory, `-c`: the current task must be in it.
+    pub cgroup: Option<PathBuf>,
+    /// A uid, `-u`.
+    pub uid: Option<u32>,
+    /// The command the tool starts (`--exec`) is traced through `pids`.
+    pub command_pid: bool,
 }
 
-/// Makes `cgroup_filter` hold the cgroup v2 directory at `path`.
-pub fn set_cgroup(map: &dyn MapCore, path: &Path) -> Result<()> {
-    let dir = File::open(path).with_context(|| format!("opening cgroup {}", path.display()))?;
-    let fd = dir.as_raw_fd() as u32;
-    map.update(&0u32.to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)
-        .with_context(|| format!("{} is not a cgroup v2 directory", path.display()))
+impl Filters {
+    /// The policy for every tool: a process or thread named in a filter
+    /// must be running when the tool starts (a typo would otherwise trace
+    /// nothing, silently).
+    pub fn check(&self) -> Result<()> {
+        for (ids, what, flag) in [(&self.pids, "process", "-p"), (&self.tids, "thread", "-t")] {
+            for id in ids.iter().flatten() {
+                if !std::path::Path::new(&format!("/proc/{id}")).exists() {
+                    return Err(UsageError(format!("{flag}: there is no {what} {id}")).into());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets the filters' read-only flags, before load.
+    pub(crate) fn configure(&self, obj: &mut OpenObject) -> Result<()> {
+        let on = |b: bool| [u8::from(b)];
+        if self.pids.is_some() {
+            maps::set_rodata(obj, "filter_pids", &on(true))?;
+        }
+        if self.tids.is_some() {
+            maps::set_rodata(obj, "filter_tids", &on(true))?;
+        }
+        if self.cgroup.is_some() {
+            maps::set_rodata(obj, "filter_cgroup", &on(true))?;
+        }
+        if let Some(uid) = self.uid {
+            maps::set_rodata(obj, "filter_uid", &uid.to_ne_bytes())?;
+        }
+        // Bounds from the maps the kernel will allocate.
+        for (ids, map, flag) in [
+            (&self.pids, "pid_filter", "-p"),
+            (&self.tids, "tid_filter", "-t"),
+        ] {
+            let Some(ids) = ids else { continue };
+            let max = obj
+                .maps()
+                .find(|m| m.name().to_string_lossy() == map)
+                .map_or(0, |m| m.max_entries()) as usize;
+            if ids.len() > max {
+                return Err(UsageError(format!(
+                    "{flag}: {} ids given; this tool filters on at most {max}",
+                    ids.len()
+                ))
+                .into());
+            }
+        }
+        Ok(())
+    }
+
+    /// Fills the filter maps, after load.
+    pub(crate) fn fill(&self, obj: &Object) -> Result<()> {
+        let map = |name: &str| {
+            maps::by_name(obj, name)
+                .ok_or_else(|| anyhow::anyhow!("this tool's BPF object has no map {name}"))
+        };
+        if let Some(pids) = &self.pids {
+            maps::set_ids(&map("pid_filter")? as &dyn MapCore, pids)?;
+        }
+        if let Some(tids) = &self.tids {
+            maps::set_ids(&map("tid_filter")? as &dyn MapCore, tids)?;
+        }
+        if let Some(path) = &self.cgroup {
+            maps::set_cgroup(&map("cgroup_filter")? as &dyn MapCore, path)?;
+        }
+        Ok(())
+    }
 }

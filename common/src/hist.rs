@@ -6,12 +6,13 @@
 
 use std::io::{self, Write};
 
-use anyhow::{Context, Result};
-use libbpf_rs::{MapCore, MapFlags};
 use serde_json::{json, Map, Value};
 
 /// Sub-buckets per power of two in the fine histogram (hist.h).
-pub const FINE_SUB_BITS: u32 = 4;
+pub const FINE_SUB_BITS: u32 = Layout::FINE_SUB_BITS.0;
+/// Fine slots in a fine histogram.
+pub const FINE_SLOTS: usize = Layout::FINE_SLOTS.0 as usize;
+use crate::skel::types::hist_layout as Layout;
 const FINE_SUBS: u64 = 1 << FINE_SUB_BITS;
 
 /// The values log2 slot `i` holds: `[low, high]`, inclusive, as BCC shows them.
@@ -235,44 +236,6 @@ pub fn print_report(
     Ok(())
 }
 
-/// Takes every entry out of a histogram map: the (key, value) bytes of
-/// each, deleting it, so the next interval starts from zero as in BCC.
-pub fn drain(map: &dyn MapCore) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-    let name = map.name().to_string_lossy().into_owned();
-    let keys: Vec<Vec<u8>> = map.keys().collect();
-    let mut entries = Vec::with_capacity(keys.len());
-    for key in keys {
-        if let Some(value) = map
-            .lookup(&key, MapFlags::ANY)
-            .with_context(|| format!("reading map {name}"))?
-        {
-            entries.push((key.clone(), value));
-        }
-        // Gone already is fine: only what was read is reported.
-        let _ = map.delete(&key);
-    }
-    Ok(entries)
-}
-
-/// [`drain`], decoded onto the skeleton's key and value types. Values are
-/// boxed: a fine histogram is kilobytes.
-pub fn drain_as<K, V>(map: &dyn MapCore) -> Result<Vec<(K, Box<V>)>>
-where
-    K: plain::Plain + Default,
-    V: plain::Plain + Default,
-{
-    Ok(drain(map)?
-        .iter()
-        .map(|(k, v)| {
-            let mut key = K::default();
-            let mut value: Box<V> = Box::default();
-            crate::events::copy_record(&mut key, k);
-            crate::events::copy_record(&mut *value, v);
-            (key, value)
-        })
-        .collect())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -313,12 +276,12 @@ mod tests {
                 "{v}: [{lo}, {hi}]"
             );
         }
-        assert_eq!(fine_slot((1 << 48) - 1), 719, "hist.h's FINE_SLOTS is 720");
+        assert_eq!(fine_slot((1 << 48) - 1), FINE_SLOTS - 1);
     }
 
     #[test]
     fn percentiles_pick_the_bucket_holding_the_rank() {
-        let mut fine = vec![0u32; 720];
+        let mut fine = vec![0u32; FINE_SLOTS];
         for v in 1..=1000u64 {
             fine[fine_slot(v)] += 1;
         }
@@ -332,7 +295,7 @@ mod tests {
             assert!((got as f64 - want).abs() / want < 0.04, "{got} vs {want}");
         }
         assert!(p.max >= 1000 && p.max < 1000 + 1000 / 16 + 1);
-        assert_eq!(percentiles(&vec![0u32; 720]), None);
+        assert_eq!(percentiles(&vec![0u32; FINE_SLOTS]), None);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::io::{self, BufWriter, Write};
 /// split by what a traced program passes.
 pub fn escape(bytes: &[u8]) -> Cow<'_, str> {
     if let Ok(s) = std::str::from_utf8(bytes) {
-        if !s.chars().any(char::is_control) {
+        if !s.chars().any(needs_escape) {
             return Cow::Borrowed(s);
         }
     }
@@ -28,6 +28,9 @@ pub fn escape(bytes: &[u8]) -> Cow<'_, str> {
                         let _ = write!(out, "\\x{b:02x}");
                     }
                 }
+                c if is_bidi_control(c) => {
+                    let _ = write!(out, "\\u{{{:x}}}", c as u32);
+                }
                 c => out.push(c),
             }
         }
@@ -36,6 +39,16 @@ pub fn escape(bytes: &[u8]) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// Unicode's bidirectional formatting characters: printed raw, they can
+/// reorder what a terminal shows (CVE-2021-42574, "Trojan Source").
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+fn needs_escape(c: char) -> bool {
+    c.is_control() || is_bidi_control(c)
 }
 
 /// A C `char` array (i8 in generated types) as bytes, all of them.
@@ -70,6 +83,11 @@ fn clock_ns(clock: libc::clockid_t) -> u64 {
     // SAFETY: ts is a valid out-parameter; the clocks used always exist.
     unsafe { libc::clock_gettime(clock, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// CLOCK_MONOTONIC in nanoseconds: bpf_ktime_get_ns()'s clock.
+pub fn monotonic_ns() -> u64 {
+    clock_ns(libc::CLOCK_MONOTONIC)
 }
 
 /// Converts the kernel's timestamps (bpf_ktime_get_ns, CLOCK_MONOTONIC) into
@@ -123,17 +141,104 @@ pub fn now_hms() -> String {
     hms((clock_ns(libc::CLOCK_REALTIME) / 1_000_000_000) as i64)
 }
 
+/// Prints a note on stderr as `tool: message`. A closed or full stderr is
+/// no reason to stop tracing, so failures to write are ignored.
+pub fn note(message: std::fmt::Arguments) {
+    let mut err = io::stderr().lock();
+    let _ = writeln!(err, "{}: {message}", crate::run::tool_name());
+}
+
+/// `note!("...", args)`: [`note`] with format arguments.
+#[macro_export]
+macro_rules! note {
+    ($($arg:tt)*) => { $crate::output::note(format_args!($($arg)*)) };
+}
+
+/// How long writes may wait for a slow reader once a stop signal came.
+const STOP_WRITE_BUDGET: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// Standard output written with write(2) directly: a write blocked on a
+/// stalled reader gives up once a stop signal has come (SIGINT interrupts
+/// it), so a tool piped into a reader that does not read still ends.
+struct Stdout {
+    /// When the first write after a stop began: writes then wait at most
+    /// [`STOP_WRITE_BUDGET`] in all.
+    stopping_since: Option<std::time::Instant>,
+}
+
+/// The error of a write abandoned because the tool is stopping.
+fn abandoned() -> io::Error {
+    io::Error::other("output abandoned: stdout was not being read")
+}
+
+impl Stdout {
+    /// After a stop: waits until stdout takes more, within the budget.
+    fn wait_writable(&mut self) -> io::Result<()> {
+        let since = *self
+            .stopping_since
+            .get_or_insert_with(std::time::Instant::now);
+        let left = STOP_WRITE_BUDGET.saturating_sub(since.elapsed());
+        let mut pfd = libc::pollfd {
+            fd: libc::STDOUT_FILENO,
+            events: libc::POLLOUT,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        let n = unsafe { libc::poll(&mut pfd, 1, left.as_millis() as libc::c_int) };
+        if n > 0 {
+            Ok(())
+        } else {
+            Err(abandoned())
+        }
+    }
+}
+
+impl Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        loop {
+            let mut len = buf.len();
+            if crate::signals::stop_requested() {
+                self.wait_writable()?;
+                // A pipe with room takes PIPE_BUF bytes without blocking.
+                len = len.min(4096);
+            }
+            // SAFETY: writes from a valid buffer of at least `len` bytes.
+            let n = unsafe { libc::write(libc::STDOUT_FILENO, buf.as_ptr().cast(), len) };
+            if n >= 0 {
+                return Ok(n as usize);
+            }
+            let err = io::Error::last_os_error();
+            if err.kind() != io::ErrorKind::Interrupted {
+                return Err(err);
+            }
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Buffered stdout. Tools write through it and the event loop flushes it
 /// after each batch, so output reaches a pipe or file promptly without a
-/// write(2) per line.
+/// write(2) per line. Once a stop signal has come and stdout does not take
+/// more, further output is dropped and counted ([`Out::dropped_lines`]).
 pub struct Out {
-    w: BufWriter<io::Stdout>,
+    w: BufWriter<Stdout>,
+    /// Lines dropped after stdout was abandoned; None while writing.
+    dropped: Option<u64>,
 }
 
 impl Default for Out {
     fn default() -> Self {
         Out {
-            w: BufWriter::with_capacity(64 * 1024, io::stdout()),
+            w: BufWriter::with_capacity(
+                64 * 1024,
+                Stdout {
+                    stopping_since: None,
+                },
+            ),
+            dropped: None,
         }
     }
 }
@@ -141,8 +246,9 @@ impl Default for Out {
 impl Out {
     /// Writes one JSON object as a line.
     pub fn json(&mut self, value: &serde_json::Value) -> io::Result<()> {
-        serde_json::to_writer(&mut self.w, value)?;
-        self.w.write_all(b"\n")
+        let mut line = serde_json::to_vec(value)?;
+        line.push(b'\n');
+        self.write_all(&line)
     }
 
     /// Says the tool is attached: `line` on stdout, or on stderr when
@@ -150,11 +256,11 @@ impl Out {
     /// Flushed, so a script can wait for it.
     pub fn banner(&mut self, to_stderr: bool, line: &str) -> io::Result<()> {
         if to_stderr {
-            eprintln!("{line}");
+            let _ = writeln!(io::stderr().lock(), "{line}");
             return Ok(());
         }
-        writeln!(self.w, "{line}")?;
-        self.w.flush()
+        writeln!(self, "{line}")?;
+        self.flush()
     }
 
     /// True when stdout is a pipe whose reader has gone (`tool | head`): the
@@ -169,17 +275,61 @@ impl Out {
         let n = unsafe { libc::poll(&mut pfd, 1, 0) };
         n > 0 && pfd.revents & (libc::POLLERR | libc::POLLHUP) != 0
     }
+
+    /// Lines dropped because stdout stopped taking output after a stop
+    /// signal; 0 when none were.
+    pub fn dropped_lines(&self) -> u64 {
+        self.dropped.unwrap_or(0)
+    }
+
+    /// Switches to dropping (and counting) output, counting what the
+    /// buffer held.
+    fn abandon(&mut self) {
+        let old = std::mem::replace(
+            &mut self.w,
+            BufWriter::with_capacity(
+                0,
+                Stdout {
+                    stopping_since: None,
+                },
+            ),
+        );
+        let (_, pending) = old.into_parts();
+        let pending = pending.unwrap_or_default();
+        let lines = pending.iter().filter(|&&b| b == b'\n').count() as u64;
+        self.dropped = Some(self.dropped.unwrap_or(0) + lines);
+    }
+
+    fn check(&mut self, r: io::Result<()>) -> io::Result<()> {
+        match r {
+            Err(e) if crate::signals::stop_requested() && e.kind() == io::ErrorKind::Other => {
+                self.abandon();
+                Ok(())
+            }
+            r => r,
+        }
+    }
 }
 
 impl Write for Out {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.w.write(buf)
+        self.write_all(buf)?;
+        Ok(buf.len())
     }
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.w.write_all(buf)
+        if let Some(n) = &mut self.dropped {
+            *n += buf.iter().filter(|&&b| b == b'\n').count() as u64;
+            return Ok(());
+        }
+        let r = self.w.write_all(buf);
+        self.check(r)
     }
     fn flush(&mut self) -> io::Result<()> {
-        self.w.flush()
+        if self.dropped.is_some() {
+            return Ok(());
+        }
+        let r = self.w.flush();
+        self.check(r)
     }
 }
 
@@ -205,6 +355,9 @@ mod tests {
         assert_eq!(escape(b"bad\xff\xfeutf8"), "bad\\xff\\xfeutf8");
         // C1 control characters are control characters too.
         assert_eq!(escape("x\u{85}y".as_bytes()), "x\\xc2\\x85y");
+        // Bidirectional overrides would reorder the terminal's line.
+        assert_eq!(escape("a\u{202e}b".as_bytes()), "a\\u{202e}b");
+        assert_eq!(escape("\u{2066}x".as_bytes()), "\\u{2066}x");
     }
 
     #[test]

@@ -37,14 +37,12 @@ impl fmt::Display for Hook {
 /// What the running kernel supports; probed once per process.
 #[derive(Debug, Clone)]
 pub struct Features {
-    pub btf: bool,
     pub fentry: bool,
     pub tp_btf: bool,
     pub raw_tp: bool,
     pub tracepoint: bool,
     pub kprobe: bool,
     pub uprobe: bool,
-    pub ringbuf: bool,
 }
 
 impl Features {
@@ -83,7 +81,6 @@ pub fn features() -> &'static Features {
     FEATURES.get_or_init(|| {
         let btf = Path::new("/sys/kernel/btf/vmlinux").exists();
         let f = Features {
-            btf,
             // Any traceable function will do; fentry either loads or it does not.
             fentry: btf && tracing_prog_loads("vfs_read", libbpf_sys::BPF_TRACE_FENTRY),
             tp_btf: btf && tracing_prog_loads("sched_switch", libbpf_sys::BPF_TRACE_RAW_TP),
@@ -94,26 +91,17 @@ pub fn features() -> &'static Features {
                     std::ptr::null(),
                 )
             } == 1,
-            tracepoint: tracefs().is_ok(),
+            tracepoint: crate::tracefs::mount_point().is_ok(),
             kprobe: Path::new("/sys/bus/event_source/devices/kprobe/type").exists(),
             uprobe: Path::new("/sys/bus/event_source/devices/uprobe/type").exists(),
-            // SAFETY: as above.
-            ringbuf: unsafe {
-                libbpf_sys::libbpf_probe_bpf_map_type(
-                    libbpf_sys::BPF_MAP_TYPE_RINGBUF,
-                    std::ptr::null(),
-                )
-            } == 1,
         };
         Features {
-            btf: f.btf,
             fentry: f.fentry && !disabled("fentry"),
             tp_btf: f.tp_btf && !disabled("tp_btf"),
             raw_tp: f.raw_tp && !disabled("raw_tp"),
             tracepoint: f.tracepoint && !disabled("tracepoint"),
             kprobe: f.kprobe && !disabled("kprobe"),
             uprobe: f.uprobe && !disabled("uprobe"),
-            ringbuf: f.ringbuf,
         }
     })
 }
@@ -166,42 +154,6 @@ fn tracing_prog_loads(target: &str, attach_type: libbpf_sys::bpf_attach_type) ->
     true
 }
 
-/// The tracefs mount point, mounting it at /sys/kernel/tracing when no
-/// tracefs is mounted: classic tracepoints are found through it.
-pub fn tracefs() -> Result<&'static Path> {
-    static MOUNTED: OnceLock<Result<&'static Path, String>> = OnceLock::new();
-    MOUNTED
-        .get_or_init(|| {
-            for dir in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
-                if Path::new(dir).join("events").is_dir() {
-                    return Ok(Path::new(dir));
-                }
-            }
-            let target = "/sys/kernel/tracing";
-            // SAFETY: all pointers are valid C strings for the duration of the call.
-            let rc = unsafe {
-                libc::mount(
-                    c"nodev".as_ptr(),
-                    c"/sys/kernel/tracing".as_ptr(),
-                    c"tracefs".as_ptr(),
-                    0,
-                    std::ptr::null(),
-                )
-            };
-            if rc != 0 {
-                let err = std::io::Error::last_os_error();
-                return Err(format!(
-                    "tracefs is not mounted and mounting it on {target} failed: {err} \
-                     (as root: mount -t tracefs nodev {target})"
-                ));
-            }
-            Ok(Path::new(target))
-        })
-        .as_ref()
-        .map(|p| *p)
-        .map_err(|e| anyhow::anyhow!("{e}"))
-}
-
 /// True if the kernel's BTF describes tracepoint `name` (what tp_btf and
 /// raw_tp attach to), e.g. `block_io_done`; needs no tracefs.
 pub fn btf_tracepoint_exists(name: &str) -> bool {
@@ -249,7 +201,7 @@ pub fn kprobe_target(name: &str) -> bool {
 
 /// True if the classic tracepoint `category:name` exists.
 pub fn tracepoint_exists(category: &str, name: &str) -> bool {
-    tracefs().is_ok_and(|t| t.join("events").join(category).join(name).is_dir())
+    crate::tracefs::mount_point().is_ok_and(|t| t.join("events").join(category).join(name).is_dir())
 }
 
 /// The hook kind of a program, from its ELF section name.
@@ -282,15 +234,21 @@ pub fn chosen_hooks(obj: &OpenObject) -> Vec<String> {
         .collect()
 }
 
-/// Reports the hooks of a loaded, verified object and ends a `--dry-run`.
-pub fn print_dry_run(tool: &str, hooks: &[String]) {
-    println!(
+/// Reports the hooks of a loaded, verified object: what `--dry-run` prints.
+pub fn print_dry_run(
+    out: &mut dyn std::io::Write,
+    tool: &str,
+    hooks: &[String],
+) -> std::io::Result<()> {
+    writeln!(
+        out,
         "{tool}: dry run: {} programs loaded and verified, nothing attached",
         hooks.len()
-    );
+    )?;
     for hook in hooks {
-        println!("  {hook}");
+        writeln!(out, "  {hook}")?;
     }
+    Ok(())
 }
 
 /// Turns off autoload for classic tracepoint programs whose tracepoint this
@@ -315,7 +273,7 @@ pub fn autoload_existing_tracepoints(obj: &mut OpenObject) -> Result<()> {
         }
     }
     if seen > 0 && kept == 0 {
-        tracefs().context("finding tracepoints")?;
+        crate::tracefs::mount_point().context("finding tracepoints")?;
         anyhow::bail!("none of this tool's tracepoints exists on this kernel");
     }
     Ok(())

@@ -1,52 +1,44 @@
-//! The `main` wrapper: error reporting, exit codes, signals, libbpf's log.
+//! Errors to exit codes, hints, the privilege check and libbpf's log.
 
 use std::io;
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
 
-static STOP: AtomicBool = AtomicBool::new(false);
+/// A problem with what the user asked for, found after argument parsing
+/// (a missing process, an empty disk name): exit status 2, like clap's.
+#[derive(Debug)]
+pub struct UsageError(pub String);
 
-extern "C" fn on_stop_signal(_: libc::c_int) {
-    STOP.store(true, Ordering::Relaxed);
-}
-
-/// True once SIGINT or SIGTERM has arrived: the tool should print what it
-/// has and exit 0.
-pub fn stop_requested() -> bool {
-    STOP.load(Ordering::Relaxed)
-}
-
-/// Runs a tool: installs the signal handlers, calls `body`, and turns its
-/// result into an exit code. Usage errors never get here (clap exits 2).
-/// A closed stdout (`| head`) ends quietly with 0; any other error prints
-/// its cause chain, a hint where one helps, and exits 1.
-pub fn main(body: impl FnOnce() -> anyhow::Result<()>) -> ExitCode {
-    install_signal_handlers();
-    match body() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
-        Err(e) => {
-            let tool = tool_name();
-            eprintln!("{tool}: error: {e:#}");
-            if let Some(hint) = hint(&e) {
-                eprintln!("{tool}: hint: {hint}");
-            }
-            ExitCode::FAILURE
-        }
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
     }
 }
 
-fn install_signal_handlers() {
-    for sig in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: the handler only stores to an atomic, which is
-        // async-signal-safe; no SA_RESTART, so a blocking poll returns EINTR
-        // and the loop sees the flag at once.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_stop_signal as *const () as libc::sighandler_t;
-            libc::sigemptyset(&mut action.sa_mask);
-            libc::sigaction(sig, &action, std::ptr::null_mut());
+impl std::error::Error for UsageError {}
+
+/// Exit status 2 for a usage error, with one line on stderr.
+pub fn usage(message: impl Into<String>) -> anyhow::Error {
+    UsageError(message.into()).into()
+}
+
+/// Turns a tool's result into its exit code: 0, the started command's own
+/// status, 1 for an error (its cause chain and a hint where one helps),
+/// 2 for a usage error. A closed stdout (`| head`) ends quietly with 0.
+pub fn exit_code(result: anyhow::Result<u8>) -> ExitCode {
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if e.downcast_ref::<UsageError>().is_some() => {
+            crate::note!("error: {e}");
+            ExitCode::from(2)
+        }
+        Err(e) => {
+            crate::note!("error: {e:#}");
+            if let Some(hint) = hint(&e) {
+                crate::note!("hint: {hint}");
+            }
+            ExitCode::FAILURE
         }
     }
 }
@@ -70,13 +62,35 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
+/// Capability bits (linux/capability.h).
+const CAP_SYS_ADMIN: u32 = 21;
+const CAP_PERFMON: u32 = 38;
+const CAP_BPF: u32 = 39;
+
+/// Fails, naming what is needed, unless this process may load and attach
+/// tracing programs: root, or CAP_BPF with CAP_PERFMON (or CAP_SYS_ADMIN).
+/// Checked once, up front, so that a missing privilege is not mistaken for
+/// a missing kernel feature later.
+pub fn check_privilege() -> anyhow::Result<()> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let eff = status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        .unwrap_or(0);
+    let has = |cap: u32| eff & (1u64 << cap) != 0;
+    if has(CAP_SYS_ADMIN) || (has(CAP_BPF) && has(CAP_PERFMON)) {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "{} needs root, or CAP_BPF and CAP_PERFMON (e.g. `sudo setcap \
+         cap_bpf,cap_perfmon,cap_dac_read_search+ep {}`), to load tracing programs",
+        tool_name(),
+        std::env::current_exe().map_or_else(|_| tool_name(), |p| p.display().to_string())
+    )
+}
+
 fn hint(e: &anyhow::Error) -> Option<String> {
-    let denied = e.chain().any(|c| {
-        c.downcast_ref::<libbpf_rs::Error>()
-            .is_some_and(|e| e.kind() == libbpf_rs::ErrorKind::PermissionDenied)
-            || c.downcast_ref::<io::Error>()
-                .is_some_and(|e| e.kind() == io::ErrorKind::PermissionDenied)
-    });
     if !Path::new("/sys/kernel/btf/vmlinux").exists() {
         return Some(
             "this kernel exposes no BTF (/sys/kernel/btf/vmlinux is missing); \
@@ -84,19 +98,19 @@ fn hint(e: &anyhow::Error) -> Option<String> {
                 .into(),
         );
     }
-    if denied {
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        let root = unsafe { libc::geteuid() } == 0;
-        return Some(if root {
-            "the kernel refused a BPF program although running as root: the \
-             verifier rejected it, or a lockdown mode, seccomp or an LSM forbids \
-             BPF here; run with -v to see libbpf's log and the verifier's reason"
-                .into()
-        } else {
-            "run as root, or grant CAP_BPF and CAP_PERFMON \
-             (e.g. `sudo setcap cap_bpf,cap_perfmon+ep <tool>`)"
-                .into()
-        });
+    // Only libbpf's refusals point at the verifier or a security policy;
+    // a file we could not read says so in its own message.
+    let bpf_denied = e.chain().any(|c| {
+        c.downcast_ref::<libbpf_rs::Error>()
+            .is_some_and(|e| e.kind() == libbpf_rs::ErrorKind::PermissionDenied)
+    });
+    if bpf_denied {
+        return Some(
+            "the kernel refused a BPF program: the verifier rejected it, or a \
+             lockdown mode, seccomp or an LSM forbids BPF here; run with -v to \
+             see libbpf's log and the verifier's reason"
+                .into(),
+        );
     }
     if e.chain()
         .any(|c| c.downcast_ref::<libbpf_rs::Error>().is_some())
@@ -111,7 +125,8 @@ fn hint(e: &anyhow::Error) -> Option<String> {
 pub fn libbpf_log(verbose: bool) {
     use libbpf_rs::PrintLevel;
     fn to_stderr(_: PrintLevel, msg: String) {
-        eprint!("{msg}");
+        use std::io::Write;
+        let _ = io::stderr().lock().write_all(msg.as_bytes());
     }
     if verbose {
         libbpf_rs::set_print(Some((PrintLevel::Debug, to_stderr)));

@@ -11,11 +11,9 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 use std::rc::Rc;
 
-use anyhow::{Context, Result};
 use blazesym::symbolize::source::{Kernel, Process, Source};
 use blazesym::symbolize::{Input, Symbolized, Symbolizer as Blaze};
 use blazesym::{MaybeDefault, Pid};
-use libbpf_rs::{MapCore, MapFlags};
 
 /// One symbolized address.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -271,24 +269,6 @@ fn to_frame(addr: u64, s: &Symbolized) -> Frame {
         },
         Symbolized::Unknown(_) => Frame::unknown(addr),
     }
-}
-
-/// Reads stack `id` from a BPF_MAP_TYPE_STACK_TRACE map: its addresses,
-/// leaf first. None if the id is not there.
-pub fn read_stack(map: &dyn MapCore, id: i32) -> Result<Option<Vec<u64>>> {
-    if id < 0 {
-        return Ok(None);
-    }
-    let value = map
-        .lookup(&(id as u32).to_ne_bytes(), MapFlags::ANY)
-        .with_context(|| format!("reading stack {id}"))?;
-    Ok(value.map(|bytes| {
-        bytes
-            .chunks_exact(8)
-            .map(|c| u64::from_ne_bytes(c.try_into().unwrap()))
-            .take_while(|a| *a != 0)
-            .collect()
-    }))
 }
 
 /// What a tool has for one half (kernel or user) of a stack.

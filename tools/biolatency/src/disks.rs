@@ -3,7 +3,8 @@
 use std::fs;
 use std::path::Path;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
+use common::run::usage;
 
 pub fn dev(major: u32, minor: u32) -> u32 {
     (major << 20) | minor
@@ -25,12 +26,20 @@ pub fn name(dev: u32) -> String {
 /// The kernel dev_t of the whole disk called `name` (vda, nvme0n1, loop3).
 pub fn resolve(name: &str) -> Result<u32> {
     let name = name.trim_start_matches("/dev/");
+    if name.is_empty() {
+        return Err(usage("-d: the disk name is empty"));
+    }
     let dir = Path::new("/sys/class/block").join(name);
-    if name.contains('/') || !dir.exists() {
-        bail!("no such disk: {name} (see /sys/class/block)");
+    if name.contains('/') || name.starts_with('.') || !dir.exists() {
+        return Err(usage(format!(
+            "-d: no such disk: {} (see /sys/class/block)",
+            common::output::escape(name.as_bytes())
+        )));
     }
     if dir.join("partition").exists() {
-        bail!("{name} is a partition: give its whole disk (biolatency counts per disk)");
+        return Err(usage(format!(
+            "-d: {name} is a partition: give its whole disk (biolatency counts per disk)"
+        )));
     }
     let text =
         fs::read_to_string(dir.join("dev")).with_context(|| format!("reading {name}'s dev"))?;

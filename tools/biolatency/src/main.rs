@@ -2,22 +2,21 @@
 
 mod disks;
 
-use std::io::Write;
-use std::mem::MaybeUninit;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 use common::cli::{self, CommonArgs, IntervalCount};
-use common::events::every_interval;
+use common::filters::Filters;
+use common::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 use common::output::Out;
 use common::probe::{self, Hook};
-use common::{filters, hist, run};
-use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
+use common::{hist, maps};
+use libbpf_rs::skel::OpenSkel;
 use serde_json::{Map, Value};
 
 common::skeleton!("biolatency");
-use skel::{types, BiolatencySkelBuilder};
+use skel::{types, BiolatencySkel, BiolatencySkelBuilder, OpenBiolatencySkel};
 
 // SAFETY: repr(C) structs of integers, valid for any bytes.
 unsafe impl plain::Plain for types::hist_key {}
@@ -78,7 +77,62 @@ struct Args {
 }
 
 fn main() -> std::process::ExitCode {
-    run::main(|| trace(Args::parse()))
+    lifecycle::main::<Biolatency>()
+}
+
+struct Biolatency {
+    args: Args,
+    targ_dev: Option<u32>,
+}
+
+impl Tool for Biolatency {
+    type Args = Args;
+    type Builder = BiolatencySkelBuilder;
+
+    fn new(args: Args) -> Result<Self> {
+        let targ_dev = args.disk.as_deref().map(disks::resolve).transpose()?;
+        Ok(Biolatency { args, targ_dev })
+    }
+
+    fn common(&self) -> &CommonArgs {
+        &self.args.common
+    }
+
+    fn filters(&self) -> Filters {
+        Filters {
+            cgroup: self.args.cgroup.clone(),
+            ..Filters::default()
+        }
+    }
+
+    fn configure(&mut self, open: &mut OpenBiolatencySkel<'_>, _: &Setup) -> Result<()> {
+        let args = &self.args;
+        let rodata = open
+            .maps
+            .rodata_data
+            .as_deref_mut()
+            .context("the BPF object has no rodata")?;
+        rodata.per_disk = args.disks;
+        rodata.per_flags = args.flags;
+        rodata.queued = args.queued;
+        rodata.millis = args.milliseconds;
+        rodata.fine = args.percentiles;
+        rodata.filter_dev = self.targ_dev.is_some();
+        rodata.targ_dev = self.targ_dev.unwrap_or(0);
+        choose_programs(open.open_object_mut(), args.queued)
+    }
+
+    fn banner(&self) -> Banner {
+        Banner::Note("Tracing block device I/O... Hit Ctrl-C to end.".into())
+    }
+
+    fn schedule(&self) -> Schedule {
+        self.args.interval.schedule()
+    }
+
+    fn report(&mut self, skel: &BiolatencySkel<'_>, out: &mut Out, _: When) -> Result<()> {
+        report(out, &self.args, skel)
+    }
 }
 
 /// Chooses the hook kind and, per event, the tracepoint this kernel has.
@@ -122,54 +176,12 @@ fn choose_programs(obj: &mut libbpf_rs::OpenObject, queued: bool) -> Result<()> 
     Ok(())
 }
 
-fn trace(args: Args) -> Result<()> {
-    run::libbpf_log(args.common.verbose);
-    let targ_dev = args.disk.as_deref().map(disks::resolve).transpose()?;
-    let mut object = MaybeUninit::uninit();
-    let mut open = BiolatencySkelBuilder::default()
-        .open(&mut object)
-        .context("opening the BPF object")?;
-    let rodata = open
-        .maps
-        .rodata_data
-        .as_deref_mut()
-        .context("the BPF object has no rodata")?;
-    rodata.per_disk = args.disks;
-    rodata.per_flags = args.flags;
-    rodata.queued = args.queued;
-    rodata.millis = args.milliseconds;
-    rodata.fine = args.percentiles;
-    rodata.filter_dev = targ_dev.is_some();
-    rodata.targ_dev = targ_dev.unwrap_or(0);
-    rodata.filter_cgroup = args.cgroup.is_some();
-    choose_programs(open.open_object_mut(), args.queued)?;
-
-    let Some(mut skel) = common::skel::load(open, &args.common)? else {
-        return Ok(());
-    };
-    if let Some(path) = &args.cgroup {
-        filters::set_cgroup(&skel.maps.cgroup_filter, path)?;
-    }
-    skel.attach().context("attaching the BPF programs")?;
-
-    let mut out = Out::default();
-    out.banner(
-        args.common.json,
-        "Tracing block device I/O... Hit Ctrl-C to end.",
-    )?;
+fn report(out: &mut Out, args: &Args, skel: &BiolatencySkel) -> Result<()> {
     let unit = if args.milliseconds { "msecs" } else { "usecs" };
-    every_interval(args.interval.interval, args.interval.count, || {
-        report(&mut out, &args, &skel, unit)?;
-        out.flush()?;
-        Ok(())
-    })
-}
-
-fn report(out: &mut Out, args: &Args, skel: &skel::BiolatencySkel, unit: &str) -> Result<()> {
-    let mut entries: Vec<(types::hist_key, Box<types::hist>)> = hist::drain_as(&skel.maps.hists)?;
+    let mut entries: Vec<(types::hist_key, Box<types::hist>)> = maps::drain_as(&skel.maps.hists)?;
     entries.sort_by_key(|(k, _)| (k.dev, k.flags));
     let fine: Vec<(types::hist_key, Box<types::fine_hist>)> = if args.percentiles {
-        hist::drain_as(&skel.maps.fine_hists)?
+        maps::drain_as(&skel.maps.fine_hists)?
     } else {
         Vec::new()
     };
@@ -211,13 +223,14 @@ fn report(out: &mut Out, args: &Args, skel: &skel::BiolatencySkel, unit: &str) -
     Ok(())
 }
 
-const BIO_SYNC: u32 = 1 << 8;
-const BIO_META: u32 = 1 << 9;
-const BIO_FUA: u32 = 1 << 10;
-const BIO_PREFLUSH: u32 = 1 << 11;
-const BIO_RAHEAD: u32 = 1 << 12;
-const BIO_BACKGROUND: u32 = 1 << 13;
-const BIO_NOWAIT: u32 = 1 << 14;
+use types::bio_flag as Flag;
+const BIO_SYNC: u32 = Flag::BIO_SYNC.0;
+const BIO_META: u32 = Flag::BIO_META.0;
+const BIO_FUA: u32 = Flag::BIO_FUA.0;
+const BIO_PREFLUSH: u32 = Flag::BIO_PREFLUSH.0;
+const BIO_RAHEAD: u32 = Flag::BIO_RAHEAD.0;
+const BIO_BACKGROUND: u32 = Flag::BIO_BACKGROUND.0;
+const BIO_NOWAIT: u32 = Flag::BIO_NOWAIT.0;
 
 /// BCC's names for a request's flags: modifiers, then the op (`Sync-Write`).
 fn flag_names(flags: u32) -> String {

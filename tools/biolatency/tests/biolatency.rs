@@ -234,8 +234,12 @@ fn biolatency_text_output_has_flags_sections_and_bcc_table() {
 fn biolatency_rejects_unknown_disks_and_bad_intervals() {
     require_root();
     let f = run(BIN, &["-d", "nosuchdisk9"]);
-    assert_eq!(f.status.code(), Some(1), "{f:?}");
+    assert_eq!(f.status.code(), Some(2), "{f:?}");
     assert!(f.stderr.contains("nosuchdisk9"), "{}", f.stderr);
+    // An empty name is named as such, not as a failed read.
+    let f = run(BIN, &["-d", ""]);
+    assert_eq!(f.status.code(), Some(2), "{f:?}");
+    assert!(f.stderr.contains("empty"), "{}", f.stderr);
     for bad in [&["0"][..], &["1", "0"], &["-5"]] {
         let f = run(BIN, bad);
         assert_eq!(f.status.code(), Some(2), "{bad:?}: {f:?}");

@@ -1,21 +1,23 @@
 //! cachestat: page cache hits, misses and dirtied pages per interval.
 
 use std::io::Write;
-use std::mem::MaybeUninit;
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 use common::cli::{self, CommonArgs, IdList};
-use common::events::every_interval;
+use common::filters::Filters;
+use common::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
+use common::maps;
+use common::note;
 use common::output::{now_hms, Out};
 use common::probe::{self, Hook};
-use common::{filters, run};
-use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
+use libbpf_rs::skel::OpenSkel;
 use libbpf_rs::{MapCore, OpenObject};
 use serde_json::json;
 
 common::skeleton!("cachestat");
-use skel::CachestatSkelBuilder;
+use skel::{CachestatSkel, CachestatSkelBuilder, OpenCachestatSkel};
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -41,7 +43,7 @@ struct Args {
     #[arg(short = 'p', long, value_parser = cli::id_list)]
     pid: Option<IdList>,
     /// Output interval, in seconds
-    #[arg(default_value_t = 1, value_parser = cli::positive_u64)]
+    #[arg(default_value_t = 1, value_parser = cli::seconds)]
     interval: u64,
     /// Number of outputs before exiting (default: unlimited)
     #[arg(value_parser = cli::positive_u64)]
@@ -50,13 +52,14 @@ struct Args {
     common: CommonArgs,
 }
 
-/// Mirrors enum cache_counter in cachestat.h.
-const ACCESSED: usize = 0;
-const ADDED: usize = 1;
-const WRITE_ADDED: usize = 2;
-const DIRTIED: usize = 3;
-const BUFFER_DIRTIED: usize = 4;
-const COUNTERS: usize = 5;
+/// The kernel side's counters (enum cache_counter in cachestat.h).
+use skel::types::cache_counter as Counter;
+const ACCESSED: usize = Counter::CNT_ACCESSED.0 as usize;
+const ADDED: usize = Counter::CNT_ADDED.0 as usize;
+const WRITE_ADDED: usize = Counter::CNT_WRITE_ADDED.0 as usize;
+const DIRTIED: usize = Counter::CNT_DIRTIED.0 as usize;
+const BUFFER_DIRTIED: usize = Counter::CNT_BUFFER_DIRTIED.0 as usize;
+const COUNTERS: usize = Counter::CNT_MAX.0 as usize;
 
 const FENTRY_ADD: &str = "filemap_add_folio";
 const FENTRY_ACCESSED: &str = "folio_mark_accessed";
@@ -72,7 +75,92 @@ const TRACEPOINTS: &[&str] = &[
 ];
 
 fn main() -> std::process::ExitCode {
-    run::main(|| trace(Args::parse()))
+    lifecycle::main::<Cachestat>()
+}
+
+struct Cachestat {
+    args: Args,
+    mode: Hook,
+    previous: [u64; COUNTERS],
+}
+
+impl Tool for Cachestat {
+    type Args = Args;
+    type Builder = CachestatSkelBuilder;
+
+    fn new(args: Args) -> Result<Self> {
+        Ok(Cachestat {
+            args,
+            mode: Hook::Fentry,
+            previous: [0; COUNTERS],
+        })
+    }
+
+    fn common(&self) -> &CommonArgs {
+        &self.args.common
+    }
+
+    fn filters(&self) -> Filters {
+        Filters {
+            pids: self.args.pid.clone().map(|IdList(p)| p),
+            ..Filters::default()
+        }
+    }
+
+    fn configure(&mut self, open: &mut OpenCachestatSkel<'_>, _: &Setup) -> Result<()> {
+        let rodata = open
+            .maps
+            .rodata_data
+            .as_deref_mut()
+            .context("the BPF object has no rodata")?;
+        // SAFETY: sysconf has no preconditions.
+        let page_size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
+        rodata.page_shift = page_size.trailing_zeros();
+        self.mode = choose_programs(open.open_object_mut())?;
+        Ok(())
+    }
+
+    fn banner(&self) -> Banner {
+        if self.mode != Hook::Fentry {
+            note!(
+                "tracepoint mode ({}; fentry is not available): hits are \
+                 approximated from the page ranges of reads and faults",
+                self.mode
+            );
+        }
+        let time = if self.args.timestamp {
+            format!("{:<8} ", "TIME")
+        } else {
+            String::new()
+        };
+        Banner::Header {
+            header: format!(
+                "{time}{:>8} {:>8} {:>8} {:>8} {:>12} {:>10}",
+                "HITS", "MISSES", "DIRTIES", "HITRATIO", "BUFFERS_MB", "CACHED_MB"
+            ),
+            note: "Tracing page cache... Hit Ctrl-C to end.".into(),
+        }
+    }
+
+    fn schedule(&self) -> Schedule {
+        Schedule {
+            interval: Some(Duration::from_secs(self.args.interval)),
+            count: self.args.count,
+            duration: None,
+        }
+    }
+
+    /// One line per interval, and one for the part interval at the end, so
+    /// that nothing counted goes unreported.
+    fn report(&mut self, skel: &CachestatSkel<'_>, out: &mut Out, _: When) -> Result<()> {
+        let now = read_counters(&skel.maps.counts)?;
+        let mut delta = [0u64; COUNTERS];
+        for (i, d) in delta.iter_mut().enumerate() {
+            *d = now[i].saturating_sub(self.previous[i]);
+        }
+        self.previous = now;
+        print_interval(out, &self.args, &delta, self.mode)
+    }
 }
 
 /// Chooses fentry mode where every function can be traced, else tracepoint
@@ -117,100 +205,44 @@ fn choose_programs(obj: &mut OpenObject) -> Result<Hook> {
     probe::pick_task_state_variant(obj, &VARIANTS)
 }
 
-fn trace(args: Args) -> Result<()> {
-    run::libbpf_log(args.common.verbose);
-    let mut object = MaybeUninit::uninit();
-    let mut open = CachestatSkelBuilder::default()
-        .open(&mut object)
-        .context("opening the BPF object")?;
-    let rodata = open
-        .maps
-        .rodata_data
-        .as_deref_mut()
-        .context("the BPF object has no rodata")?;
-    // SAFETY: sysconf has no preconditions.
-    let page_size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
-    rodata.page_shift = page_size.trailing_zeros();
-    rodata.filter_pids = args.pid.is_some();
-    let mode = choose_programs(open.open_object_mut())?;
-
-    let Some(mut skel) = common::skel::load(open, &args.common)? else {
-        return Ok(());
-    };
-    if let Some(IdList(pids)) = &args.pid {
-        filters::set_ids(&skel.maps.pid_filter, pids)?;
-    }
-    skel.attach().context("attaching the BPF programs")?;
-    if mode != Hook::Fentry {
-        eprintln!(
-            "{}: tracepoint mode ({mode}; fentry is not available): hits are \
-             approximated from the page ranges of reads and faults",
-            run::tool_name()
-        );
-    }
-
-    let mut out = Out::default();
+fn print_interval(out: &mut Out, args: &Args, delta: &[u64; COUNTERS], mode: Hook) -> Result<()> {
+    let stats = Stats::from_counters(delta, mode == Hook::Fentry);
+    let (buffers, cached) = meminfo_mb()?;
+    let time = now_hms();
     if args.common.json {
-        out.banner(true, "Tracing page cache... Hit Ctrl-C to end.")?;
+        out.json(&json!({
+            "time": time,
+            "hits": stats.hits,
+            "misses": stats.misses,
+            "dirties": stats.dirties,
+            "hit_ratio": stats.ratio_percent(),
+            "buffers_mb": buffers,
+            "cached_mb": cached,
+            "mode": if mode == Hook::Fentry { "fentry" } else { "tracepoint" },
+        }))?;
     } else {
         if args.timestamp {
-            write!(out, "{:<8} ", "TIME")?;
+            write!(out, "{time:<8} ")?;
         }
-        out.banner(
-            false,
-            &format!(
-                "{:>8} {:>8} {:>8} {:>8} {:>12} {:>10}",
-                "HITS", "MISSES", "DIRTIES", "HITRATIO", "BUFFERS_MB", "CACHED_MB"
-            ),
+        writeln!(
+            out,
+            "{:>8} {:>8} {:>8} {:>7.2}% {:>12} {:>10}",
+            stats.hits,
+            stats.misses,
+            stats.dirties,
+            stats.ratio_percent(),
+            buffers,
+            cached
         )?;
     }
-    let mut previous = read_counters(&skel.maps.counts)?;
-    every_interval(Some(args.interval), args.count, || {
-        let now = read_counters(&skel.maps.counts)?;
-        let mut delta = [0u64; COUNTERS];
-        for i in 0..COUNTERS {
-            delta[i] = now[i].saturating_sub(previous[i]);
-        }
-        previous = now;
-        let stats = Stats::from_counters(&delta, mode == Hook::Fentry);
-        let (buffers, cached) = meminfo_mb()?;
-        let time = now_hms();
-        if args.common.json {
-            out.json(&json!({
-                "time": time,
-                "hits": stats.hits,
-                "misses": stats.misses,
-                "dirties": stats.dirties,
-                "hit_ratio": stats.ratio_percent(),
-                "buffers_mb": buffers,
-                "cached_mb": cached,
-                "mode": if mode == Hook::Fentry { "fentry" } else { "tracepoint" },
-            }))?;
-        } else {
-            if args.timestamp {
-                write!(out, "{time:<8} ")?;
-            }
-            writeln!(
-                out,
-                "{:>8} {:>8} {:>8} {:>7.2}% {:>12} {:>10}",
-                stats.hits,
-                stats.misses,
-                stats.dirties,
-                stats.ratio_percent(),
-                buffers,
-                cached
-            )?;
-        }
-        out.flush()?;
-        Ok(())
-    })
+    Ok(())
 }
 
 /// Sums each per-CPU counter.
 fn read_counters(map: &dyn MapCore) -> Result<[u64; COUNTERS]> {
     let mut sums = [0u64; COUNTERS];
     for (i, sum) in sums.iter_mut().enumerate() {
-        *sum = common::events::percpu_sum_at(map, i as u32).context("reading the counters")?;
+        *sum = maps::percpu_sum_at(map, i as u32).context("reading the counters")?;
     }
     Ok(sums)
 }

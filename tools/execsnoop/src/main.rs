@@ -1,21 +1,21 @@
 //! execsnoop: trace new processes (exec), with their arguments.
 
 use std::io::{self, Write};
-use std::mem::MaybeUninit;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Parser;
 use common::cli::{self, CommonArgs};
-use common::events::{self, Until};
+use common::filters::Filters;
+use common::lifecycle::{self, Banner, Setup, Tool};
+use common::maps;
 use common::output::{self, c_str, c_string, escape, Clock, Out};
-use common::{filters, run};
-use libbpf_rs::skel::{Skel, SkelBuilder};
 use regex::bytes::Regex;
 use serde_json::json;
 
 common::skeleton!("execsnoop");
-use skel::{types, ExecsnoopSkelBuilder};
+use skel::{types, ExecsnoopSkel, ExecsnoopSkelBuilder, OpenExecsnoopSkel};
+use types::execsnoop_limits as Limits;
 
 // SAFETY: a repr(C) struct of integers and byte arrays, valid for any bytes.
 unsafe impl plain::Plain for types::event {}
@@ -66,8 +66,8 @@ struct Args {
     #[arg(short = 'l', long, value_name = "REGEX")]
     line: Option<Regex>,
     /// Maximum number of arguments to capture (1-60)
-    #[arg(long, value_name = "N", default_value_t = 20,
-          value_parser = clap::value_parser!(u32).range(1..=60))]
+    #[arg(long, value_name = "N", default_value_t = Limits::DEFAULT_MAX_ARGS.0,
+          value_parser = clap::value_parser!(u32).range(1..=Limits::TOTAL_MAX_ARGS.0 as i64))]
     max_args: u32,
     /// Trace children of this parent pid only
     #[arg(short = 'P', long, value_parser = cli::id)]
@@ -86,73 +86,87 @@ struct Args {
 }
 
 fn main() -> std::process::ExitCode {
-    run::main(|| trace(Args::parse()))
+    lifecycle::main::<Execsnoop>()
 }
 
-fn trace(args: Args) -> Result<()> {
-    run::libbpf_log(args.common.verbose);
-    let mut object = MaybeUninit::uninit();
-    let mut open = ExecsnoopSkelBuilder::default()
-        .open(&mut object)
-        .context("opening the BPF object")?;
-    let rodata = open
-        .maps
-        .rodata_data
-        .as_deref_mut()
-        .context("the BPF object has no rodata")?;
-    rodata.include_failed = args.fails;
-    rodata.max_args = args.max_args;
-    rodata.filter_ppid = args.ppid.unwrap_or(0);
-    rodata.filter_uid = args.uid.unwrap_or(u32::MAX);
-    rodata.filter_cgroup = args.cgroup.is_some();
-
-    let Some(mut skel) = common::skel::load(open, &args.common)? else {
-        return Ok(());
-    };
-    common::skel::install_tail_call(&skel.maps.read_args, &skel.progs.exec_read_args)?;
-    if let Some(path) = &args.cgroup {
-        filters::set_cgroup(&skel.maps.cgroup_filter, path)?;
-    }
-    skel.attach().context("attaching the BPF programs")?;
-
-    let mut out = Out::default();
-    let clock = Clock::start();
-    if args.common.json {
-        out.banner(true, "Tracing exec()s... Hit Ctrl-C to end.")?;
-    } else {
-        print_header(&mut out, &args)?;
-    }
-    let mut event: Box<types::event> = Box::default();
-    events::stream(
-        &skel.maps.events,
-        &skel.maps.lost_events,
-        Until::default(),
-        &mut out,
-        |data, out| {
-            events::copy_record(&mut *event, data);
-            print_event(out, &args, &clock, &event)
-        },
-    )
+struct Execsnoop {
+    args: Args,
+    clock: Clock,
+    event: Box<types::event>,
 }
 
-fn print_header(out: &mut Out, args: &Args) -> io::Result<()> {
+impl Tool for Execsnoop {
+    type Args = Args;
+    type Builder = ExecsnoopSkelBuilder;
+
+    fn new(args: Args) -> Result<Self> {
+        Ok(Execsnoop {
+            args,
+            clock: Clock::start(),
+            event: Box::default(),
+        })
+    }
+
+    fn common(&self) -> &CommonArgs {
+        &self.args.common
+    }
+
+    fn filters(&self) -> Filters {
+        Filters {
+            cgroup: self.args.cgroup.clone(),
+            uid: self.args.uid,
+            ..Filters::default()
+        }
+    }
+
+    fn configure(&mut self, open: &mut OpenExecsnoopSkel<'_>, _: &Setup) -> Result<()> {
+        let rodata = open
+            .maps
+            .rodata_data
+            .as_deref_mut()
+            .context("the BPF object has no rodata")?;
+        rodata.include_failed = self.args.fails;
+        rodata.max_args = self.args.max_args;
+        rodata.filter_ppid = self.args.ppid.unwrap_or(0);
+        Ok(())
+    }
+
+    fn loaded(&mut self, skel: &mut ExecsnoopSkel<'_>) -> Result<()> {
+        maps::install_tail_call(&skel.maps.read_args, &skel.progs.exec_read_args)
+    }
+
+    fn banner(&self) -> Banner {
+        Banner::Header {
+            header: header(&self.args),
+            note: "Tracing exec()s... Hit Ctrl-C to end.".into(),
+        }
+    }
+
+    fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
+        maps::copy_record(&mut *self.event, data);
+        print_event(out, &self.args, &self.clock, &self.event)
+    }
+}
+
+fn header(args: &Args) -> String {
+    let mut h = String::new();
     if args.time {
-        write!(out, "{:<8} ", "TIME")?;
+        h += &format!("{:<8} ", "TIME");
     }
     if args.timestamp {
-        write!(out, "{:<8} ", "TIME(s)")?;
+        h += &format!("{:<8} ", "TIME(s)");
     }
     if args.print_uid {
-        write!(out, "{:<6} ", "UID")?;
+        h += &format!("{:<6} ", "UID");
     }
     if args.print_cpu {
-        write!(out, "{:<3} ", "CPU")?;
+        h += &format!("{:<3} ", "CPU");
     }
-    write!(out, "{:<16} {:<7} {:<7} ", "PCOMM", "PID", "PPID")?;
+    h += &format!("{:<16} {:<7} {:<7} ", "PCOMM", "PID", "PPID");
     if args.print_pcomm {
-        write!(out, "{:<16} ", "PPCOMM")?;
+        h += &format!("{:<16} ", "PPCOMM");
     }
-    writeln!(out, "{:>3} ARGS", "RET")
+    h + &format!("{:>3} ARGS", "RET")
 }
 
 /// The NUL-separated arguments the kernel side captured.

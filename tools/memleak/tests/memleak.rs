@@ -234,7 +234,7 @@ fn ctrl_c_reports_and_detaches() {
 fn bad_targets_are_errors() {
     require_root();
     let out = run(BIN, &["-p", "999999999", "1", "1"]);
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(
         out.stderr.contains("there is no process 999999999"),
         "{}",
@@ -244,9 +244,13 @@ fn bad_targets_are_errors() {
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     assert!(out.stderr.contains("/no/such/leaker-xyz"), "{}", out.stderr);
     let out = run(BIN, &["-p", "1", "-O", "/no/such/lib.so", "1", "1"]);
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    // Not an ELF object: named as such, not as an attach failure.
+    let out = run(BIN, &["-p", "1", "-O", "/etc/passwd", "1", "1"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(out.stderr.contains("not an ELF object"), "{}", out.stderr);
     let out = run(BIN, &["-P", "-p", "1"]);
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
 }
 
 #[test]

@@ -3,24 +3,25 @@
 
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
-use std::mem::MaybeUninit;
 use std::path::PathBuf;
 use std::rc::Rc;
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 use common::cli::{self, CommonArgs, IdList};
-use common::events::every_interval;
+use common::filters::Filters;
+use common::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 use common::output::{c_string, escape, Out};
-use common::probe;
+use common::run::usage;
 use common::sym::{self, Part, Stack, Symbolizer};
-use common::{filters, run};
-use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
-use libbpf_rs::MapCore;
+use common::{maps, note, probe};
+use libbpf_rs::skel::OpenSkel;
 use serde_json::json;
 
 common::skeleton!("offcputime");
-use skel::{types, OffcputimeSkelBuilder};
+const MAX_STACK_DEPTH: skel::types::stack_limits = skel::types::stack_limits::MAX_STACK_DEPTH;
+use skel::{types, OffcputimeSkel, OffcputimeSkelBuilder, OpenOffcputimeSkel};
 
 // SAFETY: a repr(C) struct of integers and a byte array, valid for any bytes.
 unsafe impl plain::Plain for types::oc_key {}
@@ -94,103 +95,136 @@ struct Args {
     stack_storage_size: u32,
     /// The limit for both kernel and user stack traces
     #[arg(long, value_name = "DEPTH", default_value_t = 127,
-          value_parser = clap::value_parser!(u32).range(1..=127))]
+          value_parser = clap::value_parser!(u32).range(1..=MAX_STACK_DEPTH.0 as i64))]
     perf_max_stack_depth: u32,
     /// Also write a flame graph of the result to FILE (SVG)
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
     /// Duration of the trace, in seconds (default: until Ctrl-C)
-    #[arg(value_parser = cli::positive_u64)]
+    #[arg(value_parser = cli::seconds)]
     duration: Option<u64>,
     #[command(flatten)]
     common: CommonArgs,
 }
 
 fn main() -> std::process::ExitCode {
-    run::main(|| trace(Args::parse()))
+    lifecycle::main::<Offcputime>()
 }
 
-fn check_ids_exist(ids: &Option<IdList>, what: &str) -> Result<()> {
-    if let Some(IdList(ids)) = ids {
-        for id in ids {
-            if !std::path::Path::new(&format!("/proc/{id}")).exists() {
-                bail!("there is no {what} {id}");
-            }
+struct Offcputime {
+    args: Args,
+    /// --svg's file, created before tracing so that a bad path fails first.
+    svg: Option<std::fs::File>,
+}
+
+impl Tool for Offcputime {
+    type Args = Args;
+    type Builder = OffcputimeSkelBuilder;
+
+    fn new(args: Args) -> Result<Self> {
+        if args.min_block_time > args.max_block_time {
+            return Err(usage(format!(
+                "-m {} is above -M {}: nothing could be counted",
+                args.min_block_time, args.max_block_time
+            )));
+        }
+        maps::check_map_memory(
+            "--stack-storage-size",
+            args.stack_storage_size.into(),
+            u64::from(args.perf_max_stack_depth) * 8,
+        )?;
+        let svg = match &args.svg {
+            Some(path) => Some(
+                std::fs::File::create(path)
+                    .with_context(|| format!("--svg: creating {}", path.display()))?,
+            ),
+            None => None,
+        };
+        Ok(Offcputime { args, svg })
+    }
+
+    fn common(&self) -> &CommonArgs {
+        &self.args.common
+    }
+
+    fn machine_readable(&self) -> bool {
+        self.args.common.json || self.args.folded
+    }
+
+    fn filters(&self) -> Filters {
+        Filters {
+            pids: self.args.pid.clone().map(|IdList(p)| p),
+            tids: self.args.tid.clone().map(|IdList(t)| t),
+            ..Filters::default()
         }
     }
-    Ok(())
-}
 
-fn trace(args: Args) -> Result<()> {
-    run::libbpf_log(args.common.verbose);
-    if args.min_block_time > args.max_block_time {
-        bail!(
-            "-m {} is above -M {}: nothing could be counted",
-            args.min_block_time,
-            args.max_block_time
-        );
+    fn configure(&mut self, open: &mut OpenOffcputimeSkel<'_>, _: &Setup) -> Result<()> {
+        let args = &self.args;
+        let rodata = open
+            .maps
+            .rodata_data
+            .as_deref_mut()
+            .context("the BPF object has no rodata")?;
+        rodata.user_threads_only = args.user_threads_only;
+        rodata.kernel_threads_only = args.kernel_threads_only;
+        rodata.user_stacks = !args.kernel_stacks_only;
+        rodata.kernel_stacks = !args.user_stacks_only;
+        rodata.filter_state = args.state.is_some();
+        rodata.state_mask = args.state.unwrap_or(0) as i64;
+        rodata.min_block_ns = args.min_block_time.saturating_mul(1000);
+        rodata.max_block_ns = args.max_block_time.saturating_mul(1000);
+        open.maps
+            .stackmap
+            .set_value_size(args.perf_max_stack_depth * 8)?;
+        open.maps
+            .stackmap
+            .set_max_entries(args.stack_storage_size)?;
+        // Switch-out state: task storage for tp_btf, a hash map for raw_tp.
+        probe::pick_task_state_variant(
+            open.open_object_mut(),
+            &probe::TaskStateVariants {
+                btf_prefix: "oc_btf_",
+                raw_prefix: "oc_raw_",
+                storage_maps: &["start_storage"],
+                hash_maps: &["start"],
+            },
+        )?;
+        Ok(())
     }
-    check_ids_exist(&args.pid, "process")?;
-    check_ids_exist(&args.tid, "thread")?;
-    let mut object = MaybeUninit::uninit();
-    let mut open = OffcputimeSkelBuilder::default()
-        .open(&mut object)
-        .context("opening the BPF object")?;
-    let rodata = open
-        .maps
-        .rodata_data
-        .as_deref_mut()
-        .context("the BPF object has no rodata")?;
-    rodata.user_threads_only = args.user_threads_only;
-    rodata.kernel_threads_only = args.kernel_threads_only;
-    rodata.user_stacks = !args.kernel_stacks_only;
-    rodata.kernel_stacks = !args.user_stacks_only;
-    rodata.filter_state = args.state.is_some();
-    rodata.state_mask = args.state.unwrap_or(0) as i64;
-    rodata.min_block_ns = args.min_block_time.saturating_mul(1000);
-    rodata.max_block_ns = args.max_block_time.saturating_mul(1000);
-    rodata.filter_pids = args.pid.is_some();
-    rodata.filter_tids = args.tid.is_some();
-    open.maps
-        .stackmap
-        .set_value_size(args.perf_max_stack_depth * 8)?;
-    open.maps
-        .stackmap
-        .set_max_entries(args.stack_storage_size)?;
 
-    // Switch-out state: task storage for tp_btf, a hash map for raw_tp.
-    probe::pick_task_state_variant(
-        open.open_object_mut(),
-        &probe::TaskStateVariants {
-            btf_prefix: "oc_btf_",
-            raw_prefix: "oc_raw_",
-            storage_maps: &["start_storage"],
-            hash_maps: &["start"],
-        },
-    )?;
-
-    let Some(mut skel) = common::skel::load(open, &args.common)? else {
-        return Ok(());
-    };
-    if let Some(IdList(pids)) = &args.pid {
-        filters::set_ids(&skel.maps.pid_filter, pids)?;
+    fn banner(&self) -> Banner {
+        Banner::Note(banner(&self.args))
     }
-    if let Some(IdList(tids)) = &args.tid {
-        filters::set_ids(&skel.maps.tid_filter, tids)?;
-    }
-    skel.attach().context("attaching the BPF programs")?;
 
-    let mut out = Out::default();
-    let banner = banner(&args);
-    // JSON and folded output are input to other programs: nothing else
-    // on stdout.
-    out.banner(args.common.json || args.folded, &banner)?;
-    every_interval(args.duration, Some(1), || Ok(()))?;
-    // Stop counting before reading, so the report is one consistent cut.
-    drop(skel.links);
-    report(&args, &skel.maps, &mut out)?;
-    out.flush()?;
-    Ok(())
+    fn schedule(&self) -> Schedule {
+        Schedule {
+            duration: self.args.duration.map(Duration::from_secs),
+            ..Schedule::default()
+        }
+    }
+
+    fn report(&mut self, skel: &OffcputimeSkel<'_>, out: &mut Out, _: When) -> Result<()> {
+        report(&self.args, self.svg.take(), &skel.maps, out)
+    }
+
+    fn error_note(&self, index: u32) -> Option<&'static str> {
+        use types::oc_error as E;
+        Some(match E(index) {
+            E::ERR_STACK_COLLISION => {
+                "stacks not recorded: hash collisions in the stack map (raise --stack-storage-size)"
+            }
+            E::ERR_STACK_FULL => {
+                "stacks not recorded: the stack map was full (raise --stack-storage-size)"
+            }
+            E::ERR_USER_STACK_FAULT => {
+                "user stacks could not be read (no frame pointers, or paged out)"
+            }
+            E::ERR_STACK_OTHER => "stacks not recorded for another error",
+            E::ERR_INFO_FULL => "off-CPU intervals not counted: the aggregation map was full",
+            _ => return None,
+        })
+    }
 }
 
 fn banner(args: &Args) -> String {
@@ -241,8 +275,13 @@ fn part(
     }
 }
 
-fn report(args: &Args, maps: &skel::OffcputimeMaps, out: &mut Out) -> Result<()> {
-    let mut entries: Vec<(types::oc_key, Box<u64>)> = common::hist::drain_as(&maps.info)?;
+fn report(
+    args: &Args,
+    svg: Option<std::fs::File>,
+    skel_maps: &skel::OffcputimeMaps,
+    out: &mut Out,
+) -> Result<()> {
+    let mut entries: Vec<(types::oc_key, Box<u64>)> = maps::drain_as(&skel_maps.info)?;
     // BCC's order: ascending, the largest last (next to the prompt).
     entries.sort_by_key(|(k, v)| (**v, k.tgid, k.tid));
 
@@ -252,7 +291,7 @@ fn report(args: &Args, maps: &skel::OffcputimeMaps, out: &mut Out) -> Result<()>
     for (k, _) in &entries {
         for id in [k.kern_stack_id, k.user_stack_id] {
             if id >= 0 && !stacks.contains_key(&id) {
-                if let Some(addrs) = sym::read_stack(&maps.stackmap, id)? {
+                if let Some(addrs) = maps::read_stack(&skel_maps.stackmap, id)? {
                     stacks.insert(id, addrs);
                 }
             }
@@ -320,13 +359,13 @@ fn report(args: &Args, maps: &skel::OffcputimeMaps, out: &mut Out) -> Result<()>
             sym::write_multi_line(out, &stack, us)?;
         }
     }
-    if let Some(path) = &args.svg {
-        write_svg(path, &folded)?;
+    if let (Some(path), Some(file)) = (&args.svg, svg) {
+        write_svg(path, file, &folded)?;
     }
-    report_errors(&maps.errors)
+    Ok(())
 }
 
-fn write_svg(path: &PathBuf, folded: &[String]) -> Result<()> {
+fn write_svg(path: &std::path::Path, file: std::fs::File, folded: &[String]) -> Result<()> {
     use inferno::flamegraph::{self, color::BackgroundColor, Options, Palette};
     if folded.is_empty() {
         bail!(
@@ -339,32 +378,14 @@ fn write_svg(path: &PathBuf, folded: &[String]) -> Result<()> {
     options.count_name = "us".into();
     options.colors = Palette::Basic(inferno::flamegraph::color::BasicPalette::Blue);
     options.bgcolors = Some(BackgroundColor::Blue);
-    let file =
-        std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
     flamegraph::from_lines(
         &mut options,
         folded.iter().map(String::as_str),
         io::BufWriter::new(file),
     )
     .with_context(|| format!("writing the flame graph to {}", path.display()))?;
-    eprintln!(
-        "{}: flame graph written to {}",
-        run::tool_name(),
-        path.display()
-    );
+    note!("flame graph written to {}", path.display());
     Ok(())
-}
-
-/// Stack and map failures counted in the kernel, on stderr.
-fn report_errors(errors: &dyn MapCore) -> Result<()> {
-    let notes = [
-        "stacks not recorded: hash collisions in the stack map (raise --stack-storage-size)",
-        "stacks not recorded: the stack map was full (raise --stack-storage-size)",
-        "user stacks could not be read (no frame pointers, or paged out)",
-        "stacks not recorded for another error",
-        "off-CPU intervals not counted: the aggregation map was full",
-    ];
-    common::events::report_failures(errors, &notes)
 }
 
 #[cfg(test)]

@@ -277,7 +277,7 @@ fn raw_tp_fallback_sees_the_same_stacks() {
 fn a_missing_process_is_an_error() {
     require_root();
     let out = run(BIN, &["-p", "999999999", "1"]);
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(
         out.stderr.contains("there is no process 999999999"),
         "{}",

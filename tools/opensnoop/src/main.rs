@@ -3,21 +3,21 @@
 use std::borrow::Cow;
 use std::ffi::OsString;
 use std::io::{self, Write};
-use std::mem::MaybeUninit;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Parser;
 use common::cli::{self, CommonArgs, IdList};
-use common::events::{self, Until};
+use common::filters::Filters;
+use common::lifecycle::{self, Banner, Schedule, Setup, Tool};
 use common::output::{c_bytes, c_bytes_n, c_str, c_string, escape, Clock, Out};
-use common::{filters, probe, run};
-use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
+use common::{maps, probe};
+use libbpf_rs::skel::OpenSkel;
 use serde_json::json;
 
 common::skeleton!("opensnoop");
-use skel::{types, OpensnoopSkelBuilder};
+use skel::{types, OpenOpensnoopSkel, OpensnoopSkel, OpensnoopSkelBuilder};
 
 // SAFETY: a repr(C) struct of integers and byte arrays, valid for any bytes.
 unsafe impl plain::Plain for types::event {}
@@ -65,10 +65,10 @@ struct Args {
     #[arg(short = 'u', long, value_parser = cli::uid)]
     uid: Option<u32>,
     /// Trace for this many seconds, then exit
-    #[arg(short = 'd', long, value_name = "SECS", value_parser = cli::positive_u64)]
+    #[arg(short = 'd', long, value_name = "SECS", value_parser = cli::seconds)]
     duration: Option<u64>,
     /// Only process names (comm) containing this text
-    #[arg(short = 'n', long)]
+    #[arg(short = 'n', long, value_parser = cli::non_empty)]
     name: Option<String>,
     /// Show extended fields: FLAGS (octal) and MODE
     #[arg(short = 'e', long)]
@@ -136,107 +136,112 @@ fn open_flag(s: &str) -> Result<i32, String> {
 }
 
 fn main() -> std::process::ExitCode {
-    run::main(|| trace(Args::parse()))
+    lifecycle::main::<Opensnoop>()
 }
 
-fn trace(args: Args) -> Result<()> {
-    run::libbpf_log(args.common.verbose);
-    // Forked first, held before exec until the probes are attached, so that
-    // its very first opens are seen.
-    let child = if args.exec.is_empty() || args.common.dry_run {
-        None
-    } else {
-        Some(common::launch::Held::spawn(&args.exec)?)
-    };
-    let mut object = MaybeUninit::uninit();
-    let mut open = OpensnoopSkelBuilder::default()
-        .open(&mut object)
-        .context("opening the BPF object")?;
-    let rodata = open
-        .maps
-        .rodata_data
-        .as_deref_mut()
-        .context("the BPF object has no rodata")?;
-    rodata.failed_only = args.failed;
-    rodata.full_path = args.full_path;
-    rodata.filter_uid = args.uid.unwrap_or(u32::MAX);
-    rodata.filter_pids = args.pid.is_some() || child.is_some();
-    rodata.filter_tids = args.tid.is_some();
-    rodata.filter_cgroup = args.cgroup.is_some();
-    rodata.flag_mask = args.flag_filter.iter().fold(0, |m, f| m | *f as u32);
-    rodata.match_rdonly = args.flag_filter.contains(&libc::O_RDONLY);
-    if probe::task_pt_regs() {
-        probe::skip_programs(open.open_object_mut(), "open_enter_");
-        probe::skip_programs(open.open_object_mut(), "open_exit_");
-    } else {
-        probe::skip_programs(open.open_object_mut(), "open_regs_");
-    }
-    if !args.full_path {
-        open.progs.open_walk_dirs.set_autoload(false);
-    }
-    if child.is_none() {
-        open.progs.open_follow_fork.set_autoload(false);
-    }
-
-    let Some(mut skel) = common::skel::load(open, &args.common)? else {
-        return Ok(());
-    };
-    if args.full_path {
-        common::skel::install_tail_call(&skel.maps.walker, &skel.progs.open_walk_dirs)?;
-    }
-    if let Some(IdList(pids)) = &args.pid {
-        filters::set_ids(&skel.maps.pid_filter, pids)?;
-    }
-    if let Some(child) = &child {
-        filters::set_ids(&skel.maps.pid_filter, &[child.pid() as u32])?;
-    }
-    if let Some(IdList(tids)) = &args.tid {
-        filters::set_ids(&skel.maps.tid_filter, tids)?;
-    }
-    if let Some(path) = &args.cgroup {
-        filters::set_cgroup(&skel.maps.cgroup_filter, path)?;
-    }
-    skel.attach().context("attaching the BPF programs")?;
-
-    let mut out = Out::default();
-    let clock = Clock::start();
-    if args.common.json {
-        out.banner(true, "Tracing open()s... Hit Ctrl-C to end.")?;
-    } else {
-        print_header(&mut out, &args)?;
-    }
-    let until = Until {
-        duration: args.duration.map(Duration::from_secs),
-        child: child.as_ref().map(|c| c.pid()),
-    };
-    if let Some(child) = child {
-        child.release()?;
-    }
-    let mut event: Box<types::event> = Box::default();
-    events::stream(
-        &skel.maps.events,
-        &skel.maps.lost_events,
-        until,
-        &mut out,
-        |data, out| {
-            events::copy_record(&mut *event, data);
-            print_event(out, &args, &clock, &event)
-        },
-    )
+struct Opensnoop {
+    args: Args,
+    clock: Clock,
+    event: Box<types::event>,
 }
 
-fn print_header(out: &mut Out, args: &Args) -> io::Result<()> {
+impl Tool for Opensnoop {
+    type Args = Args;
+    type Builder = OpensnoopSkelBuilder;
+
+    fn new(args: Args) -> Result<Self> {
+        Ok(Opensnoop {
+            args,
+            clock: Clock::start(),
+            event: Box::default(),
+        })
+    }
+
+    fn common(&self) -> &CommonArgs {
+        &self.args.common
+    }
+
+    fn command(&self) -> Option<Vec<OsString>> {
+        (!self.args.exec.is_empty()).then(|| self.args.exec.clone())
+    }
+
+    fn filters(&self) -> Filters {
+        Filters {
+            pids: self.args.pid.clone().map(|IdList(p)| p),
+            tids: self.args.tid.clone().map(|IdList(t)| t),
+            cgroup: self.args.cgroup.clone(),
+            uid: self.args.uid,
+            command_pid: true,
+        }
+    }
+
+    fn configure(&mut self, open: &mut OpenOpensnoopSkel<'_>, setup: &Setup) -> Result<()> {
+        let args = &self.args;
+        let rodata = open
+            .maps
+            .rodata_data
+            .as_deref_mut()
+            .context("the BPF object has no rodata")?;
+        rodata.failed_only = args.failed;
+        rodata.full_path = args.full_path;
+        rodata.flag_mask = args.flag_filter.iter().fold(0, |m, f| m | *f as u32);
+        rodata.match_rdonly = args.flag_filter.contains(&libc::O_RDONLY);
+        if probe::task_pt_regs() {
+            probe::skip_programs(open.open_object_mut(), "open_enter_");
+            probe::skip_programs(open.open_object_mut(), "open_exit_");
+        } else {
+            probe::skip_programs(open.open_object_mut(), "open_regs_");
+        }
+        if !args.full_path {
+            open.progs.open_walk_dirs.set_autoload(false);
+        }
+        // A started command's children are traced too.
+        if setup.child.is_none() {
+            open.progs.open_follow_fork.set_autoload(false);
+        }
+        Ok(())
+    }
+
+    fn loaded(&mut self, skel: &mut OpensnoopSkel<'_>) -> Result<()> {
+        if self.args.full_path {
+            maps::install_tail_call(&skel.maps.walker, &skel.progs.open_walk_dirs)?;
+        }
+        Ok(())
+    }
+
+    fn banner(&self) -> Banner {
+        Banner::Header {
+            header: header(&self.args),
+            note: "Tracing open()s... Hit Ctrl-C to end.".into(),
+        }
+    }
+
+    fn schedule(&self) -> Schedule {
+        Schedule {
+            duration: self.args.duration.map(Duration::from_secs),
+            ..Schedule::default()
+        }
+    }
+
+    fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
+        maps::copy_record(&mut *self.event, data);
+        print_event(out, &self.args, &self.clock, &self.event)
+    }
+}
+
+fn header(args: &Args) -> String {
+    let mut h = String::new();
     if args.timestamp {
-        write!(out, "{:<8} ", "TIME")?;
+        h += &format!("{:<8} ", "TIME");
     }
     if args.print_uid {
-        write!(out, "{:<7} ", "UID")?;
+        h += &format!("{:<7} ", "UID");
     }
-    write!(out, "{:<7} {:<16} {:>3} {:>3} ", "PID", "COMM", "FD", "ERR")?;
+    h += &format!("{:<7} {:<16} {:>3} {:>3} ", "PID", "COMM", "FD", "ERR");
     if args.extended_fields {
-        write!(out, "{:<8} {:<4} ", "FLAGS", "MODE")?;
+        h += &format!("{:<8} {:<4} ", "FLAGS", "MODE");
     }
-    writeln!(out, "PATH")
+    h + "PATH"
 }
 
 /// The path as opened, or with -F (`full`) the absolute path: the

@@ -1,23 +1,20 @@
 //! runqlat: scheduler run queue latency as log2 histograms, in the kernel.
 
-use std::io::Write;
-use std::mem::MaybeUninit;
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Parser;
 use common::cli::{self, CommonArgs, IdList, IntervalCount};
-use common::events::every_interval;
+use common::filters::Filters;
+use common::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 use common::output::{c_string, escape, Out};
-use common::probe;
-use common::{filters, hist, run};
-
-use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
+use common::{hist, maps, probe};
+use libbpf_rs::skel::OpenSkel;
 use serde_json::{Map, Value};
 
 common::skeleton!("runqlat");
-use skel::{types, RunqlatSkelBuilder};
+use skel::{types, OpenRunqlatSkel, RunqlatSkel, RunqlatSkelBuilder};
 
 // SAFETY: repr(C) structs of integers and byte arrays, valid for any bytes.
 unsafe impl plain::Plain for types::rq_hist {}
@@ -73,79 +70,96 @@ struct Args {
 }
 
 fn main() -> std::process::ExitCode {
-    run::main(|| trace(Args::parse()))
+    lifecycle::main::<Runqlat>()
 }
 
-fn trace(args: Args) -> Result<()> {
-    run::libbpf_log(args.common.verbose);
-    // A cgroup v2 directory's inode number is its cgroup id.
-    let cgroup_id = match &args.cgroup {
-        Some(path) => Some(
-            std::fs::metadata(path)
+struct Runqlat {
+    args: Args,
+    cgroup_id: u64,
+}
+
+impl Tool for Runqlat {
+    type Args = Args;
+    type Builder = RunqlatSkelBuilder;
+
+    fn new(args: Args) -> Result<Self> {
+        // A cgroup v2 directory's inode number is its cgroup id.
+        let cgroup_id = match &args.cgroup {
+            Some(path) => std::fs::metadata(path)
                 .with_context(|| format!("reading cgroup {}", path.display()))?
                 .ino(),
-        ),
-        None => None,
-    };
-    let mut object = MaybeUninit::uninit();
-    let mut open = RunqlatSkelBuilder::default()
-        .open(&mut object)
-        .context("opening the BPF object")?;
-    let rodata = open
-        .maps
-        .rodata_data
-        .as_deref_mut()
-        .context("the BPF object has no rodata")?;
-    rodata.per_process = args.pids;
-    rodata.per_thread = args.tids;
-    rodata.per_pidns = args.pidnss;
-    rodata.millis = args.milliseconds;
-    rodata.fine = args.percentiles;
-    rodata.filter_pids = args.pid.is_some();
-    rodata.targ_cgroup_id = cgroup_id.unwrap_or(0);
-    // Wakeup times: task storage for tp_btf, a hash map for raw_tp.
-    probe::pick_task_state_variant(
-        open.open_object_mut(),
-        &probe::TaskStateVariants {
-            btf_prefix: "rq_btf_",
-            raw_prefix: "rq_raw_",
-            storage_maps: &["start_storage"],
-            hash_maps: &["start"],
-        },
-    )?;
-
-    let Some(mut skel) = common::skel::load(open, &args.common)? else {
-        return Ok(());
-    };
-    if let Some(IdList(pids)) = &args.pid {
-        filters::set_ids(&skel.maps.pid_filter, pids)?;
+            None => 0,
+        };
+        Ok(Runqlat { args, cgroup_id })
     }
-    skel.attach().context("attaching the BPF programs")?;
 
-    let mut out = Out::default();
-    out.banner(
-        args.common.json,
-        "Tracing run queue latency... Hit Ctrl-C to end.",
-    )?;
-    let style = hist::Style {
-        unit: if args.milliseconds { "msecs" } else { "usecs" },
-        json: args.common.json,
-        timestamp: args.timestamp,
-        extension: false,
-    };
-    every_interval(args.interval.interval, args.interval.count, || {
-        let sections = collect(&args, &skel)?;
-        hist::print_report(&mut out, &style, &sections)?;
-        out.flush()?;
+    fn common(&self) -> &CommonArgs {
+        &self.args.common
+    }
+
+    fn filters(&self) -> Filters {
+        Filters {
+            pids: self.args.pid.clone().map(|IdList(p)| p),
+            ..Filters::default()
+        }
+    }
+
+    fn configure(&mut self, open: &mut OpenRunqlatSkel<'_>, _: &Setup) -> Result<()> {
+        let args = &self.args;
+        let rodata = open
+            .maps
+            .rodata_data
+            .as_deref_mut()
+            .context("the BPF object has no rodata")?;
+        rodata.per_process = args.pids;
+        rodata.per_thread = args.tids;
+        rodata.per_pidns = args.pidnss;
+        rodata.millis = args.milliseconds;
+        rodata.fine = args.percentiles;
+        rodata.targ_cgroup_id = self.cgroup_id;
+        // Wakeup times: task storage for tp_btf, a hash map for raw_tp.
+        probe::pick_task_state_variant(
+            open.open_object_mut(),
+            &probe::TaskStateVariants {
+                btf_prefix: "rq_btf_",
+                raw_prefix: "rq_raw_",
+                storage_maps: &["start_storage"],
+                hash_maps: &["start"],
+            },
+        )?;
         Ok(())
-    })
+    }
+
+    fn banner(&self) -> Banner {
+        Banner::Note("Tracing run queue latency... Hit Ctrl-C to end.".into())
+    }
+
+    fn schedule(&self) -> Schedule {
+        self.args.interval.schedule()
+    }
+
+    fn report(&mut self, skel: &RunqlatSkel<'_>, out: &mut Out, _: When) -> Result<()> {
+        let style = hist::Style {
+            unit: if self.args.milliseconds {
+                "msecs"
+            } else {
+                "usecs"
+            },
+            json: self.args.common.json,
+            timestamp: self.args.timestamp,
+            extension: false,
+        };
+        let sections = collect(&self.args, skel)?;
+        hist::print_report(out, &style, &sections)?;
+        Ok(())
+    }
 }
 
-fn collect(args: &Args, skel: &skel::RunqlatSkel) -> Result<Vec<hist::Section>> {
-    let mut entries: Vec<(u32, Box<types::rq_hist>)> = hist::drain_as(&skel.maps.hists)?;
+fn collect(args: &Args, skel: &RunqlatSkel) -> Result<Vec<hist::Section>> {
+    let mut entries: Vec<(u32, Box<types::rq_hist>)> = maps::drain_as(&skel.maps.hists)?;
     entries.sort_by_key(|(k, _)| *k);
     let fine: Vec<(u32, Box<types::fine_hist>)> = if args.percentiles {
-        hist::drain_as(&skel.maps.fine_hists)?
+        maps::drain_as(&skel.maps.fine_hists)?
     } else {
         Vec::new()
     };

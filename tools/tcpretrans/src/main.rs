@@ -2,22 +2,22 @@
 //! own tracepoint, so that no kprobe is needed.
 
 use std::io::{self, Write};
-use std::mem::MaybeUninit;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 use common::cli::{self, CommonArgs, IdList};
-use common::events::{self, Until};
+use common::filters::Filters;
+use common::lifecycle::{self, Banner, Setup, Tool, When};
 use common::output::{c_string, Clock, Out};
 use common::probe::{self, Hook};
-use common::{filters, run};
-use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
+use common::{maps, note};
+use libbpf_rs::skel::OpenSkel;
 use libbpf_rs::OpenObject;
 use serde_json::json;
 
 common::skeleton!("tcpretrans");
-use skel::{types, TcpretransSkelBuilder};
+use skel::{types, OpenTcpretransSkel, TcpretransSkel, TcpretransSkelBuilder};
 
 // SAFETY: repr(C) structs of integers and byte arrays, valid for any bytes.
 unsafe impl plain::Plain for types::event {}
@@ -82,7 +82,87 @@ struct Args {
 }
 
 fn main() -> std::process::ExitCode {
-    run::main(|| trace(Args::parse()))
+    lifecycle::main::<Tcpretrans>()
+}
+
+struct Tcpretrans {
+    args: Args,
+    clock: Clock,
+    event: types::event,
+}
+
+impl Tool for Tcpretrans {
+    type Args = Args;
+    type Builder = TcpretransSkelBuilder;
+
+    fn new(args: Args) -> Result<Self> {
+        Ok(Tcpretrans {
+            args,
+            clock: Clock::start(),
+            event: types::event::default(),
+        })
+    }
+
+    fn common(&self) -> &CommonArgs {
+        &self.args.common
+    }
+
+    fn filters(&self) -> Filters {
+        Filters {
+            pids: self.args.pid.clone().map(|IdList(p)| p),
+            ..Filters::default()
+        }
+    }
+
+    fn configure(&mut self, open: &mut OpenTcpretransSkel<'_>, _: &Setup) -> Result<()> {
+        let args = &self.args;
+        let rodata = open
+            .maps
+            .rodata_data
+            .as_deref_mut()
+            .context("the BPF object has no rodata")?;
+        rodata.target_family = if args.ipv4 {
+            AF_INET
+        } else if args.ipv6 {
+            AF_INET6
+        } else {
+            0
+        };
+        rodata.count_flows = args.count;
+        choose_programs(open.open_object_mut(), args)
+    }
+
+    fn banner(&self) -> Banner {
+        if self.args.count {
+            Banner::Note("Tracing retransmits ... counting per flow. Hit Ctrl-C to end.".into())
+        } else {
+            Banner::Header {
+                header: header(&self.args),
+                note: "Tracing retransmits ... Hit Ctrl-C to end.".into(),
+            }
+        }
+    }
+
+    fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
+        maps::copy_record(&mut self.event, data);
+        print_event(out, &self.args, &self.clock, &self.event)
+    }
+
+    fn report(&mut self, skel: &TcpretransSkel<'_>, out: &mut Out, when: When) -> Result<()> {
+        if self.args.count && when == When::End {
+            print_counts(out, &self.args, skel)?;
+        }
+        Ok(())
+    }
+
+    fn error_note(&self, index: u32) -> Option<&'static str> {
+        match types::tcpretrans_error(index) {
+            types::tcpretrans_error::ERR_FLOWS_FULL => {
+                Some("retransmits not counted: the flow table was full")
+            }
+            _ => None,
+        }
+    }
 }
 
 /// The variant prefixes of the program kinds, in the object's naming.
@@ -124,10 +204,9 @@ fn choose_programs(obj: &mut OpenObject, args: &Args) -> Result<()> {
                  without tail loss probes"
             );
         } else {
-            eprintln!(
-                "{}: tail loss probes are not traced: this kernel offers neither fentry \
-                 nor a kprobe on {LOSS_PROBE_FN}",
-                run::tool_name()
+            note!(
+                "tail loss probes are not traced: this kernel offers neither fentry \
+                 nor a kprobe on {LOSS_PROBE_FN}"
             );
             None
         }
@@ -155,77 +234,16 @@ fn choose_programs(obj: &mut OpenObject, args: &Args) -> Result<()> {
     Ok(())
 }
 
-fn trace(args: Args) -> Result<()> {
-    run::libbpf_log(args.common.verbose);
-    let mut object = MaybeUninit::uninit();
-    let mut open = TcpretransSkelBuilder::default()
-        .open(&mut object)
-        .context("opening the BPF object")?;
-    let rodata = open
-        .maps
-        .rodata_data
-        .as_deref_mut()
-        .context("the BPF object has no rodata")?;
-    rodata.target_family = if args.ipv4 {
-        AF_INET
-    } else if args.ipv6 {
-        AF_INET6
-    } else {
-        0
-    };
-    rodata.count_flows = args.count;
-    rodata.filter_pids = args.pid.is_some();
-    choose_programs(open.open_object_mut(), &args)?;
-
-    let Some(mut skel) = common::skel::load(open, &args.common)? else {
-        return Ok(());
-    };
-    if let Some(IdList(pids)) = &args.pid {
-        filters::set_ids(&skel.maps.pid_filter, pids)?;
-    }
-    skel.attach().context("attaching the BPF programs")?;
-
-    let mut out = Out::default();
-    let clock = Clock::start();
-    if args.count {
-        out.banner(
-            args.common.json,
-            "Tracing retransmits ... counting per flow. Hit Ctrl-C to end.",
-        )?;
-    } else if args.common.json {
-        out.banner(true, "Tracing retransmits ... Hit Ctrl-C to end.")?;
-    } else {
-        print_header(&mut out, &args)?;
-    }
-    let mut event = types::event::default();
-    events::stream(
-        &skel.maps.events,
-        &skel.maps.lost_events,
-        Until::default(),
-        &mut out,
-        |data, out| {
-            events::copy_record(&mut event, data);
-            print_event(out, &args, &clock, &event)
-        },
-    )?;
-    if args.count {
-        print_counts(&mut out, &args, &skel)?;
-        out.flush()?;
-    }
-    Ok(())
-}
-
-fn print_header(out: &mut Out, args: &Args) -> io::Result<()> {
+fn header(args: &Args) -> String {
     let time = if args.timestamp { "TIME(s)" } else { "TIME" };
-    write!(
-        out,
+    let h = format!(
         "{time:<8} {:<7} {:<2} {:<20} T> {:<20} ",
         "PID", "IP", "LADDR:LPORT", "RADDR:RPORT"
-    )?;
+    );
     if args.sequence {
-        writeln!(out, "{:<12} SEQ", "STATE")
+        h + &format!("{:<12} SEQ", "STATE")
     } else {
-        writeln!(out, "STATE")
+        h + "STATE"
     }
 }
 
@@ -267,9 +285,10 @@ fn state_name(state: u32) -> &'static str {
 }
 
 fn kind_name(kind: u8) -> (&'static str, char) {
-    match kind {
-        2 => ("loss_probe", 'L'),
-        3 => ("synack", 'R'),
+    use types::retrans_kind as K;
+    match K(kind.into()) {
+        K::KIND_LOSS_PROBE => ("loss_probe", 'L'),
+        K::KIND_SYNACK => ("synack", 'R'),
         _ => ("retransmit", 'R'),
     }
 }
@@ -315,8 +334,8 @@ fn print_event(out: &mut Out, args: &Args, clock: &Clock, e: &types::event) -> i
     }
 }
 
-fn print_counts(out: &mut Out, args: &Args, skel: &skel::TcpretransSkel) -> Result<()> {
-    let mut flows: Vec<(types::flow_key, Box<u64>)> = common::hist::drain_as(&skel.maps.flows)?;
+fn print_counts(out: &mut Out, args: &Args, skel: &TcpretransSkel) -> Result<()> {
+    let mut flows: Vec<(types::flow_key, Box<u64>)> = maps::drain_as(&skel.maps.flows)?;
     // Ascending, as BCC: the busiest flows end up next to the prompt.
     flows.sort_by(|a, b| {
         a.1.cmp(&b.1)
@@ -350,10 +369,7 @@ fn print_counts(out: &mut Out, args: &Args, skel: &skel::TcpretransSkel) -> Resu
             )?;
         }
     }
-    common::events::report_failures(
-        &skel.maps.flows_full,
-        &["retransmits not counted: the flow table was full"],
-    )
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Not a tool: the shared headers' constants, kept in BTF by globals of their
+ * types, so that `common` gets them as generated Rust types (common/build.rs)
+ * instead of hand copies. No program. */
+#include <vmlinux.h>
+#include <bpf/bpf_helpers.h>
+#include "hist.h"
+
+enum hist_layout hist_layout_btf;
+struct hist hist_btf;
+struct fine_hist fine_hist_btf;
+
+char LICENSE[] SEC("license") = "GPL";

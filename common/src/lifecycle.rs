@@ -1,0 +1,477 @@
+//! One tool's life, in one place: parse the arguments, check privilege,
+//! start a command to trace (held), open the BPF object, configure it
+//! (read-only data, variants, filters), load, fill the filter maps, attach,
+//! print the banner, release the command, run the event and interval loop,
+//! detach, print the final report and the kernel's failure counts, and end
+//! with the right exit status.
+//!
+//! A tool implements [`Tool`]: its options, its variant choice and its
+//! report. Everything else happens here, in this order, for every tool.
+
+use std::cell::RefCell;
+use std::ffi::OsString;
+use std::io::{self, Write};
+use std::mem::MaybeUninit;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
+use libbpf_rs::{Link, MapCore, MapType, Object, RingBufferBuilder};
+
+use crate::cli::CommonArgs;
+use crate::filters::Filters;
+use crate::launch::Held;
+use crate::output::Out;
+use crate::{maps, note, probe, run, signals};
+
+/// The opened (not yet loaded) skeleton of tool `T`.
+pub type OpenOf<'o, T> = <<T as Tool>::Builder as SkelBuilder<'o>>::Output;
+/// The loaded skeleton of tool `T`.
+pub type SkelOf<'o, T> = <OpenOf<'o, T> as OpenSkel<'o>>::Output;
+
+/// What a tool says when it is attached.
+pub enum Banner {
+    /// A table header on stdout (text mode); in machine-readable mode the
+    /// note goes to stderr instead.
+    Header { header: String, note: String },
+    /// `Tracing ... Hit Ctrl-C to end.`: on stdout, or on stderr when stdout
+    /// is read by a program.
+    Note(String),
+}
+
+/// When the loop reports and ends, besides signals, a closed stdout and the
+/// end of a started command.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Schedule {
+    /// Report every interval.
+    pub interval: Option<Duration>,
+    /// End after this many interval reports.
+    pub count: Option<u64>,
+    /// End (with a final report) after this long.
+    pub duration: Option<Duration>,
+}
+
+/// Why a report is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum When {
+    /// An interval has passed; tracing goes on.
+    Interval,
+    /// Tracing has ended and the programs are detached: the last report.
+    End,
+}
+
+/// What the lifecycle knows that a tool's configuration may need.
+#[derive(Debug, Clone, Default)]
+pub struct Setup {
+    /// The pid of the command the tool started (`--exec`, `-c`).
+    pub child: Option<u32>,
+    /// Processes to trace: `-p`, or the started command.
+    pub pids: Vec<u32>,
+}
+
+/// A tool: its options, variant choice and report.
+pub trait Tool: Sized {
+    /// The tool's arguments (clap derive, with EXAMPLES).
+    type Args: Parser;
+    /// The skeleton builder libbpf-cargo generated for the tool.
+    type Builder: Default + for<'o> SkelBuilder<'o>;
+
+    /// Builds the tool from its arguments: checks that need no BPF.
+    fn new(args: Self::Args) -> Result<Self>;
+
+    fn common(&self) -> &CommonArgs;
+
+    /// True when stdout is read by a program (`--json`, folded stacks):
+    /// notes then go to stderr.
+    fn machine_readable(&self) -> bool {
+        self.common().json
+    }
+
+    /// A command to start and trace (`--exec`, `-c`): forked before the
+    /// programs load, held until they are attached.
+    fn command(&self) -> Option<Vec<OsString>> {
+        None
+    }
+
+    /// The shared filters (filters.bpf.h) this tool applies.
+    fn filters(&self) -> Filters {
+        Filters::default()
+    }
+
+    /// Sets the read-only data and map sizes, and chooses the program
+    /// variants this kernel can run.
+    fn configure(&mut self, open: &mut OpenOf<'_, Self>, setup: &Setup) -> Result<()>;
+
+    /// After load, before attach: tail calls, maps the tool fills itself.
+    fn loaded(&mut self, _skel: &mut SkelOf<'_, Self>) -> Result<()> {
+        Ok(())
+    }
+
+    /// Attaches the programs; by default every loaded program whose section
+    /// names its attach point.
+    fn attach(&mut self, skel: &mut SkelOf<'_, Self>, _setup: &Setup) -> Result<Vec<Link>> {
+        attach_all(skel.object())
+    }
+
+    fn banner(&self) -> Banner;
+
+    fn schedule(&self) -> Schedule {
+        Schedule::default()
+    }
+
+    /// One record from the `events` ring buffer.
+    fn event(&mut self, _data: &[u8], _out: &mut Out) -> io::Result<()> {
+        Ok(())
+    }
+
+    /// Called whenever the loop wakes (at least every 100 ms); true ends
+    /// tracing, with a final report (memleak: every traced process is gone).
+    fn idle(&mut self) -> bool {
+        false
+    }
+
+    /// Prints a report: every interval, and once at the end.
+    fn report(&mut self, _skel: &SkelOf<'_, Self>, _out: &mut Out, _when: When) -> Result<()> {
+        Ok(())
+    }
+
+    /// What a non-zero counter at `index` of the kernel side's `errors`
+    /// map means (the tool's error enum).
+    fn error_note(&self, _index: u32) -> Option<&'static str> {
+        None
+    }
+}
+
+/// A tool's `main`: runs it and turns the result into the exit status.
+pub fn main<T: Tool>() -> ExitCode {
+    signals::install();
+    let args = match T::Args::try_parse() {
+        Ok(args) => args,
+        Err(e) => return clap_exit(e),
+    };
+    run::exit_code(run_tool::<T>(args))
+}
+
+/// Help and version go to stdout with status 0; a usage error is one line
+/// on stderr with status 2.
+fn clap_exit(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let mut out = Out::default();
+            let _ = write!(out, "{}", e.render());
+            let _ = out.flush();
+            ExitCode::SUCCESS
+        }
+        _ => {
+            let text = e.render().to_string();
+            let line = text.lines().next().unwrap_or("invalid arguments");
+            let line = line.strip_prefix("error: ").unwrap_or(line);
+            note!("error: {line} (see --help)");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run_tool<T: Tool>(args: T::Args) -> Result<u8> {
+    let mut tool = T::new(args)?;
+    run::libbpf_log(tool.common().verbose);
+    run::check_privilege()?;
+    let mut filters = tool.filters();
+    filters.check()?;
+
+    // The command is forked before anything loads and held before its exec
+    // until the programs are attached, so its first actions are seen.
+    let held = match tool.command() {
+        Some(argv) if !tool.common().dry_run => Some(Held::spawn(&argv)?),
+        _ => None,
+    };
+    let mut setup = Setup {
+        child: held.as_ref().map(|h| h.pid() as u32),
+        pids: filters.pids.clone().unwrap_or_default(),
+    };
+    if let Some(child) = setup.child {
+        setup.pids.push(child);
+        if filters.command_pid {
+            filters.pids.get_or_insert_with(Vec::new).push(child);
+        }
+    }
+
+    let mut object = MaybeUninit::uninit();
+    let mut open = T::Builder::default()
+        .open(&mut object)
+        .context("opening the BPF object")?;
+    tool.configure(&mut open, &setup)?;
+    filters.configure(open.open_object_mut())?;
+    probe::autoload_existing_tracepoints(open.open_object_mut())?;
+    let hooks = probe::chosen_hooks(open.open_object());
+    let mut skel = open.load().context("loading the BPF programs")?;
+    if tool.common().dry_run {
+        let mut out = Out::default();
+        probe::print_dry_run(&mut out, &run::tool_name(), &hooks)?;
+        out.flush()?;
+        return Ok(0);
+    }
+    if tool.common().verbose {
+        note!("hooks: {}", hooks.join(", "));
+    }
+    filters.fill(skel.object())?;
+    tool.loaded(&mut skel)?;
+    let links = tool.attach(&mut skel, &setup)?;
+
+    let mut out = Out::default();
+    let machine = tool.machine_readable();
+    match tool.banner() {
+        Banner::Header { header, note } => {
+            if machine {
+                out.banner(true, &note)?;
+            } else {
+                out.banner(false, &header)?;
+            }
+        }
+        Banner::Note(line) => out.banner(machine, &line)?,
+    }
+    let child = match held {
+        // A stop before the command ran: it never runs.
+        Some(held) if signals::stop_requested() => {
+            drop(held);
+            None
+        }
+        Some(held) => Some(held.release()?),
+        None => None,
+    };
+
+    let schedule = tool.schedule();
+    let tool = RefCell::new(tool);
+    let out = RefCell::new(out);
+    let ended = event_loop(&skel, &tool, &out, schedule, child.as_ref())?;
+
+    // Detach first: the final report is one consistent cut.
+    detach(links);
+    let mut tool = tool.into_inner();
+    let mut out = out.into_inner();
+    if ended != Ended::Count && ended != Ended::ReaderGone {
+        tool.report(&skel, &mut out, When::End)?;
+    }
+    out.flush()?;
+    if ended == Ended::ReaderGone {
+        return Err(io::Error::from(io::ErrorKind::BrokenPipe).into());
+    }
+    report_counters(skel.object(), &tool)?;
+    if out.dropped_lines() > 0 {
+        note!(
+            "{} lines of output dropped: stdout was not being read when the tool was stopped",
+            out.dropped_lines()
+        );
+    }
+    Ok(match child {
+        Some(child) => child.finish(),
+        None => 0,
+    })
+}
+
+/// Why the loop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ended {
+    Signal,
+    ReaderGone,
+    ChildExited,
+    Duration,
+    Count,
+    Done,
+}
+
+/// How long the loop may sleep: the bound on how late a ring buffer record
+/// is printed when the kernel side chose not to wake us (events.bpf.h).
+const POLL: Duration = Duration::from_millis(100);
+
+fn event_loop<'o, T: Tool>(
+    skel: &SkelOf<'o, T>,
+    tool: &RefCell<T>,
+    out: &RefCell<Out>,
+    schedule: Schedule,
+    child: Option<&crate::launch::Running>,
+) -> Result<Ended> {
+    let obj = skel.object();
+    let failure: RefCell<Option<io::Error>> = RefCell::new(None);
+    let events = maps::by_name(obj, "events").filter(|m| m.map_type() == MapType::RingBuf);
+    let ring = match &events {
+        Some(map) => {
+            let mut builder = RingBufferBuilder::new();
+            builder
+                .add(map, |data| {
+                    let r = tool.borrow_mut().event(data, &mut out.borrow_mut());
+                    match r {
+                        Ok(()) => 0,
+                        Err(e) => {
+                            *failure.borrow_mut() = Some(e);
+                            -1
+                        }
+                    }
+                })
+                .context("setting up the ring buffer")?;
+            Some(builder.build().context("setting up the ring buffer")?)
+        }
+        None => None,
+    };
+    let lost_map = maps::by_name(obj, "lost_events");
+    let check = |rc: i32| -> Result<()> {
+        if let Some(e) = failure.borrow_mut().take() {
+            return Err(e.into());
+        }
+        if rc < 0 && rc != -libc::EINTR {
+            return Err(io::Error::from_raw_os_error(-rc)).context("reading the ring buffer");
+        }
+        Ok(())
+    };
+
+    let start = Instant::now();
+    let end = schedule.duration.and_then(|d| start.checked_add(d));
+    let mut tick = schedule.interval.and_then(|i| start.checked_add(i));
+    let mut reports = 0u64;
+    let mut lost_seen = 0u64;
+    let mut lost_checked = start;
+    out.borrow_mut().flush()?;
+    let ended = loop {
+        if signals::stop_requested() {
+            break Ended::Signal;
+        }
+        let now = Instant::now();
+        let mut wait = POLL;
+        for deadline in [end, tick].into_iter().flatten() {
+            wait = wait.min(deadline.saturating_duration_since(now));
+        }
+        let mut fds = vec![
+            pollfd(signals::wake_fd(), libc::POLLIN),
+            // No events asked: a pipe whose reader is gone reports POLLERR.
+            pollfd(libc::STDOUT_FILENO, 0),
+        ];
+        if let Some(r) = &ring {
+            fds.push(pollfd(r.epoll_fd(), libc::POLLIN));
+        }
+        if let Some(c) = child {
+            fds.push(pollfd(c.pidfd(), libc::POLLIN));
+        }
+        // SAFETY: fds is a valid array of pollfds for the call's duration.
+        unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, wait_ms(wait)) };
+        if fds[0].revents != 0 {
+            signals::drain_wake();
+        }
+        if let Some(r) = &ring {
+            check(r.consume_raw())?;
+        }
+        out.borrow_mut().flush()?;
+        if fds[1].revents & (libc::POLLERR | libc::POLLHUP) != 0 {
+            break Ended::ReaderGone;
+        }
+        if child.is_some_and(|c| c.exited()) {
+            break Ended::ChildExited;
+        }
+        if tool.borrow_mut().idle() {
+            break Ended::Done;
+        }
+        if let Some(map) = &lost_map {
+            if lost_checked.elapsed() >= Duration::from_secs(1) {
+                lost_checked = Instant::now();
+                let lost = maps::percpu_sum_at(map, 0)?;
+                if lost > lost_seen {
+                    note!(
+                        "{} events lost in the last second (the ring buffer was full: \
+                         output too slow); {lost} so far",
+                        lost - lost_seen
+                    );
+                    lost_seen = lost;
+                }
+            }
+        }
+        let now = Instant::now();
+        if let (Some(t), Some(interval)) = (tick, schedule.interval) {
+            if now >= t {
+                tool.borrow_mut()
+                    .report(skel, &mut out.borrow_mut(), When::Interval)?;
+                out.borrow_mut().flush()?;
+                reports += 1;
+                if schedule.count.is_some_and(|c| reports >= c) {
+                    break Ended::Count;
+                }
+                tick = t.checked_add(interval);
+            }
+        }
+        if end.is_some_and(|e| now >= e) {
+            break Ended::Duration;
+        }
+    };
+    if let Some(r) = &ring {
+        check(r.consume_raw())?;
+    }
+    Ok(ended)
+}
+
+fn pollfd(fd: i32, events: libc::c_short) -> libc::pollfd {
+    libc::pollfd {
+        fd,
+        events,
+        revents: 0,
+    }
+}
+
+fn wait_ms(d: Duration) -> libc::c_int {
+    // Round up, so a deadline is not polled for in a busy loop.
+    d.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int
+}
+
+/// Attaches every loaded program whose section names its attach point
+/// (`tp_btf/sched_switch`); programs without one (tail calls, uprobes the
+/// tool attaches itself) are left alone.
+pub fn attach_all(obj: &Object) -> Result<Vec<Link>> {
+    let mut links = Vec::new();
+    for prog in obj.progs_mut() {
+        if !prog.autoload() || !prog.section().to_string_lossy().contains('/') {
+            continue;
+        }
+        let link = prog.attach().with_context(|| {
+            format!(
+                "attaching {} ({})",
+                prog.name().to_string_lossy(),
+                prog.section().to_string_lossy()
+            )
+        })?;
+        links.push(link);
+    }
+    Ok(links)
+}
+
+/// Detaches the links concurrently: removing a tracepoint or uprobe waits
+/// for an RCU grace period, and in parallel they share one.
+fn detach(links: Vec<Link>) {
+    if links.len() < 2 {
+        return;
+    }
+    std::thread::scope(|s| {
+        for link in links {
+            s.spawn(move || drop(link));
+        }
+    });
+}
+
+/// Lost events and the kernel side's failure counters, on stderr.
+fn report_counters<T: Tool>(obj: &Object, tool: &T) -> Result<()> {
+    if let Some(map) = maps::by_name(obj, "lost_events") {
+        let n = maps::percpu_sum_at(&map, 0)?;
+        if n > 0 {
+            note!("{n} events lost: the ring buffer was full (output too slow)");
+        }
+    }
+    if let Some(map) = maps::by_name(obj, "errors") {
+        for i in 0..map.max_entries() {
+            let n = maps::percpu_sum_at(&map, i)?;
+            if n > 0 {
+                let what = tool.error_note(i).unwrap_or("failures of an unnamed kind");
+                note!("{n} {what}");
+            }
+        }
+    }
+    Ok(())
+}

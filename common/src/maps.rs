@@ -1,0 +1,218 @@
+//! Reading and filling BPF maps, and the object's read-only globals: every
+//! map helper the tools share.
+
+use std::fs::File;
+use std::os::fd::{AsFd, AsRawFd};
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use libbpf_rs::btf::types::{DataSec, Var};
+use libbpf_rs::btf::Btf;
+use libbpf_rs::{AsRawLibbpf, MapCore, MapFlags, Object, OpenObject};
+
+/// Sets the read-only global `name` (a `const volatile` in the BPF C) of an
+/// opened object to `value`'s bytes, found by name in the object's BTF:
+/// how `common` sets the globals that the shared BPF headers declare.
+pub fn set_rodata(obj: &mut OpenObject, name: &str, value: &[u8]) -> Result<()> {
+    let (offset, size) = rodata_var(obj, name)?;
+    if size != value.len() {
+        bail!("the BPF global {name} is {size} bytes, not {}", value.len());
+    }
+    let mut map = obj
+        .maps_mut()
+        .find(|m| m.name().to_string_lossy().ends_with(".rodata"))
+        .context("the BPF object has no read-only data")?;
+    let data = map
+        .initial_value_mut()
+        .context("the BPF object's read-only data is not mapped")?;
+    data.get_mut(offset..offset + size)
+        .context("a BPF global lies outside the read-only data")?
+        .copy_from_slice(value);
+    Ok(())
+}
+
+/// Where the read-only global `name` lies: (offset, size) in `.rodata`.
+fn rodata_var(obj: &OpenObject, name: &str) -> Result<(usize, usize)> {
+    // SAFETY: the pointer comes from a live OpenObject, which outlives the
+    // Btf borrowed from it here.
+    let raw = unsafe { obj.as_libbpf_object().as_ref() };
+    let btf = Btf::from_bpf_object(raw)?.context("the BPF object has no BTF")?;
+    let sec: DataSec<'_> = btf
+        .type_by_name(".rodata")
+        .context("the BPF object has no .rodata section")?;
+    for info in sec.iter() {
+        let Some(var) = btf.type_by_id::<Var<'_>>(info.ty) else {
+            continue;
+        };
+        if var.name().is_some_and(|n| n.to_string_lossy() == name) {
+            return Ok((info.offset as usize, info.size));
+        }
+    }
+    bail!("this tool's BPF object has no global {name}")
+}
+
+/// The map called `name` in a loaded object.
+pub fn by_name<'a>(obj: &'a Object, name: &str) -> Option<libbpf_rs::Map<'a>> {
+    obj.maps().find(|m| m.name().to_string_lossy() == name)
+}
+
+/// Puts each id into a set map (`pid_filter`, `tid_filter`).
+pub fn set_ids(map: &dyn MapCore, ids: &[u32]) -> Result<()> {
+    for id in ids {
+        map.update(&id.to_ne_bytes(), &[1u8], MapFlags::ANY)
+            .with_context(|| format!("adding {id} to {}", map.name().to_string_lossy()))?;
+    }
+    Ok(())
+}
+
+/// Makes a one-entry cgroup array hold the cgroup v2 directory at `path`.
+pub fn set_cgroup(map: &dyn MapCore, path: &Path) -> Result<()> {
+    let dir = File::open(path).with_context(|| format!("opening cgroup {}", path.display()))?;
+    let fd = dir.as_raw_fd() as u32;
+    map.update(&0u32.to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)
+        .with_context(|| format!("{} is not a cgroup v2 directory", path.display()))
+}
+
+/// Puts `prog` at index 0 of a program array, where the kernel side's
+/// `bpf_tail_call(ctx, &array, 0)` finds it. Tools split a loop the
+/// verifier would otherwise check in every caller into such a program.
+pub fn install_tail_call(array: &dyn MapCore, prog: &impl AsFd) -> Result<()> {
+    let fd = prog.as_fd().as_raw_fd() as u32;
+    array
+        .update(&0u32.to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)
+        .with_context(|| {
+            format!(
+                "installing the tail call in {}",
+                array.name().to_string_lossy()
+            )
+        })
+}
+
+/// Sums the per-CPU `u64` counter at `index` of a per-CPU array.
+pub fn percpu_sum_at(map: &dyn MapCore, index: u32) -> Result<u64> {
+    let values = map
+        .lookup_percpu(&index.to_ne_bytes(), MapFlags::ANY)
+        .with_context(|| format!("reading map {}", map.name().to_string_lossy()))?
+        .unwrap_or_default();
+    Ok(values
+        .iter()
+        .filter_map(|v| Some(u64::from_ne_bytes(v.get(..8)?.try_into().ok()?)))
+        .sum())
+}
+
+/// Takes every entry out of a map: the (key, value) bytes of each, deleting
+/// it, so the next interval starts from zero as in BCC.
+pub fn drain(map: &dyn MapCore) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    let name = map.name().to_string_lossy().into_owned();
+    let keys: Vec<Vec<u8>> = map.keys().collect();
+    let mut entries = Vec::with_capacity(keys.len());
+    for key in keys {
+        if let Some(value) = map
+            .lookup(&key, MapFlags::ANY)
+            .with_context(|| format!("reading map {name}"))?
+        {
+            entries.push((key.clone(), value));
+        }
+        // Gone already is fine: only what was read is reported.
+        let _ = map.delete(&key);
+    }
+    Ok(entries)
+}
+
+/// [`drain`], decoded onto the skeleton's key and value types. Values are
+/// boxed: a fine histogram is kilobytes.
+pub fn drain_as<K, V>(map: &dyn MapCore) -> Result<Vec<(K, Box<V>)>>
+where
+    K: plain::Plain + Default,
+    V: plain::Plain + Default,
+{
+    Ok(drain(map)?
+        .iter()
+        .map(|(k, v)| (decode(k), Box::new(decode(v))))
+        .collect())
+}
+
+/// Every entry of a map, decoded, left in place.
+pub fn entries_as<K, V>(map: &dyn MapCore) -> Result<Vec<(K, V)>>
+where
+    K: plain::Plain + Default,
+    V: plain::Plain + Default,
+{
+    let name = map.name().to_string_lossy().into_owned();
+    let mut entries = Vec::new();
+    for key in map.keys() {
+        if let Some(value) = map
+            .lookup(&key, MapFlags::ANY)
+            .with_context(|| format!("reading map {name}"))?
+        {
+            entries.push((decode(&key), decode(&value)));
+        }
+    }
+    Ok(entries)
+}
+
+/// A value of a generated type from bytes (missing bytes stay zero).
+pub fn decode<T: plain::Plain + Default>(bytes: &[u8]) -> T {
+    let mut value = T::default();
+    copy_record(&mut value, bytes);
+    value
+}
+
+/// Reads stack `id` from a BPF_MAP_TYPE_STACK_TRACE map: its addresses,
+/// leaf first. None if the id is not there.
+pub fn read_stack(map: &dyn MapCore, id: i32) -> Result<Option<Vec<u64>>> {
+    if id < 0 {
+        return Ok(None);
+    }
+    let value = map
+        .lookup(&(id as u32).to_ne_bytes(), MapFlags::ANY)
+        .with_context(|| format!("reading stack {id}"))?;
+    Ok(value.map(|bytes| {
+        bytes
+            .chunks_exact(8)
+            .filter_map(|c| Some(u64::from_ne_bytes(c.try_into().ok()?)))
+            .take_while(|a| *a != 0)
+            .collect()
+    }))
+}
+
+/// Copies a record into `dst`. The record may be shorter than `T` when the
+/// kernel side sent only the used part of a trailing array (execsnoop's
+/// arguments); the rest of `dst` keeps its old bytes, so the record's own
+/// length fields say how much of the tail is valid.
+pub fn copy_record<T: plain::Plain>(dst: &mut T, data: &[u8]) {
+    // SAFETY: T is Plain, so any bytes written form a valid T; the copy
+    // stays within size_of::<T>().
+    let bytes = unsafe { plain::as_mut_bytes(dst) };
+    let n = data.len().min(bytes.len());
+    bytes[..n].copy_from_slice(&data[..n]);
+}
+
+/// Fails (a usage error, naming `flag`) when a map of `entries` values of
+/// `value_size` bytes, preallocated by the kernel, would take more than a
+/// quarter of the memory available now: the kernel would otherwise try,
+/// unkillably, for as long as that takes.
+pub fn check_map_memory(flag: &str, entries: u64, value_size: u64) -> Result<()> {
+    // Each element also carries a list node and bucket bookkeeping.
+    let per_entry = value_size + 64;
+    let bytes = entries.saturating_mul(per_entry);
+    let available = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find_map(|l| l.strip_prefix("MemAvailable:"))
+                .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+        })
+        .map_or(u64::MAX, |kib| kib.saturating_mul(1024));
+    let budget = available / 4;
+    if bytes > budget {
+        return Err(crate::run::usage(format!(
+            "{flag} {entries} would take {} MiB of kernel memory, more than a quarter of \
+             the {} MiB available; at most {} fit",
+            bytes >> 20,
+            available >> 20,
+            budget / per_entry
+        )));
+    }
+    Ok(())
+}
