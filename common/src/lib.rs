@@ -31,6 +31,7 @@ pub mod lifecycle;
 pub mod maps;
 pub mod output;
 pub mod probe;
+pub mod process;
 pub mod run;
 pub mod signals;
 pub mod sym;

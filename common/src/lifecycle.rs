@@ -210,7 +210,7 @@ fn run_tool<T: Tool>(args: T::Args) -> Result<u8> {
     let mut skel = open.load().context("loading the BPF programs")?;
     if tool.common().dry_run {
         let mut out = Out::default();
-        probe::print_dry_run(&mut out, &run::tool_name(), &hooks)?;
+        print_dry_run(&mut out, &hooks)?;
         out.flush()?;
         return Ok(0);
     }
@@ -234,10 +234,12 @@ fn run_tool<T: Tool>(args: T::Args) -> Result<u8> {
         Banner::Note(line) => out.banner(machine, &line)?,
     }
     let child = match held {
-        // A stop before the command ran: it never runs.
+        // A stop before the command ran: it never runs, and the tool ends
+        // as the command would have, by the signal.
         Some(held) if signals::stop_requested() => {
             drop(held);
-            None
+            let sig = signals::received().unwrap_or(libc::SIGTERM);
+            return Ok(128u8.saturating_add(sig as u8));
         }
         Some(held) => Some(held.release()?),
         None => None,
@@ -272,6 +274,21 @@ fn run_tool<T: Tool>(args: T::Args) -> Result<u8> {
     })
 }
 
+/// What `--dry-run` prints: the programs loaded and verified, and where
+/// each would attach.
+fn print_dry_run(out: &mut Out, hooks: &[String]) -> io::Result<()> {
+    writeln!(
+        out,
+        "{}: dry run: {} programs loaded and verified, nothing attached",
+        run::tool_name(),
+        hooks.len()
+    )?;
+    for hook in hooks {
+        writeln!(out, "  {hook}")?;
+    }
+    Ok(())
+}
+
 /// Why the loop ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ended {
@@ -286,6 +303,8 @@ enum Ended {
 /// How long the loop may sleep: the bound on how late a ring buffer record
 /// is printed when the kernel side chose not to wake us (events.bpf.h).
 const POLL: Duration = Duration::from_millis(100);
+/// Ring buffer records handled between two looks at signals and counters.
+const BATCH: usize = 512;
 
 fn event_loop<'o, T: Tool>(
     skel: &SkelOf<'o, T>,
@@ -333,13 +352,15 @@ fn event_loop<'o, T: Tool>(
     let mut reports = 0u64;
     let mut lost_seen = 0u64;
     let mut lost_checked = start;
+    // Records left in the ring after a batch: poll without waiting.
+    let mut more = false;
     out.borrow_mut().flush()?;
     let ended = loop {
         if signals::stop_requested() {
             break Ended::Signal;
         }
         let now = Instant::now();
-        let mut wait = POLL;
+        let mut wait = if more { Duration::ZERO } else { POLL };
         for deadline in [end, tick].into_iter().flatten() {
             wait = wait.min(deadline.saturating_duration_since(now));
         }
@@ -360,7 +381,11 @@ fn event_loop<'o, T: Tool>(
             signals::drain_wake();
         }
         if let Some(r) = &ring {
-            check(r.consume_raw())?;
+            // In batches, so that a slow reader still lets the loop notice
+            // signals and report lost events between them.
+            let n = r.consume_raw_n(BATCH);
+            check(n)?;
+            more = n >= BATCH as i32;
         }
         out.borrow_mut().flush()?;
         if fds[1].revents & (libc::POLLERR | libc::POLLHUP) != 0 {
@@ -378,8 +403,8 @@ fn event_loop<'o, T: Tool>(
                 let lost = maps::percpu_sum_at(map, 0)?;
                 if lost > lost_seen {
                     note!(
-                        "{} events lost in the last second (the ring buffer was full: \
-                         output too slow); {lost} so far",
+                        "{} more events lost (the ring buffer was full: output too \
+                         slow); {lost} so far",
                         lost - lost_seen
                     );
                     lost_seen = lost;

@@ -8,7 +8,7 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 use libbpf_rs::btf::types::{DataSec, Var};
 use libbpf_rs::btf::Btf;
-use libbpf_rs::{AsRawLibbpf, MapCore, MapFlags, Object, OpenObject};
+use libbpf_rs::{AsRawLibbpf, MapCore, MapFlags, Object, OpenMapMut, OpenObject};
 
 /// Sets the read-only global `name` (a `const volatile` in the BPF C) of an
 /// opened object to `value`'s bytes, found by name in the object's BTF:
@@ -186,6 +186,15 @@ pub fn copy_record<T: plain::Plain>(dst: &mut T, data: &[u8]) {
     let bytes = unsafe { plain::as_mut_bytes(dst) };
     let n = data.len().min(bytes.len());
     bytes[..n].copy_from_slice(&data[..n]);
+}
+
+/// Sizes a stack trace map for `--stack-storage-size` stacks of at most
+/// `--perf-max-stack-depth` frames, after checking the kernel can afford it.
+pub fn size_stack_map(map: &mut OpenMapMut, entries: u32, depth: u32) -> Result<()> {
+    check_map_memory("--stack-storage-size", entries.into(), u64::from(depth) * 8)?;
+    map.set_value_size(depth * 8)?;
+    map.set_max_entries(entries)?;
+    Ok(())
 }
 
 /// Fails (a usage error, naming `flag`) when a map of `entries` values of

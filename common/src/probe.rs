@@ -234,23 +234,6 @@ pub fn chosen_hooks(obj: &OpenObject) -> Vec<String> {
         .collect()
 }
 
-/// Reports the hooks of a loaded, verified object: what `--dry-run` prints.
-pub fn print_dry_run(
-    out: &mut dyn std::io::Write,
-    tool: &str,
-    hooks: &[String],
-) -> std::io::Result<()> {
-    writeln!(
-        out,
-        "{tool}: dry run: {} programs loaded and verified, nothing attached",
-        hooks.len()
-    )?;
-    for hook in hooks {
-        writeln!(out, "  {hook}")?;
-    }
-    Ok(())
-}
-
 /// Turns off autoload for classic tracepoint programs whose tracepoint this
 /// kernel lacks (e.g. `open` and `creat` on arm64); fails if the object
 /// has such programs and none is left.

@@ -246,12 +246,14 @@ pub fn unique_program(prefix: &str) -> std::path::PathBuf {
     path
 }
 
-/// Runs `tool | head -n 1` and returns how long the pipeline took to end.
+/// Runs `tool | head -n 1` and returns how long the pipeline took to end;
+/// fails unless the tool itself ended with status 0 (a closed stdout ends
+/// a tool quietly).
 pub fn time_piped_into_head(bin: &str, args: &[&str]) -> Duration {
     let start = Instant::now();
-    let mut cmd = Command::new("sh");
+    let mut cmd = Command::new("bash");
     cmd.arg("-c")
-        .arg("\"$0\" \"$@\" | head -n 1")
+        .arg("\"$0\" \"$@\" | head -n 1 >/dev/null; exit ${PIPESTATUS[0]}")
         .arg(bin)
         .args(args)
         .stdout(Stdio::null())
@@ -259,7 +261,12 @@ pub fn time_piped_into_head(bin: &str, args: &[&str]) -> Duration {
         .process_group(0);
     let mut child = cmd.spawn().expect("spawning sh");
     loop {
-        if child.try_wait().unwrap().is_some() {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert_eq!(
+                status.code(),
+                Some(0),
+                "`{bin} {args:?} | head -n 1`: the tool ended with {status}"
+            );
             return start.elapsed();
         }
         if start.elapsed() > Duration::from_secs(30) {
@@ -401,12 +408,36 @@ pub mod contract {
         }
     }
 
+    /// `tool | head -n 1` ends, quietly and with status 0, whether the
+    /// tool traces or only prints its dry run.
     pub fn piped_into_head_ends_at_once(spec: &Spec) {
         require_root();
         let took = super::time_piped_into_head(spec.bin, spec.args);
         // Not a timing assertion: the helper fails the test at 30 s; this
         // only reports how long it took.
         eprintln!("`{} | head -n 1` ended in {took:?}", spec.bin);
+        let mut args = spec.args.to_vec();
+        args.push("--dry-run");
+        super::time_piped_into_head(spec.bin, &args);
+    }
+
+    /// Without root or the capabilities, the tool says what it needs
+    /// (rather than blaming the kernel) and exits 1.
+    pub fn unprivileged_user_is_told_what_is_needed(spec: &Spec) {
+        require_root();
+        let out = Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .arg(spec.bin)
+            .args(spec.args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("running setpriv");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains("needs root, or CAP_BPF and CAP_PERFMON"),
+            "{stderr}"
+        );
     }
 
     /// SIGINT, SIGTERM and SIGHUP each end the tool with status 0, its
@@ -602,6 +633,10 @@ macro_rules! contract_tests {
             $crate::testing::contract::piped_into_head_ends_at_once(&SPEC);
         }
         #[test]
+        fn contract_unprivileged_user_is_told_what_is_needed() {
+            $crate::testing::contract::unprivileged_user_is_told_what_is_needed(&SPEC);
+        }
+        #[test]
         fn contract_stop_signals_end_it_cleanly() {
             $crate::testing::contract::stop_signals_end_it_cleanly(&SPEC);
         }
@@ -618,4 +653,13 @@ macro_rules! contract_tests {
             $crate::testing::contract::hostile_input_never_crashes(&SPEC);
         }
     };
+}
+
+/// A tool's argument definitions are consistent (clap's debug assertions)
+/// and reject each of `bad`: every tool's unit test of its options.
+pub fn check_arguments<A: clap::Parser + clap::CommandFactory + std::fmt::Debug>(bad: &[&[&str]]) {
+    A::command().debug_assert();
+    for args in bad {
+        assert!(A::try_parse_from(*args).is_err(), "{args:?} was accepted");
+    }
 }

@@ -1,6 +1,7 @@
 //! cachestat: page cache hits, misses and dirtied pages per interval.
 
-use std::io::Write;
+mod stats;
+
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
@@ -8,13 +9,11 @@ use clap::Parser;
 use common::cli::{self, CommonArgs, IdList};
 use common::filters::Filters;
 use common::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
-use common::maps;
 use common::note;
-use common::output::{now_hms, Out};
+use common::output::Out;
 use common::probe::{self, Hook};
 use libbpf_rs::skel::OpenSkel;
-use libbpf_rs::{MapCore, OpenObject};
-use serde_json::json;
+use libbpf_rs::OpenObject;
 
 common::skeleton!("cachestat");
 use skel::{CachestatSkel, CachestatSkelBuilder, OpenCachestatSkel};
@@ -153,13 +152,13 @@ impl Tool for Cachestat {
     /// One line per interval, and one for the part interval at the end, so
     /// that nothing counted goes unreported.
     fn report(&mut self, skel: &CachestatSkel<'_>, out: &mut Out, _: When) -> Result<()> {
-        let now = read_counters(&skel.maps.counts)?;
+        let now = stats::read_counters(&skel.maps.counts)?;
         let mut delta = [0u64; COUNTERS];
         for (i, d) in delta.iter_mut().enumerate() {
             *d = now[i].saturating_sub(self.previous[i]);
         }
         self.previous = now;
-        print_interval(out, &self.args, &delta, self.mode)
+        stats::print_interval(out, &self.args, &delta, self.mode)
     }
 }
 
@@ -205,157 +204,18 @@ fn choose_programs(obj: &mut OpenObject) -> Result<Hook> {
     probe::pick_task_state_variant(obj, &VARIANTS)
 }
 
-fn print_interval(out: &mut Out, args: &Args, delta: &[u64; COUNTERS], mode: Hook) -> Result<()> {
-    let stats = Stats::from_counters(delta, mode == Hook::Fentry);
-    let (buffers, cached) = meminfo_mb()?;
-    let time = now_hms();
-    if args.common.json {
-        out.json(&json!({
-            "time": time,
-            "hits": stats.hits,
-            "misses": stats.misses,
-            "dirties": stats.dirties,
-            "hit_ratio": stats.ratio_percent(),
-            "buffers_mb": buffers,
-            "cached_mb": cached,
-            "mode": if mode == Hook::Fentry { "fentry" } else { "tracepoint" },
-        }))?;
-    } else {
-        if args.timestamp {
-            write!(out, "{time:<8} ")?;
-        }
-        writeln!(
-            out,
-            "{:>8} {:>8} {:>8} {:>7.2}% {:>12} {:>10}",
-            stats.hits,
-            stats.misses,
-            stats.dirties,
-            stats.ratio_percent(),
-            buffers,
-            cached
-        )?;
-    }
-    Ok(())
-}
-
-/// Sums each per-CPU counter.
-fn read_counters(map: &dyn MapCore) -> Result<[u64; COUNTERS]> {
-    let mut sums = [0u64; COUNTERS];
-    for (i, sum) in sums.iter_mut().enumerate() {
-        *sum = maps::percpu_sum_at(map, i as u32).context("reading the counters")?;
-    }
-    Ok(sums)
-}
-
-/// One interval's figures, never negative.
-#[derive(Debug, PartialEq, Eq)]
-struct Stats {
-    hits: u64,
-    misses: u64,
-    dirties: u64,
-}
-
-impl Stats {
-    /// Misses are pages added to the cache except those a write added;
-    /// hits are accesses that were not misses. In fentry mode, accesses
-    /// are BCC's: folio_mark_accessed calls less mark_buffer_dirty calls.
-    fn from_counters(c: &[u64; COUNTERS], fentry: bool) -> Stats {
-        let accesses = if fentry {
-            c[ACCESSED].saturating_sub(c[BUFFER_DIRTIED])
-        } else {
-            c[ACCESSED]
-        };
-        let misses = c[ADDED].saturating_sub(c[WRITE_ADDED]);
-        Stats {
-            hits: accesses.saturating_sub(misses),
-            misses,
-            dirties: c[DIRTIED],
-        }
-    }
-
-    fn ratio_percent(&self) -> f64 {
-        let total = self.hits + self.misses;
-        if total == 0 {
-            0.0
-        } else {
-            self.hits as f64 * 100.0 / total as f64
-        }
-    }
-}
-
-/// Buffers and Cached from /proc/meminfo, in MiB.
-fn meminfo_mb() -> Result<(u64, u64)> {
-    let text = std::fs::read_to_string("/proc/meminfo").context("reading /proc/meminfo")?;
-    Ok(parse_meminfo(&text))
-}
-
-fn parse_meminfo(text: &str) -> (u64, u64) {
-    let field = |name: &str| -> u64 {
-        text.lines()
-            .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
-            .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
-            .unwrap_or(0)
-            / 1024
-    };
-    (field("Buffers"), field("Cached"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
-    fn arguments_are_well_formed() {
-        Args::command().debug_assert();
-    }
-
-    #[test]
-    fn bad_arguments_are_rejected() {
-        for bad in [
+    fn arguments_are_checked() {
+        common::testing::check_arguments::<Args>(&[
             &["cachestat", "0"][..],
             &["cachestat", "1", "0"],
             &["cachestat", "-p", "x"],
             &["cachestat", "-2"],
-        ] {
-            assert!(Args::try_parse_from(bad).is_err(), "{bad:?} was accepted");
-        }
-    }
-
-    #[test]
-    fn figures_are_never_negative() {
-        let mut c = [0u64; COUNTERS];
-        c[ACCESSED] = 10;
-        c[ADDED] = 50;
-        c[WRITE_ADDED] = 60;
-        c[DIRTIED] = 7;
-        let s = Stats::from_counters(&c, false);
-        assert_eq!(
-            s,
-            Stats {
-                hits: 10,
-                misses: 0,
-                dirties: 7
-            }
-        );
-        c[WRITE_ADDED] = 0;
-        let s = Stats::from_counters(&c, false);
-        assert_eq!(
-            s,
-            Stats {
-                hits: 0,
-                misses: 50,
-                dirties: 7
-            }
-        );
-        assert_eq!(s.ratio_percent(), 0.0);
-        c[BUFFER_DIRTIED] = 100;
-        assert_eq!(Stats::from_counters(&c, true).hits, 0);
-    }
-
-    #[test]
-    fn meminfo_fields_are_read_in_mib() {
-        let text = "MemTotal: 100 kB\nBuffers:          2048 kB\nCached:         1048576 kB\nSwapCached: 5 kB\n";
-        assert_eq!(parse_meminfo(text), (2, 1024));
+            &["cachestat", "18446744073709551615"],
+        ]);
     }
 }

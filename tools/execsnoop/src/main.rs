@@ -243,22 +243,18 @@ fn print_event(out: &mut Out, args: &Args, clock: &Clock, e: &types::event) -> i
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
-    fn arguments_are_well_formed() {
-        Args::command().debug_assert();
-    }
-
-    #[test]
-    fn bad_arguments_are_rejected() {
-        assert!(Args::try_parse_from(["execsnoop", "--max-args", "0"]).is_err());
-        assert!(Args::try_parse_from(["execsnoop", "--max-args", "61"]).is_err());
-        assert!(Args::try_parse_from(["execsnoop", "--max-args", "-3"]).is_err());
-        assert!(Args::try_parse_from(["execsnoop", "-P", "notapid"]).is_err());
-        assert!(Args::try_parse_from(["execsnoop", "-n", "("]).is_err());
-        assert!(Args::try_parse_from(["execsnoop", "-u", "no-such-user-xyz"]).is_err());
-        assert!(Args::try_parse_from(["execsnoop", "-c", "/no/such/cgroup"]).is_err());
+    fn arguments_are_checked() {
+        common::testing::check_arguments::<Args>(&[
+            &["execsnoop", "--max-args", "0"],
+            &["execsnoop", "--max-args", "61"],
+            &["execsnoop", "--max-args", "-3"],
+            &["execsnoop", "-P", "notapid"],
+            &["execsnoop", "-n", "("],
+            &["execsnoop", "-u", "no-such-user-xyz"],
+            &["execsnoop", "-c", "/no/such/cgroup"],
+        ]);
     }
 
     #[test]

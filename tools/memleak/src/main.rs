@@ -2,25 +2,24 @@
 //! on its allocator) or in the kernel (kmem tracepoints).
 
 mod allocator;
+mod calls;
+mod mode;
 mod report;
 
 use std::ffi::OsString;
-use std::io::{self, Write};
+use std::io;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use clap::{Parser, ValueEnum};
 use common::cli::{self, CommonArgs, IdList};
-use common::filters::Filters;
 use common::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 use common::output::{Clock, Out};
-use common::run::usage;
 use common::sym::Symbolizer;
-use common::{maps, note};
+use common::{maps, process};
 use libbpf_rs::skel::{OpenSkel, Skel};
 use libbpf_rs::Link;
-use serde_json::json;
 
 common::skeleton!("memleak");
 const MAX_STACK_DEPTH: skel::types::stack_limits = skel::types::stack_limits::MAX_STACK_DEPTH;
@@ -144,16 +143,12 @@ struct Memleak {
     command: Option<Vec<OsString>>,
     /// Traced processes: -p, or the started command.
     pids: Vec<u32>,
+    /// A process's allocator (-p, -c), not the kernel's.
+    user_mode: bool,
     symbolizer: Symbolizer,
     /// When the traced processes' memory maps were last cached.
     cached_at: Instant,
     clock: Clock,
-}
-
-impl Memleak {
-    fn user_mode(&self) -> bool {
-        self.args.pid.is_some() || self.command.is_some()
-    }
 }
 
 impl Tool for Memleak {
@@ -161,45 +156,14 @@ impl Tool for Memleak {
     type Builder = MemleakSkelBuilder;
 
     fn new(args: Args) -> Result<Self> {
-        let command: Option<Vec<OsString>> = args
-            .command
-            .as_ref()
-            .map(|c| c.split_whitespace().map(OsString::from).collect());
-        if command.as_ref().is_some_and(|c| c.is_empty()) {
-            return Err(usage("-c: the command is empty"));
-        }
-        if let (Some(min), Some(max)) = (args.min_size, args.max_size) {
-            if min > max {
-                return Err(usage(format!(
-                    "-z {min} is above -Z {max}: nothing could be counted"
-                )));
-            }
-        }
-        if args.percpu && (args.pid.is_some() || command.is_some()) {
-            return Err(usage(
-                "-P traces per-CPU allocations of the kernel: it does not go with -p or -c",
-            ));
-        }
-        if let Some(obj) = &args.obj {
-            allocator::check_object(obj, &args.symbols_prefix)?;
-        }
-        // The uprobes go per process, so -p needs no kernel filter; the
-        // policy for missing processes is the shared one.
-        Filters {
-            pids: args.pid.clone().map(|IdList(p)| p),
-            ..Filters::default()
-        }
-        .check()?;
-        maps::check_map_memory(
-            "--stack-storage-size",
-            args.stack_storage_size.into(),
-            u64::from(args.perf_max_stack_depth) * 8,
-        )?;
+        let command = mode::check(&args)?;
+        let symbolizer = Symbolizer::new().verbose(args.common.verbose);
         Ok(Memleak {
             pids: args.pid.clone().map(|IdList(p)| p).unwrap_or_default(),
+            user_mode: args.pid.is_some() || command.is_some(),
             args,
             command,
-            symbolizer: Symbolizer::new(),
+            symbolizer,
             cached_at: Instant::now(),
             clock: Clock::start(),
         })
@@ -217,14 +181,8 @@ impl Tool for Memleak {
         self.command.clone()
     }
 
-    fn filters(&self) -> Filters {
-        // The uprobes are attached per process: no pid filter in the kernel.
-        Filters::default()
-    }
-
     fn configure(&mut self, open: &mut OpenMemleakSkel<'_>, setup: &Setup) -> Result<()> {
         let args = &self.args;
-        let user_mode = self.user_mode();
         let rodata = open
             .maps
             .rodata_data
@@ -237,29 +195,19 @@ impl Tool for Memleak {
         rodata.page_size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
         rodata.trace_all = args.trace;
         rodata.wa_missing_free = args.wa_missing_free;
-        rodata.user_stacks = user_mode;
-        open.maps
-            .stack_traces
-            .set_value_size(args.perf_max_stack_depth * 8)?;
-        open.maps
-            .stack_traces
-            .set_max_entries(args.stack_storage_size)?;
-        for mut prog in open.open_object_mut().progs_mut() {
-            let name = prog.name().to_string_lossy().into_owned();
-            let kernel_prog = name.starts_with("ml_");
-            let keep = if user_mode {
-                !kernel_prog
-            } else {
-                kernel_prog && (args.percpu || !name.starts_with("ml_percpu"))
-            };
-            prog.set_autoload(keep);
-        }
+        rodata.user_stacks = self.user_mode;
+        maps::size_stack_map(
+            &mut open.maps.stack_traces,
+            args.stack_storage_size,
+            args.perf_max_stack_depth,
+        )?;
+        mode::choose_programs(open.open_object_mut(), self.user_mode, args.percpu);
         self.pids.extend(setup.child);
         Ok(())
     }
 
     fn attach(&mut self, skel: &mut MemleakSkel<'_>, _: &Setup) -> Result<Vec<Link>> {
-        if !self.user_mode() {
+        if !self.user_mode {
             return lifecycle::attach_all(skel.object());
         }
         let mut links = Vec::new();
@@ -274,7 +222,7 @@ impl Tool for Memleak {
     }
 
     fn banner(&self) -> Banner {
-        Banner::Note(if self.user_mode() {
+        Banner::Note(if self.user_mode {
             format!(
                 "Attaching to pid {}, Ctrl+C to quit.",
                 self.pids
@@ -298,118 +246,40 @@ impl Tool for Memleak {
 
     fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
         let e: types::mem_event = maps::decode(data);
-        print_call(out, &self.args, &self.clock, &e)
+        calls::print_call(out, &self.args, &self.clock, &e)
     }
 
     fn idle(&mut self) -> bool {
         // Keep the memory maps fresh (dlopen) while the processes live, so
         // that a last report after they exit can still symbolize.
         if self.cached_at.elapsed() >= Duration::from_millis(500) {
-            for pid in self.pids.iter().filter(|p| alive(**p)) {
+            for pid in self.pids.iter().filter(|p| process::alive(**p)) {
                 self.symbolizer.keep_process(*pid);
             }
             self.cached_at = Instant::now();
         }
         // -p: every traced process is gone. (-c ends when its command exits.)
-        self.command.is_none() && !self.pids.is_empty() && self.pids.iter().all(|p| !alive(*p))
+        self.command.is_none()
+            && !self.pids.is_empty()
+            && self.pids.iter().all(|p| !process::alive(*p))
     }
 
     fn report(&mut self, skel: &MemleakSkel<'_>, out: &mut Out, _: When) -> Result<()> {
-        let started = Instant::now();
-        let stacks = report::print(&self.args, skel, &self.pids, out, &mut self.symbolizer)?;
-        if self.args.common.verbose {
-            note!(
-                "report: {stacks} stacks in {} ms, peak RSS {} KiB",
-                started.elapsed().as_millis(),
-                peak_rss_kib()
-            );
-        }
-        Ok(())
+        report::print(&self.args, skel, &self.pids, out, &mut self.symbolizer)
     }
 
     fn error_note(&self, index: u32) -> Option<&'static str> {
-        use types::memleak_error as E;
-        Some(match E(index) {
-            E::ERR_STACK_COLLISION => {
-                "stacks not recorded: hash collisions in the stack map (raise --stack-storage-size)"
-            }
-            E::ERR_STACK_FULL => {
-                "stacks not recorded: the stack map was full (raise --stack-storage-size)"
-            }
-            E::ERR_STACK_OTHER => "stacks not recorded for another error",
-            E::ERR_ALLOCS_FULL => "allocations not tracked: the allocation map was full",
-            E::ERR_COMBINED_FULL => {
-                "allocations not totalled for -C: the stack totals map was full"
-            }
-            _ => return None,
-        })
+        report::error_note(index)
     }
-}
-
-/// -t: one allocation or free.
-fn print_call(out: &mut Out, args: &Args, clock: &Clock, e: &types::mem_event) -> io::Result<()> {
-    if args.common.json {
-        return out.json(&json!({
-            "time": clock.hms(e.ts_ns),
-            "event": if e.alloc != 0 { "alloc" } else { "free" },
-            "pid": e.pid,
-            "tid": e.tid,
-            "addr": format!("{:#x}", e.addr),
-            "size": e.size,
-        }));
-    }
-    if e.alloc != 0 {
-        writeln!(
-            out,
-            "{} {:<7} {:<7} alloc {} bytes at {:#x}",
-            clock.hms(e.ts_ns),
-            e.pid,
-            e.tid,
-            e.size,
-            e.addr
-        )
-    } else {
-        writeln!(
-            out,
-            "{} {:<7} {:<7} free {:#x}",
-            clock.hms(e.ts_ns),
-            e.pid,
-            e.tid,
-            e.addr
-        )
-    }
-}
-
-fn alive(pid: u32) -> bool {
-    // SAFETY: signal 0 only checks that the process exists.
-    unsafe { libc::kill(pid as i32, 0) == 0 }
-}
-
-/// This process's peak resident set (VmHWM), for -v.
-fn peak_rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        })
-        .unwrap_or(0)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
-    fn arguments_are_well_formed() {
-        Args::command().debug_assert();
-    }
-
-    #[test]
-    fn bad_arguments_are_rejected() {
-        for bad in [
+    fn arguments_are_checked() {
+        common::testing::check_arguments::<Args>(&[
             &["memleak", "0"][..],
             &["memleak", "-p", "x"],
             &["memleak", "-p", "1", "-c", "ls"],
@@ -418,8 +288,7 @@ mod tests {
             &["memleak", "--sort", "name"],
             &["memleak", "-f", "--json"],
             &["memleak", "--perf-max-stack-depth", "200"],
-        ] {
-            assert!(Args::try_parse_from(bad).is_err(), "{bad:?} was accepted");
-        }
+            &["memleak", "18446744073709551615"],
+        ]);
     }
 }

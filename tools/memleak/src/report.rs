@@ -5,9 +5,9 @@ use std::collections::{HashMap, HashSet};
 use std::io::Write;
 
 use anyhow::Result;
-use common::maps;
 use common::output::{now_hms, Out};
 use common::sym::{self, Frame, Symbolizer};
+use common::{maps, note, process};
 use serde_json::json;
 
 use crate::skel::{types, MemleakSkel};
@@ -53,13 +53,48 @@ fn collect(args: &Args, skel: &MemleakSkel) -> Result<HashMap<(u32, i32), Group>
 }
 
 fn comm_of(pid: u32) -> String {
-    std::fs::read_to_string(format!("/proc/{pid}/comm"))
-        .map(|c| c.trim_end().to_string())
-        .unwrap_or_else(|_| format!("pid-{pid}"))
+    process::comm(pid).unwrap_or_else(|| format!("pid-{pid}"))
 }
 
-/// Prints one report; returns the number of stacks shown.
+/// Prints one report, and with -v how long it took.
 pub fn print(
+    args: &Args,
+    skel: &MemleakSkel,
+    pids: &[u32],
+    out: &mut Out,
+    symbolizer: &mut Symbolizer,
+) -> Result<()> {
+    let started = std::time::Instant::now();
+    let stacks = print_stacks(args, skel, pids, out, symbolizer)?;
+    if args.common.verbose {
+        note!(
+            "report: {stacks} stacks in {} ms, peak RSS {} KiB",
+            started.elapsed().as_millis(),
+            process::peak_rss_kib()
+        );
+    }
+    Ok(())
+}
+
+/// What a non-zero counter of the kernel side's `errors` map means.
+pub fn error_note(index: u32) -> Option<&'static str> {
+    use types::memleak_error as E;
+    Some(match E(index) {
+        E::ERR_STACK_COLLISION => {
+            "stacks not recorded: hash collisions in the stack map (raise --stack-storage-size)"
+        }
+        E::ERR_STACK_FULL => {
+            "stacks not recorded: the stack map was full (raise --stack-storage-size)"
+        }
+        E::ERR_STACK_OTHER => "stacks not recorded for another error",
+        E::ERR_ALLOCS_FULL => "allocations not tracked: the allocation map was full",
+        E::ERR_COMBINED_FULL => "allocations not totalled for -C: the stack totals map was full",
+        _ => return None,
+    })
+}
+
+/// Prints the stacks; returns how many.
+fn print_stacks(
     args: &Args,
     skel: &MemleakSkel,
     pids: &[u32],
@@ -138,21 +173,24 @@ pub fn print(
             continue;
         }
         if args.folded {
-            let mut line = if user_mode {
-                comm_of(*pid).replace([';', ' '], "_")
-            } else {
-                "[kernel]".to_string()
+            let part = match &frames {
+                Some(f) => sym::Part::Frames(f.clone()),
+                None => sym::Part::Missed,
             };
-            match &frames {
-                Some(f) => {
-                    for frame in f.iter().rev() {
-                        line.push(';');
-                        line.push_str(&frame.folded_name(false));
-                    }
-                }
-                None => line.push_str(";[Missed Stack]"),
-            }
-            writeln!(out, "{line} {}", g.bytes)?;
+            let (kernel, user, comm) = if user_mode {
+                (sym::Part::Absent, part, comm_of(*pid))
+            } else {
+                (part, sym::Part::Absent, "[kernel]".to_string())
+            };
+            let stack = sym::Stack {
+                kernel: &kernel,
+                user: &user,
+                comm: &comm,
+                pid: *pid,
+                delimited: false,
+                offsets: false,
+            };
+            writeln!(out, "{}", sym::folded_line(&stack, g.bytes))?;
             continue;
         }
         if args.show_allocs {

@@ -266,3 +266,33 @@ fn dry_runs_load_both_modes() {
         "{text}"
     );
 }
+
+#[test]
+fn a_command_that_cannot_run_is_reported() {
+    require_root();
+    use std::os::unix::fs::PermissionsExt;
+    let script = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("ml-no-shebang");
+    std::fs::write(&script, "echo hi\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = run(BIN, &["-c", script.to_str().unwrap(), "1"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(out.stderr.contains("cannot run"), "{}", out.stderr);
+    assert!(out.stderr.contains("Exec format error"), "{}", out.stderr);
+}
+
+#[test]
+fn the_commands_exit_status_is_the_tools() {
+    require_root();
+    let out = run(BIN, &["-c", "sh -c exit", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let out = run(BIN, &["-c", "false", "1"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+}
+
+#[test]
+fn stack_storage_is_bounded_by_available_memory() {
+    require_root();
+    let out = run(BIN, &["--stack-storage-size", "20000000", "1"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(out.stderr.contains("kernel memory"), "{}", out.stderr);
+}

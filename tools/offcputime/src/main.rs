@@ -1,23 +1,20 @@
 //! offcputime: time threads spend blocked, summed in the kernel by stack,
 //! printed as BCC's multi-line stacks, folded lines, JSON, or a flame graph.
 
-use std::collections::{HashMap, HashSet};
-use std::io::{self, Write};
+mod report;
+
 use std::path::PathBuf;
-use std::rc::Rc;
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::Parser;
 use common::cli::{self, CommonArgs, IdList};
 use common::filters::Filters;
 use common::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
-use common::output::{c_string, escape, Out};
+use common::output::Out;
 use common::run::usage;
-use common::sym::{self, Part, Stack, Symbolizer};
-use common::{maps, note, probe};
+use common::{maps, probe};
 use libbpf_rs::skel::OpenSkel;
-use serde_json::json;
 
 common::skeleton!("offcputime");
 const MAX_STACK_DEPTH: skel::types::stack_limits = skel::types::stack_limits::MAX_STACK_DEPTH;
@@ -128,11 +125,6 @@ impl Tool for Offcputime {
                 args.min_block_time, args.max_block_time
             )));
         }
-        maps::check_map_memory(
-            "--stack-storage-size",
-            args.stack_storage_size.into(),
-            u64::from(args.perf_max_stack_depth) * 8,
-        )?;
         let svg = match &args.svg {
             Some(path) => Some(
                 std::fs::File::create(path)
@@ -174,12 +166,11 @@ impl Tool for Offcputime {
         rodata.state_mask = args.state.unwrap_or(0) as i64;
         rodata.min_block_ns = args.min_block_time.saturating_mul(1000);
         rodata.max_block_ns = args.max_block_time.saturating_mul(1000);
-        open.maps
-            .stackmap
-            .set_value_size(args.perf_max_stack_depth * 8)?;
-        open.maps
-            .stackmap
-            .set_max_entries(args.stack_storage_size)?;
+        maps::size_stack_map(
+            &mut open.maps.stackmap,
+            args.stack_storage_size,
+            args.perf_max_stack_depth,
+        )?;
         // Switch-out state: task storage for tp_btf, a hash map for raw_tp.
         probe::pick_task_state_variant(
             open.open_object_mut(),
@@ -205,7 +196,7 @@ impl Tool for Offcputime {
     }
 
     fn report(&mut self, skel: &OffcputimeSkel<'_>, out: &mut Out, _: When) -> Result<()> {
-        report(&self.args, self.svg.take(), &skel.maps, out)
+        report::print(&self.args, self.svg.take(), &skel.maps, out)
     }
 
     fn error_note(&self, index: u32) -> Option<&'static str> {
@@ -257,150 +248,13 @@ fn join(ids: &[u32]) -> String {
     ids.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
 }
 
-/// One stack's half as the output wants it: absent when not asked for or
-/// not applicable, missed on a stack map error, else symbolized frames.
-fn part(
-    id: i32,
-    wanted: bool,
-    stacks: &HashMap<i32, Vec<u64>>,
-    frames: impl FnOnce(&[u64]) -> Vec<Rc<sym::Frame>>,
-) -> Part {
-    if !wanted {
-        return Part::Absent;
-    }
-    match stacks.get(&id) {
-        Some(addrs) => Part::Frames(frames(addrs)),
-        None if id == -1 => Part::Absent,
-        None => Part::Missed,
-    }
-}
-
-fn report(
-    args: &Args,
-    svg: Option<std::fs::File>,
-    skel_maps: &skel::OffcputimeMaps,
-    out: &mut Out,
-) -> Result<()> {
-    let mut entries: Vec<(types::oc_key, Box<u64>)> = maps::drain_as(&skel_maps.info)?;
-    // BCC's order: ascending, the largest last (next to the prompt).
-    entries.sort_by_key(|(k, v)| (**v, k.tgid, k.tid));
-
-    // Read every stack once, then symbolize in batches: the kernel's
-    // addresses together, each process's together.
-    let mut stacks: HashMap<i32, Vec<u64>> = HashMap::new();
-    for (k, _) in &entries {
-        for id in [k.kern_stack_id, k.user_stack_id] {
-            if id >= 0 && !stacks.contains_key(&id) {
-                if let Some(addrs) = maps::read_stack(&skel_maps.stackmap, id)? {
-                    stacks.insert(id, addrs);
-                }
-            }
-        }
-    }
-    let mut symbolizer = Symbolizer::new();
-    let kernel_ids: HashSet<i32> = entries.iter().map(|(k, _)| k.kern_stack_id).collect();
-    symbolizer.prefetch_kernel(
-        kernel_ids
-            .iter()
-            .filter_map(|id| stacks.get(id))
-            .flat_map(|s| sym::lookup_addresses(s)),
-    );
-    let mut by_process: HashMap<u32, HashSet<i32>> = HashMap::new();
-    for (k, _) in &entries {
-        by_process
-            .entry(k.tgid)
-            .or_default()
-            .insert(k.user_stack_id);
-    }
-    for (tgid, ids) in &by_process {
-        symbolizer.prefetch_user(
-            *tgid,
-            ids.iter()
-                .filter_map(|id| stacks.get(id))
-                .flat_map(|s| sym::lookup_addresses(s)),
-        );
-    }
-
-    let mut folded = Vec::new();
-    let want_folded = args.folded || args.svg.is_some();
-    for (k, ns) in &entries {
-        let us = **ns / 1000;
-        let kernel = part(k.kern_stack_id, !args.user_stacks_only, &stacks, |a| {
-            sym::trim_tracing_frames(&symbolizer.kernel(a)).to_vec()
-        });
-        let user = part(k.user_stack_id, !args.kernel_stacks_only, &stacks, |a| {
-            symbolizer.user(k.tgid, a)
-        });
-        let comm = c_string(&k.comm);
-        let shown = escape(comm.as_bytes());
-        let stack = Stack {
-            kernel: &kernel,
-            user: &user,
-            comm: &shown,
-            pid: k.tid,
-            delimited: args.delimited,
-            offsets: args.offset,
-        };
-        if want_folded {
-            folded.push(sym::folded_line(&stack, us));
-        }
-        if args.common.json {
-            out.json(&json!({
-                "tid": k.tid,
-                "pid": k.tgid,
-                "comm": comm,
-                "us": us,
-                "kernel_stack": sym::part_json(&kernel, args.offset),
-                "user_stack": sym::part_json(&user, args.offset),
-            }))?;
-        } else if args.folded {
-            writeln!(out, "{}", folded.last().unwrap())?;
-        } else {
-            sym::write_multi_line(out, &stack, us)?;
-        }
-    }
-    if let (Some(path), Some(file)) = (&args.svg, svg) {
-        write_svg(path, file, &folded)?;
-    }
-    Ok(())
-}
-
-fn write_svg(path: &std::path::Path, file: std::fs::File, folded: &[String]) -> Result<()> {
-    use inferno::flamegraph::{self, color::BackgroundColor, Options, Palette};
-    if folded.is_empty() {
-        bail!(
-            "no off-CPU time was recorded: {} not written",
-            path.display()
-        );
-    }
-    let mut options = Options::default();
-    options.title = "Off-CPU Time Flame Graph".into();
-    options.count_name = "us".into();
-    options.colors = Palette::Basic(inferno::flamegraph::color::BasicPalette::Blue);
-    options.bgcolors = Some(BackgroundColor::Blue);
-    flamegraph::from_lines(
-        &mut options,
-        folded.iter().map(String::as_str),
-        io::BufWriter::new(file),
-    )
-    .with_context(|| format!("writing the flame graph to {}", path.display()))?;
-    note!("flame graph written to {}", path.display());
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
-    fn arguments_are_well_formed() {
-        Args::command().debug_assert();
-    }
-
-    #[test]
-    fn bad_arguments_are_rejected() {
-        for bad in [
+    fn arguments_are_checked() {
+        common::testing::check_arguments::<Args>(&[
             &["offcputime", "0"][..],
             &["offcputime", "-p", "x"],
             &["offcputime", "-u", "-k"],
@@ -410,9 +264,8 @@ mod tests {
             &["offcputime", "--stack-storage-size", "0"],
             &["offcputime", "-f", "--json"],
             &["offcputime", "-m", "x"],
-        ] {
-            assert!(Args::try_parse_from(bad).is_err(), "{bad:?} was accepted");
-        }
+            &["offcputime", "18446744073709551615"],
+        ]);
     }
 
     #[test]

@@ -286,3 +286,28 @@ fn a_missing_process_is_an_error() {
     let out = run(BIN, &["-p", "not-a-pid", "1"]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
 }
+
+#[test]
+fn sizes_the_kernel_cannot_afford_are_refused_up_front() {
+    require_root();
+    for size in ["20000000", "4294967295"] {
+        let out = run(BIN, &["--stack-storage-size", size, "1"]);
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        assert!(out.stderr.contains("kernel memory"), "{}", out.stderr);
+        assert!(out.stdout.is_empty(), "it started tracing: {out:?}");
+    }
+}
+
+#[test]
+fn an_unwritable_svg_path_fails_before_tracing() {
+    require_root();
+    let out = run(BIN, &["--svg", "/nonexistent/dir/x.svg", "60"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        out.stderr.contains("/nonexistent/dir/x.svg"),
+        "{}",
+        out.stderr
+    );
+    // No banner: it never attached, let alone traced for the minute.
+    assert!(out.stdout.is_empty(), "{out:?}");
+}

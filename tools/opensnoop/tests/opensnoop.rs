@@ -374,3 +374,148 @@ fn opensnoop_entry_exit_fallback_works_too() {
     assert_eq!(hits[0]["comm"], "cat");
     assert!(hits[0]["fd"].as_i64().unwrap() >= 0);
 }
+
+/// The tool's child processes (its started command), from /proc.
+fn children_of(pid: u32) -> Vec<u32> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+#[test]
+fn opensnoop_stalled_reader_still_stops_and_counts_what_it_dropped() {
+    require_root();
+    use std::process::Stdio;
+    let dir = scratch_dir("os-stall");
+    let target = dir.join("target");
+    fs::write(&target, b"x").unwrap();
+    // stdout is a pipe nobody reads: it fills, and writes block.
+    let mut tool = Command::new(BIN)
+        .args(["-p", &me()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = tool.stdout.take().unwrap();
+    while common::testing::program_ids_of(tool.id()).is_empty() {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // Far more lines than a pipe holds: the tool blocks writing them.
+    let until = Instant::now() + Duration::from_millis(1500);
+    while Instant::now() < until {
+        for _ in 0..1000 {
+            let _ = File::open(&target);
+        }
+    }
+    // SAFETY: kill with our child's pid.
+    unsafe { libc::kill(tool.id() as i32, libc::SIGINT) };
+    let asked = Instant::now();
+    let status = loop {
+        if let Some(s) = tool.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            asked.elapsed() < Duration::from_secs(10),
+            "blocked on its stdout after SIGINT"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    drop(stdout);
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut tool.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("lines of output dropped"), "{stderr}");
+}
+
+#[test]
+fn opensnoop_slow_reader_hears_of_lost_events_during_the_run() {
+    require_root();
+    use std::io::{BufRead, BufReader, Read};
+    use std::process::Stdio;
+    let dir = scratch_dir("os-slow");
+    let target = dir.join("target");
+    fs::write(&target, b"x").unwrap();
+    let mut tool = Command::new(BIN)
+        .args(["-p", &me()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = tool.stdout.take().unwrap();
+    // A reader that keeps up with ~1000 lines a second, not with a storm.
+    let reader = std::thread::spawn(move || {
+        let mut buf = [0u8; 1024];
+        while stdout.read(&mut buf).is_ok_and(|n| n > 0) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    });
+    let (tx, notes) = std::sync::mpsc::channel();
+    let stderr = tool.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    while common::testing::program_ids_of(tool.id()).is_empty() {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let until = Instant::now() + Duration::from_secs(4);
+    let mut heard = None;
+    while Instant::now() < until && heard.is_none() {
+        for _ in 0..1000 {
+            let _ = File::open(&target);
+        }
+        heard = notes.try_iter().find(|l| l.contains("so far"));
+    }
+    // SAFETY: kill with our child's pid.
+    unsafe { libc::kill(tool.id() as i32, libc::SIGINT) };
+    let status = tool.wait().unwrap();
+    let _ = reader.join();
+    let note = heard.expect("no lost-event notice while the tool was running");
+    assert!(note.contains("events lost"), "{note}");
+    assert_eq!(status.code(), Some(0));
+}
+
+#[test]
+fn opensnoop_exec_reports_a_command_that_cannot_run() {
+    require_root();
+    let f = run(BIN, &["--exec", "/etc/passwd"]);
+    assert_eq!(f.status.code(), Some(1), "{f:?}");
+    assert!(f.stderr.contains("cannot run /etc/passwd"), "{}", f.stderr);
+    let f = run(BIN, &["--exec", "/no/such/program-xyz"]);
+    assert_eq!(f.status.code(), Some(1), "{f:?}");
+}
+
+#[test]
+fn opensnoop_exec_exits_with_the_commands_status() {
+    require_root();
+    let f = run(BIN, &["--exec", "sh", "-c", "exit 3"]);
+    assert_eq!(f.status.code(), Some(3), "{f:?}");
+    let f = run(BIN, &["--exec", "sh", "-c", "kill -TERM $$"]);
+    assert_eq!(f.status.code(), Some(128 + libc::SIGTERM), "{f:?}");
+}
+
+#[test]
+fn opensnoop_stop_signal_ends_the_started_command_too() {
+    require_root();
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        let tool = Traced::start(BIN, &["--exec", "sleep", "78"]);
+        let children = children_of(tool.pid());
+        assert_eq!(children.len(), 1, "{children:?}");
+        // Released and running: its comm is the command's.
+        let comm = format!("/proc/{}/comm", children[0]);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while fs::read_to_string(&comm).unwrap_or_default().trim() != "sleep" {
+            assert!(Instant::now() < deadline, "the command never started");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let finished = tool.signal(sig);
+        assert!(
+            !std::path::Path::new(&format!("/proc/{}", children[0])).exists(),
+            "signal {sig}: the command still runs: {finished:?}"
+        );
+        assert_eq!(finished.status.code(), Some(128 + sig), "{finished:?}");
+    }
+}

@@ -9,7 +9,7 @@ use common::cli::{self, CommonArgs, IdList, IntervalCount};
 use common::filters::Filters;
 use common::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 use common::output::{c_string, escape, Out};
-use common::{hist, maps, probe};
+use common::{hist, maps, probe, process};
 use libbpf_rs::skel::OpenSkel;
 use serde_json::{Map, Value};
 
@@ -182,7 +182,7 @@ fn collect(args: &Args, skel: &RunqlatSkel) -> Result<Vec<hist::Section>> {
                 if kind == "pidns" {
                     title = Some(format!("pidns = {key}"));
                 } else {
-                    let comm = live_comm(*key).unwrap_or_else(|| c_string(&h.comm));
+                    let comm = process::comm(*key).unwrap_or_else(|| c_string(&h.comm));
                     title = Some(format!("{kind} = {key} {}", escape(comm.as_bytes())));
                     labels.insert("comm".into(), Value::from(comm));
                 }
@@ -202,34 +202,20 @@ fn collect(args: &Args, skel: &RunqlatSkel) -> Result<Vec<hist::Section>> {
         .collect())
 }
 
-/// The current name of a live process or thread (/proc/ID/comm works for
-/// both).
-fn live_comm(id: u32) -> Option<String> {
-    let comm = std::fs::read_to_string(format!("/proc/{id}/comm")).ok()?;
-    Some(comm.trim_end_matches('\n').to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
-    fn arguments_are_well_formed() {
-        Args::command().debug_assert();
-    }
-
-    #[test]
-    fn bad_arguments_are_rejected() {
-        for bad in [
+    fn arguments_are_checked() {
+        common::testing::check_arguments::<Args>(&[
             &["runqlat", "0"][..],
             &["runqlat", "-3"],
             &["runqlat", "1", "0"],
             &["runqlat", "-p", "notapid"],
             &["runqlat", "-P", "-L"],
             &["runqlat", "-c", "/no/such/cgroup"],
-        ] {
-            assert!(Args::try_parse_from(bad).is_err(), "{bad:?} was accepted");
-        }
+            &["runqlat", "18446744073709551615"],
+        ]);
     }
 }

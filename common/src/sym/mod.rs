@@ -1,5 +1,5 @@
-//! Stack symbolization and the two stack formats (BCC's multi-line stacks
-//! and flame graph "folded" lines), shared by the stack tools.
+//! Stack symbolization, shared by the stack tools; the formats are in
+//! [`format`].
 //!
 //! One long-lived blazesym symbolizer serves the whole run: kernel
 //! addresses through /proc/kallsyms, user addresses per process (ELF
@@ -8,12 +8,14 @@
 //! stacks is looked up once.
 
 use std::collections::HashMap;
-use std::io::{self, Write};
 use std::rc::Rc;
 
 use blazesym::symbolize::source::{Kernel, Process, Source};
 use blazesym::symbolize::{Input, Symbolized, Symbolizer as Blaze};
 use blazesym::{MaybeDefault, Pid};
+
+mod format;
+pub use format::{folded_line, part_json, write_multi_line, Part, Stack};
 
 /// One symbolized address.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,6 +114,8 @@ pub struct Symbolizer {
     user: HashMap<(u32, u64), Rc<Frame>>,
     /// Processes whose memory map is cached (see [`Symbolizer::keep_process`]).
     kept: std::collections::HashSet<u32>,
+    /// Say on stderr why addresses could not be symbolized (-v).
+    verbose: bool,
 }
 
 impl Default for Symbolizer {
@@ -131,6 +135,27 @@ impl Symbolizer {
             kernel: HashMap::new(),
             user: HashMap::new(),
             kept: Default::default(),
+            verbose: false,
+        }
+    }
+
+    /// With -v: say on stderr why a batch could not be symbolized (a
+    /// process gone, a file unreadable) instead of only showing
+    /// `[unknown]` frames.
+    pub fn verbose(mut self, verbose: bool) -> Symbolizer {
+        self.verbose = verbose;
+        self
+    }
+
+    fn symbolize(&self, src: &Source, addrs: &[u64], what: &str) -> Option<Vec<Symbolized<'_>>> {
+        match self.blaze.symbolize(src, Input::AbsAddr(addrs)) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                if self.verbose {
+                    crate::note!("symbolizing {what}: {e}");
+                }
+                None
+            }
         }
     }
 
@@ -167,12 +192,19 @@ impl Symbolizer {
             debug_syms: false,
             ..Kernel::default()
         });
-        let results = self.blaze.symbolize(&src, Input::AbsAddr(&todo)).ok();
-        for (i, addr) in todo.iter().enumerate() {
-            let frame = results
-                .as_ref()
-                .and_then(|r| r.get(i))
-                .map_or_else(|| Frame::unknown(*addr), |s| to_frame(*addr, s));
+        let frames: Vec<Frame> = {
+            let results = self.symbolize(&src, &todo, "kernel addresses");
+            todo.iter()
+                .enumerate()
+                .map(|(i, addr)| {
+                    results
+                        .as_ref()
+                        .and_then(|r| r.get(i))
+                        .map_or_else(|| Frame::unknown(*addr), |s| to_frame(*addr, s))
+                })
+                .collect()
+        };
+        for (addr, frame) in todo.iter().zip(frames) {
             self.kernel.insert(*addr, Rc::new(frame));
         }
     }
@@ -194,12 +226,20 @@ impl Symbolizer {
         // Cached memory maps outlive the process; /proc/PID/map_files does not.
         process.map_files = !self.kept.contains(&pid);
         let src = Source::Process(process);
-        let results = self.blaze.symbolize(&src, Input::AbsAddr(&todo)).ok();
-        for (i, addr) in todo.iter().enumerate() {
-            let frame = results
-                .as_ref()
-                .and_then(|r| r.get(i))
-                .map_or_else(|| Frame::unknown(*addr), |s| to_frame(*addr, s));
+        let frames: Vec<Frame> = {
+            let what = format!("addresses of process {pid}");
+            let results = self.symbolize(&src, &todo, &what);
+            todo.iter()
+                .enumerate()
+                .map(|(i, addr)| {
+                    results
+                        .as_ref()
+                        .and_then(|r| r.get(i))
+                        .map_or_else(|| Frame::unknown(*addr), |s| to_frame(*addr, s))
+                })
+                .collect()
+        };
+        for (addr, frame) in todo.iter().zip(frames) {
             self.user.insert((pid, *addr), Rc::new(frame));
         }
     }
@@ -271,121 +311,6 @@ fn to_frame(addr: u64, s: &Symbolized) -> Frame {
     }
 }
 
-/// What a tool has for one half (kernel or user) of a stack.
-#[derive(Debug, Clone)]
-pub enum Part {
-    /// Not asked for (-U, -K), or there is none (a kernel thread's user
-    /// stack).
-    Absent,
-    /// The stack could not be taken (stack map full or a hash collision).
-    Missed,
-    /// Frames, leaf first.
-    Frames(Vec<Rc<Frame>>),
-}
-
-impl Part {
-    fn present(&self) -> bool {
-        !matches!(self, Part::Absent)
-    }
-}
-
-/// One aggregated stack, for printing.
-pub struct Stack<'a> {
-    pub kernel: &'a Part,
-    pub user: &'a Part,
-    pub comm: &'a str,
-    pub pid: u32,
-    /// Print `--` between the kernel and user frames (-d).
-    pub delimited: bool,
-    /// Print `name+0x1c` instead of `name` (-s).
-    pub offsets: bool,
-}
-
-/// BCC's multi-line stack: kernel frames, `--` with -d, user frames, then
-/// `-    comm (pid)` and the value, each frame indented four spaces.
-pub fn write_multi_line(out: &mut dyn Write, s: &Stack, value: u64) -> io::Result<()> {
-    match s.kernel {
-        Part::Absent => {}
-        Part::Missed => writeln!(out, "    [Missed Kernel Stack]")?,
-        Part::Frames(frames) => {
-            for f in frames {
-                writeln!(out, "    {}", f.label(s.offsets))?;
-            }
-        }
-    }
-    if s.delimited && s.kernel.present() && s.user.present() {
-        writeln!(out, "    --")?;
-    }
-    match s.user {
-        Part::Absent => {}
-        Part::Missed => writeln!(out, "    [Missed User Stack]")?,
-        Part::Frames(frames) => {
-            for f in frames {
-                writeln!(out, "    {}", f.label(s.offsets))?;
-            }
-        }
-    }
-    writeln!(out, "    {:<16} {} ({})", "-", s.comm, s.pid)?;
-    writeln!(out, "        {value}\n")
-}
-
-/// A folded line: `comm;user frames root first;kernel frames value`, with
-/// `-` between user and kernel frames under -d; what flamegraph.pl and
-/// inferno read.
-pub fn folded_line(s: &Stack, value: u64) -> String {
-    let mut line = s.comm.replace([';', ' ', '\n'], "_");
-    let mut push = |name: &str| {
-        line.push(';');
-        line.push_str(name);
-    };
-    match s.user {
-        Part::Absent => {}
-        Part::Missed => push("[Missed User Stack]"),
-        Part::Frames(frames) => {
-            for f in frames.iter().rev() {
-                push(&f.folded_name(s.offsets));
-            }
-        }
-    }
-    if s.delimited && s.kernel.present() && s.user.present() {
-        push("-");
-    }
-    match s.kernel {
-        Part::Absent => {}
-        Part::Missed => push("[Missed Kernel Stack]"),
-        Part::Frames(frames) => {
-            for f in frames.iter().rev() {
-                push(&f.folded_name(s.offsets));
-            }
-        }
-    }
-    format!("{line} {value}")
-}
-
-/// Frame names (leaf first) as JSON strings; missed stacks as null.
-pub fn part_json(part: &Part, offsets: bool) -> serde_json::Value {
-    match part {
-        Part::Absent => serde_json::Value::Array(Vec::new()),
-        Part::Missed => serde_json::Value::Null,
-        Part::Frames(frames) => frames
-            .iter()
-            .map(|f| {
-                let mut o = serde_json::json!({
-                    "name": f.label(offsets),
-                    "addr": format!("{:#x}", f.addr),
-                });
-                if let Some(m) = &f.module {
-                    o["module"] = m.clone().into();
-                }
-                if let Some(src) = &f.source {
-                    o["source"] = src.clone().into();
-                }
-                o
-            })
-            .collect(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -416,52 +341,6 @@ mod tests {
             .map(|f| f.name())
             .collect();
         assert_eq!(kept, ["__schedule", "bpf_trace_run4", "schedule"]);
-    }
-
-    #[test]
-    fn multi_line_stacks_match_bcc() {
-        let kernel = Part::Frames(vec![frame("schedule"), frame("do_nanosleep")]);
-        let user = Part::Frames(vec![frame("nap"), frame("main")]);
-        let s = Stack {
-            kernel: &kernel,
-            user: &user,
-            comm: "sleeper",
-            pid: 42,
-            delimited: true,
-            offsets: false,
-        };
-        let mut out = Vec::new();
-        write_multi_line(&mut out, &s, 3000000).unwrap();
-        assert_eq!(
-            String::from_utf8(out).unwrap(),
-            "    schedule\n    do_nanosleep\n    --\n    nap\n    main\n\
-             \x20   -                sleeper (42)\n        3000000\n\n"
-        );
-    }
-
-    #[test]
-    fn folded_lines_are_root_first_user_then_kernel() {
-        let kernel = Part::Frames(vec![frame("schedule"), frame("do_nanosleep")]);
-        let user = Part::Frames(vec![frame("nap"), frame("main")]);
-        let missed = Part::Missed;
-        let mut s = Stack {
-            kernel: &kernel,
-            user: &user,
-            comm: "my app",
-            pid: 42,
-            delimited: false,
-            offsets: false,
-        };
-        assert_eq!(
-            folded_line(&s, 7),
-            "my_app;main;nap;do_nanosleep;schedule 7"
-        );
-        s.delimited = true;
-        s.user = &missed;
-        assert_eq!(
-            folded_line(&s, 7),
-            "my_app;[Missed User Stack];-;do_nanosleep;schedule 7"
-        );
     }
 
     #[test]

@@ -1,0 +1,183 @@
+//! The two stack formats (BCC's multi-line stacks and flame graph "folded"
+//! lines) and JSON, from symbolized frames.
+
+use std::io::{self, Write};
+use std::rc::Rc;
+
+use super::Frame;
+
+/// What a tool has for one half (kernel or user) of a stack.
+#[derive(Debug, Clone)]
+pub enum Part {
+    /// Not asked for (-U, -K), or there is none (a kernel thread's user
+    /// stack).
+    Absent,
+    /// The stack could not be taken (stack map full or a hash collision).
+    Missed,
+    /// Frames, leaf first.
+    Frames(Vec<Rc<Frame>>),
+}
+
+impl Part {
+    fn present(&self) -> bool {
+        !matches!(self, Part::Absent)
+    }
+}
+
+/// One aggregated stack, for printing.
+pub struct Stack<'a> {
+    pub kernel: &'a Part,
+    pub user: &'a Part,
+    pub comm: &'a str,
+    pub pid: u32,
+    /// Print `--` between the kernel and user frames (-d).
+    pub delimited: bool,
+    /// Print `name+0x1c` instead of `name` (-s).
+    pub offsets: bool,
+}
+
+/// BCC's multi-line stack: kernel frames, `--` with -d, user frames, then
+/// `-    comm (pid)` and the value, each frame indented four spaces.
+pub fn write_multi_line(out: &mut dyn Write, s: &Stack, value: u64) -> io::Result<()> {
+    match s.kernel {
+        Part::Absent => {}
+        Part::Missed => writeln!(out, "    [Missed Kernel Stack]")?,
+        Part::Frames(frames) => {
+            for f in frames {
+                writeln!(out, "    {}", f.label(s.offsets))?;
+            }
+        }
+    }
+    if s.delimited && s.kernel.present() && s.user.present() {
+        writeln!(out, "    --")?;
+    }
+    match s.user {
+        Part::Absent => {}
+        Part::Missed => writeln!(out, "    [Missed User Stack]")?,
+        Part::Frames(frames) => {
+            for f in frames {
+                writeln!(out, "    {}", f.label(s.offsets))?;
+            }
+        }
+    }
+    writeln!(out, "    {:<16} {} ({})", "-", s.comm, s.pid)?;
+    writeln!(out, "        {value}\n")
+}
+
+/// A folded line: `comm;user frames root first;kernel frames value`, with
+/// `-` between user and kernel frames under -d; what flamegraph.pl and
+/// inferno read.
+pub fn folded_line(s: &Stack, value: u64) -> String {
+    let mut line = s.comm.replace([';', ' ', '\n'], "_");
+    let mut push = |name: &str| {
+        line.push(';');
+        line.push_str(name);
+    };
+    match s.user {
+        Part::Absent => {}
+        Part::Missed => push("[Missed User Stack]"),
+        Part::Frames(frames) => {
+            for f in frames.iter().rev() {
+                push(&f.folded_name(s.offsets));
+            }
+        }
+    }
+    if s.delimited && s.kernel.present() && s.user.present() {
+        push("-");
+    }
+    match s.kernel {
+        Part::Absent => {}
+        Part::Missed => push("[Missed Kernel Stack]"),
+        Part::Frames(frames) => {
+            for f in frames.iter().rev() {
+                push(&f.folded_name(s.offsets));
+            }
+        }
+    }
+    format!("{line} {value}")
+}
+
+/// Frame names (leaf first) as JSON strings; missed stacks as null.
+pub fn part_json(part: &Part, offsets: bool) -> serde_json::Value {
+    match part {
+        Part::Absent => serde_json::Value::Array(Vec::new()),
+        Part::Missed => serde_json::Value::Null,
+        Part::Frames(frames) => frames
+            .iter()
+            .map(|f| {
+                let mut o = serde_json::json!({
+                    "name": f.label(offsets),
+                    "addr": format!("{:#x}", f.addr),
+                });
+                if let Some(m) = &f.module {
+                    o["module"] = m.clone().into();
+                }
+                if let Some(src) = &f.source {
+                    o["source"] = src.clone().into();
+                }
+                o
+            })
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(name: &str) -> Rc<Frame> {
+        Rc::new(Frame {
+            addr: 0x1000,
+            name: Some(name.into()),
+            offset: 0x1c,
+            module: None,
+            source: None,
+        })
+    }
+
+    #[test]
+    fn multi_line_stacks_match_bcc() {
+        let kernel = Part::Frames(vec![frame("schedule"), frame("do_nanosleep")]);
+        let user = Part::Frames(vec![frame("nap"), frame("main")]);
+        let s = Stack {
+            kernel: &kernel,
+            user: &user,
+            comm: "sleeper",
+            pid: 42,
+            delimited: true,
+            offsets: false,
+        };
+        let mut out = Vec::new();
+        write_multi_line(&mut out, &s, 3000000).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "    schedule\n    do_nanosleep\n    --\n    nap\n    main\n\
+             \x20   -                sleeper (42)\n        3000000\n\n"
+        );
+    }
+
+    #[test]
+    fn folded_lines_are_root_first_user_then_kernel() {
+        let kernel = Part::Frames(vec![frame("schedule"), frame("do_nanosleep")]);
+        let user = Part::Frames(vec![frame("nap"), frame("main")]);
+        let missed = Part::Missed;
+        let mut s = Stack {
+            kernel: &kernel,
+            user: &user,
+            comm: "my app",
+            pid: 42,
+            delimited: false,
+            offsets: false,
+        };
+        assert_eq!(
+            folded_line(&s, 7),
+            "my_app;main;nap;do_nanosleep;schedule 7"
+        );
+        s.delimited = true;
+        s.user = &missed;
+        assert_eq!(
+            folded_line(&s, 7),
+            "my_app;[Missed User Stack];-;do_nanosleep;schedule 7"
+        );
+    }
+}

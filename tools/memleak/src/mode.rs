@@ -1,0 +1,62 @@
+//! User mode (a process's allocator, by uprobes) or kernel mode (the kmem
+//! tracepoints): the flags that pick one, and the programs each loads.
+
+use std::ffi::OsString;
+
+use anyhow::Result;
+use common::cli::IdList;
+use common::filters::Filters;
+use common::run::usage;
+use libbpf_rs::OpenObject;
+
+use crate::{allocator, Args};
+
+/// Checks the flags that choose and shape the mode; returns the command
+/// to start (-c), split at spaces.
+pub fn check(args: &Args) -> Result<Option<Vec<OsString>>> {
+    let command: Option<Vec<OsString>> = args
+        .command
+        .as_ref()
+        .map(|c| c.split_whitespace().map(OsString::from).collect());
+    if command.as_ref().is_some_and(|c| c.is_empty()) {
+        return Err(usage("-c: the command is empty"));
+    }
+    if let (Some(min), Some(max)) = (args.min_size, args.max_size) {
+        if min > max {
+            return Err(usage(format!(
+                "-z {min} is above -Z {max}: nothing could be counted"
+            )));
+        }
+    }
+    if args.percpu && (args.pid.is_some() || command.is_some()) {
+        return Err(usage(
+            "-P traces per-CPU allocations of the kernel: it does not go with -p or -c",
+        ));
+    }
+    if let Some(obj) = &args.obj {
+        allocator::check_object(obj, &args.symbols_prefix)?;
+    }
+    // The uprobes go per process, so -p needs no kernel filter; the
+    // policy for missing processes is the shared one.
+    Filters {
+        pids: args.pid.clone().map(|IdList(p)| p),
+        ..Filters::default()
+    }
+    .check()?;
+    Ok(command)
+}
+
+/// Loads the user mode's uprobe programs, or the kernel mode's tracepoint
+/// programs (`ml_`; the per-CPU ones only with -P).
+pub fn choose_programs(obj: &mut OpenObject, user_mode: bool, percpu: bool) {
+    for mut prog in obj.progs_mut() {
+        let name = prog.name().to_string_lossy().into_owned();
+        let kernel_prog = name.starts_with("ml_");
+        let keep = if user_mode {
+            !kernel_prog
+        } else {
+            kernel_prog && (percpu || !name.starts_with("ml_percpu"))
+        };
+        prog.set_autoload(keep);
+    }
+}
