@@ -28,6 +28,7 @@ pub mod filters;
 pub mod hist;
 pub mod launch;
 pub mod lifecycle;
+pub mod manpage;
 pub mod maps;
 pub mod output;
 pub mod probe;

@@ -78,6 +78,10 @@ pub trait Tool: Sized {
     /// The skeleton builder libbpf-cargo generated for the tool.
     type Builder: Default + for<'o> SkelBuilder<'o>;
 
+    /// The man page's hand-written sections (roff): DESCRIPTION, FIELDS,
+    /// REQUIREMENTS, OVERHEAD, SEE ALSO; the rest comes from clap.
+    const MAN: &'static str = "";
+
     /// Builds the tool from its arguments: checks that need no BPF.
     fn new(args: Self::Args) -> Result<Self>;
 
@@ -145,7 +149,19 @@ pub trait Tool: Sized {
 }
 
 /// A tool's `main`: runs it and turns the result into the exit status.
-pub fn main<T: Tool>() -> ExitCode {
+pub fn main<T: Tool>() -> ExitCode
+where
+    T::Args: clap::CommandFactory,
+{
+    // `--generate man|bash|zsh|fish`, first and alone: for packaging.
+    let mut argv = std::env::args_os().skip(1);
+    if argv.next().is_some_and(|a| a == "--generate") {
+        let what = argv.next().unwrap_or_default();
+        let mut out = Out::default();
+        let r = crate::manpage::generate::<T::Args>(&what.to_string_lossy(), T::MAN, &mut out)
+            .and_then(|()| out.flush());
+        return run::exit_code(r.map(|()| 0).map_err(Into::into));
+    }
     signals::install();
     let args = match T::Args::try_parse() {
         Ok(args) => args,

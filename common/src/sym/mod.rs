@@ -126,9 +126,16 @@ impl Default for Symbolizer {
 
 impl Symbolizer {
     pub fn new() -> Symbolizer {
+        Self::with_source_lines(true)
+    }
+
+    /// A symbolizer that also looks up `file:line` (DWARF line tables) when
+    /// `lines`; without, only names: less memory and time for tools that
+    /// print no lines (offcputime).
+    pub fn with_source_lines(lines: bool) -> Symbolizer {
         Symbolizer {
             blaze: Blaze::builder()
-                .enable_code_info(true)
+                .enable_code_info(lines)
                 .enable_inlined_fns(false)
                 .enable_demangling(true)
                 .build(),

@@ -90,6 +90,7 @@ struct Biolatency {
 impl Tool for Biolatency {
     type Args = Args;
     type Builder = BiolatencySkelBuilder;
+    const MAN: &'static str = include_str!("../man.roff");
 
     fn new(args: Args) -> Result<Self> {
         let targ_dev = args.disk.as_deref().map(disks::resolve).transpose()?;

@@ -86,6 +86,7 @@ struct Cachestat {
 impl Tool for Cachestat {
     type Args = Args;
     type Builder = CachestatSkelBuilder;
+    const MAN: &'static str = include_str!("../man.roff");
 
     fn new(args: Args) -> Result<Self> {
         Ok(Cachestat {

@@ -98,6 +98,7 @@ struct Execsnoop {
 impl Tool for Execsnoop {
     type Args = Args;
     type Builder = ExecsnoopSkelBuilder;
+    const MAN: &'static str = include_str!("../man.roff");
 
     fn new(args: Args) -> Result<Self> {
         Ok(Execsnoop {

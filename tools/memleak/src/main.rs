@@ -154,6 +154,7 @@ struct Memleak {
 impl Tool for Memleak {
     type Args = Args;
     type Builder = MemleakSkelBuilder;
+    const MAN: &'static str = include_str!("../man.roff");
 
     fn new(args: Args) -> Result<Self> {
         let command = mode::check(&args)?;

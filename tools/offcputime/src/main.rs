@@ -117,6 +117,7 @@ struct Offcputime {
 impl Tool for Offcputime {
     type Args = Args;
     type Builder = OffcputimeSkelBuilder;
+    const MAN: &'static str = include_str!("../man.roff");
 
     fn new(args: Args) -> Result<Self> {
         if args.min_block_time > args.max_block_time {

@@ -55,7 +55,8 @@ pub fn print(
             }
         }
     }
-    let mut symbolizer = Symbolizer::new().verbose(args.common.verbose);
+    // Names only: offcputime prints no file:line.
+    let mut symbolizer = Symbolizer::with_source_lines(false).verbose(args.common.verbose);
     let kernel_ids: HashSet<i32> = entries.iter().map(|(k, _)| k.kern_stack_id).collect();
     symbolizer.prefetch_kernel(
         kernel_ids

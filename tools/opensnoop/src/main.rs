@@ -148,6 +148,7 @@ struct Opensnoop {
 impl Tool for Opensnoop {
     type Args = Args;
     type Builder = OpensnoopSkelBuilder;
+    const MAN: &'static str = include_str!("../man.roff");
 
     fn new(args: Args) -> Result<Self> {
         Ok(Opensnoop {

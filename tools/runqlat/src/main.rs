@@ -81,6 +81,7 @@ struct Runqlat {
 impl Tool for Runqlat {
     type Args = Args;
     type Builder = RunqlatSkelBuilder;
+    const MAN: &'static str = include_str!("../man.roff");
 
     fn new(args: Args) -> Result<Self> {
         // A cgroup v2 directory's inode number is its cgroup id.

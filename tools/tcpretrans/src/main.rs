@@ -93,6 +93,7 @@ struct Tcpretrans {
 impl Tool for Tcpretrans {
     type Args = Args;
     type Builder = TcpretransSkelBuilder;
+    const MAN: &'static str = include_str!("../man.roff");
 
     fn new(args: Args) -> Result<Self> {
         Ok(Tcpretrans {

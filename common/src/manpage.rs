@@ -1,0 +1,231 @@
+//! Man pages and shell completions, generated from a tool's clap
+//! definitions (`tool --generate man|bash|zsh|fish`, used by `cargo xtask
+//! dist`), with the sections clap cannot know written by hand beside the
+//! tool (`tools/<tool>/man.roff`).
+
+use std::io::{self, Write};
+
+use clap::CommandFactory;
+use clap_complete::Shell;
+use clap_mangen::Man;
+
+/// Writes what `what` names to `out`: `man` (section 8), or a completion
+/// script for `bash`, `zsh` or `fish`. `sections` is the hand-written roff.
+pub fn generate<A: CommandFactory>(
+    what: &str,
+    sections: &str,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let mut cmd = A::command();
+    let name = cmd.get_name().to_string();
+    match what {
+        "man" => man(cmd, sections, out),
+        shell => {
+            let shell: Shell = shell.parse().map_err(|_| {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("--generate: '{shell}' is not man, bash, zsh or fish"),
+                )
+            })?;
+            clap_complete::generate(shell, &mut cmd, name, out);
+            Ok(())
+        }
+    }
+}
+
+fn man(cmd: clap::Command, sections: &str, out: &mut dyn Write) -> io::Result<()> {
+    let examples = cmd
+        .get_after_help()
+        .map(|h| h.to_string())
+        .unwrap_or_default();
+    // The examples get a section of their own, below.
+    let cmd = cmd.after_help(None::<&str>);
+    let title = cmd.get_name().to_uppercase();
+    let mut page = Man::new(cmd)
+        .title(title)
+        .section("8")
+        .manual("System Manager's Manual")
+        .source(format!("bpftools {}", env!("CARGO_PKG_VERSION")));
+    // SOURCE_DATE_EPOCH's date, so that the same commit gives the same page.
+    page = page.date(source_date().unwrap_or_else(today));
+    let mut rendered = Vec::new();
+    page.render(&mut rendered)?;
+    let rendered = String::from_utf8_lossy(&rendered);
+    // The hand-written DESCRIPTION takes the place of clap's one-line one;
+    // EXAMPLES and the other hand-written sections go before VERSION.
+    let (description, rest): (Vec<String>, Vec<String>) = split_sections(sections)
+        .into_iter()
+        .partition(|s| s.starts_with(".SH DESCRIPTION"));
+    let (description, rest) = (description.concat(), rest.concat());
+    let mut extra = Vec::new();
+    write_examples(&mut extra, &examples)?;
+    extra.extend_from_slice(rest.as_bytes());
+    let extra = String::from_utf8_lossy(&extra);
+    // clap defines the Aq string before every section; once will do.
+    let mut defined = false;
+    let mut last_br = false;
+    for section in split_sections(&rendered) {
+        match section.lines().next() {
+            Some(".SH DESCRIPTION") if !description.is_empty() => {
+                out.write_all(description.as_bytes())?;
+                continue;
+            }
+            Some(".SH VERSION") => out.write_all(extra.as_bytes())?,
+            _ => {}
+        }
+        for line in section.lines() {
+            let aq = line.starts_with(".ie \\n(.g .ds Aq") || line.starts_with(".el .ds Aq");
+            // A blank line is a paragraph space, and clap puts one between
+            // two line breaks (possible values): keep one break instead.
+            let br = line == ".br" || line.is_empty();
+            if (aq && defined) || (br && last_br) || line.is_empty() {
+                last_br |= br;
+                continue;
+            }
+            last_br = br;
+            write_wrapped(out, line.trim_end())?;
+        }
+        defined |= section.contains(".el .ds Aq");
+    }
+    Ok(())
+}
+
+/// Writes a roff line; a text line longer than 80 bytes is broken at
+/// spaces (filled text joins them again), as man page style asks.
+fn write_wrapped(out: &mut dyn Write, line: &str) -> io::Result<()> {
+    if line.len() <= 80 || line.starts_with('.') {
+        return writeln!(out, "{line}");
+    }
+    let mut width = 0;
+    for (i, word) in line.split(' ').filter(|w| !w.is_empty()).enumerate() {
+        if i > 0 && width + 1 + word.len() > 80 {
+            writeln!(out)?;
+            width = 0;
+        } else if i > 0 {
+            write!(out, " ")?;
+            width += 1;
+        }
+        // A broken line must not start with a control character.
+        if width == 0 && (word.starts_with('.') || word.starts_with('\'')) {
+            write!(out, "\\&")?;
+        }
+        write!(out, "{word}")?;
+        width += word.len();
+    }
+    writeln!(out)
+}
+
+/// A rendered page cut before each `.SH`.
+fn split_sections(page: &str) -> Vec<String> {
+    let mut sections = vec![String::new()];
+    for line in page.lines() {
+        if line.starts_with(".SH ") {
+            sections.push(String::new());
+        }
+        let last = sections.last_mut().expect("one section at least");
+        last.push_str(line);
+        last.push('\n');
+    }
+    sections
+}
+
+/// EXAMPLES, from the `-h` text: `    command   # what it does` lines.
+fn write_examples(out: &mut dyn Write, help: &str) -> io::Result<()> {
+    let lines: Vec<(&str, &str)> = help
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            if l.is_empty() || l.ends_with(':') {
+                return None;
+            }
+            Some(match l.split_once(" # ") {
+                Some((cmd, what)) => (cmd.trim(), what.trim()),
+                None => (l, ""),
+            })
+        })
+        .collect();
+    if lines.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, ".SH EXAMPLES")?;
+    for (cmd, what) in lines {
+        writeln!(out, ".TP\n.B {}", roff_escape(cmd))?;
+        if !what.is_empty() {
+            writeln!(out, "{}", roff_escape(&capitalize(what)))?;
+        }
+    }
+    Ok(())
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect::<String>() + ".",
+        None => String::new(),
+    }
+}
+
+/// Text as roff: backslashes and hyphens escaped, no line starting with a
+/// control character.
+fn roff_escape(s: &str) -> String {
+    let s = s.replace('\\', "\\e").replace('-', "\\-");
+    if s.starts_with('.') || s.starts_with('\'') {
+        format!("\\&{s}")
+    } else {
+        s
+    }
+}
+
+/// SOURCE_DATE_EPOCH as a date (YYYY-MM-DD), for reproducible pages.
+fn source_date() -> Option<String> {
+    let secs: i64 = std::env::var("SOURCE_DATE_EPOCH").ok()?.parse().ok()?;
+    Some(civil_date(secs))
+}
+
+fn today() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    civil_date(secs)
+}
+
+/// The UTC date of a time in seconds since the epoch.
+fn civil_date(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn examples_become_tagged_paragraphs() {
+        let mut out = Vec::new();
+        write_examples(
+            &mut out,
+            "EXAMPLES:\n    runqlat -p 185    # trace this process\n    runqlat --json | jq .\n",
+        )
+        .unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            ".SH EXAMPLES\n.TP\n.B runqlat \\-p 185\nTrace this process.\n.TP\n.B runqlat \\-\\-json | jq .\n"
+        );
+    }
+
+    #[test]
+    fn source_dates_are_civil_dates() {
+        std::env::set_var("SOURCE_DATE_EPOCH", "1700000000");
+        assert_eq!(source_date().as_deref(), Some("2023-11-14"));
+    }
+}
