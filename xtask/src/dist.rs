@@ -1,0 +1,255 @@
+//! `cargo xtask dist`: the distribution bundle in target/dist/: a .deb and
+//! an .rpm (cargo-deb, cargo-generate-rpm; metadata in dist/Cargo.toml) and
+//! a tarball of binaries that need nothing beyond glibc (libbpf, libelf and
+//! zlib linked in), each with man pages and bash, zsh and fish completions
+//! generated from the tools' clap definitions (`tool --generate ...`).
+//!
+//! `cargo xtask dist --test` then proves each artifact on a machine that
+//! never saw the source: see dist_test.rs.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+
+use crate::{build_release, cargo, check, deps, root_dir, tools};
+
+/// The packaging tools, from crates.io, installed when missing.
+const CARGO_TOOLS: &[(&str, &str)] =
+    &[("cargo-deb", "deb"), ("cargo-generate-rpm", "generate-rpm")];
+
+/// What `dist` made.
+pub struct Artifacts {
+    pub deb: PathBuf,
+    pub rpm: PathBuf,
+    pub tarball: PathBuf,
+}
+
+pub fn main(args: &[String]) -> Result<()> {
+    let artifacts = build()?;
+    for a in [&artifacts.deb, &artifacts.rpm, &artifacts.tarball] {
+        let size = fs::metadata(a)?.len();
+        println!("{} ({} KiB)", a.display(), size / 1024);
+    }
+    if args.iter().any(|a| a == "--test") {
+        // Packaged again from the same commit: byte for byte the same.
+        let first = digests(&artifacts)?;
+        let again = build()?;
+        if digests(&again)? != first {
+            bail!("packaging twice from the same commit gave different archives");
+        }
+        println!("dist: the same commit packaged twice gives identical archives");
+        crate::dist_test::run(&again)?;
+    }
+    Ok(())
+}
+
+fn digests(a: &Artifacts) -> Result<Vec<String>> {
+    [&a.deb, &a.rpm, &a.tarball]
+        .iter()
+        .map(|p| {
+            let out = Command::new("sha256sum").arg(p).output()?;
+            Ok(String::from_utf8_lossy(&out.stdout)
+                .split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_string())
+        })
+        .collect()
+}
+
+/// The workspace version, from Cargo.toml.
+fn version() -> Result<String> {
+    let manifest = fs::read_to_string(root_dir().join("Cargo.toml"))?;
+    manifest
+        .lines()
+        .skip_while(|l| l.trim() != "[workspace.package]")
+        .find_map(|l| l.strip_prefix("version = "))
+        .map(|v| v.trim_matches('"').to_string())
+        .context("no version in [workspace.package]")
+}
+
+/// SOURCE_DATE_EPOCH, or the last commit's time: the same commit gives
+/// byte-identical archives.
+fn source_date_epoch() -> Result<String> {
+    if let Ok(v) = std::env::var("SOURCE_DATE_EPOCH") {
+        return Ok(v);
+    }
+    let out = Command::new("git")
+        .args(["log", "-1", "--format=%ct"])
+        .current_dir(root_dir())
+        .output()
+        .context("running git log")?;
+    let epoch = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if !out.status.success() || epoch.is_empty() {
+        bail!("no SOURCE_DATE_EPOCH and no git commit to take it from");
+    }
+    Ok(epoch)
+}
+
+fn install_cargo_tools() -> Result<()> {
+    for (krate, sub) in CARGO_TOOLS {
+        let present = cargo()
+            .args([sub, "--version"])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !present {
+            eprintln!("xtask: installing {krate}");
+            check(cargo().args(["install", "--locked", krate]))?;
+        }
+    }
+    Ok(())
+}
+
+pub fn build() -> Result<Artifacts> {
+    // dpkg-dev: dpkg-shlibdeps, for the .deb's real dependencies.
+    deps(&["dpkg-dev", "rpm"])?;
+    install_cargo_tools()?;
+    let version = version()?;
+    let epoch = source_date_epoch()?;
+    let root = root_dir();
+    let out = root.join("target/dist");
+    let _ = fs::remove_dir_all(&out);
+    fs::create_dir_all(&out)?;
+
+    // The .deb and .rpm: the regular release build, linked against the
+    // distribution's libelf and zlib (their security updates apply).
+    let bin = build_release(&[])?;
+    let stage = out.join("stage");
+    stage_tree(&bin, &stage, &epoch)?;
+    let deb = out.join(format!("bpftools_{version}_amd64.deb"));
+    check(
+        cargo()
+            .env("SOURCE_DATE_EPOCH", &epoch)
+            .args([
+                "deb",
+                "--quiet",
+                "--no-build",
+                "--manifest-path",
+                "dist/Cargo.toml",
+            ])
+            // A Debian revision: the changelog is then changelog.Debian.gz.
+            .args(["--deb-version", &format!("{version}-1"), "-o"])
+            .arg(&deb),
+    )?;
+    let rpm = out.join(format!("bpftools-{version}.x86_64.rpm"));
+    check(
+        Command::new(cargo_program())
+            .current_dir(root.join("dist"))
+            .args(["generate-rpm", "--source-date", &epoch, "-o"])
+            .arg(&rpm),
+    )?;
+
+    // The tarball: everything static but glibc.
+    let static_dir = root.join("target/static");
+    let mut cmd = cargo();
+    // Where Debian's libelf.a and libz.a are (libelf-dev, zlib1g-dev).
+    cmd.env("LIBBPF_SYS_LIBRARY_PATH", multiarch_lib_dir()?);
+    cmd.args(["build", "--release", "--target-dir"])
+        .arg(&static_dir)
+        .args(["--features", "libbpf-rs/static"]);
+    for tool in tools()? {
+        cmd.args(["-p", &tool]);
+    }
+    check(&mut cmd)?;
+    let name = format!("bpftools-{version}-x86_64-linux");
+    let tree = out.join(&name);
+    stage_tarball(&static_dir.join("release"), &tree, &epoch)?;
+    let tarball = out.join(format!("{name}.tar.gz"));
+    let tar = format!(
+        "tar --sort=name --mtime=@{epoch} --owner=0 --group=0 --numeric-owner \
+         --pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime \
+         -C {} -cf - {name} | gzip -9 -n > {}",
+        out.display(),
+        tarball.display()
+    );
+    check(Command::new("bash").args(["-o", "pipefail", "-c", &tar]))?;
+    Ok(Artifacts { deb, rpm, tarball })
+}
+
+/// /usr/lib/<multiarch triplet>, where the static libraries are.
+fn multiarch_lib_dir() -> Result<String> {
+    let out = Command::new("cc")
+        .arg("-print-multiarch")
+        .output()
+        .context("running cc -print-multiarch")?;
+    let triplet = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    Ok(format!("/usr/lib/{triplet}"))
+}
+
+fn cargo_program() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
+}
+
+/// Installs the tools' files under `stage` as a package installs them in
+/// `/`: /usr/sbin, man8, and the completion directories.
+fn stage_tree(bin: &Path, stage: &Path, epoch: &str) -> Result<()> {
+    let _ = fs::remove_dir_all(stage);
+    let dirs = Dirs {
+        sbin: stage.join("usr/sbin"),
+        man8: stage.join("usr/share/man/man8"),
+        bash: stage.join("usr/share/bash-completion/completions"),
+        zsh: stage.join("usr/share/zsh/vendor-completions"),
+        fish: stage.join("usr/share/fish/vendor_completions.d"),
+    };
+    install_tools(bin, &dirs, epoch)
+}
+
+/// The tarball's tree: sbin/, man/man8/, completions/{bash,zsh,fish}/,
+/// install.sh, README.md, LICENSE.
+fn stage_tarball(bin: &Path, tree: &Path, epoch: &str) -> Result<()> {
+    let dirs = Dirs {
+        sbin: tree.join("sbin"),
+        man8: tree.join("man/man8"),
+        bash: tree.join("completions/bash"),
+        zsh: tree.join("completions/zsh"),
+        fish: tree.join("completions/fish"),
+    };
+    install_tools(bin, &dirs, epoch)?;
+    let root = root_dir();
+    fs::copy(root.join("xtask/dist/install.sh"), tree.join("install.sh"))?;
+    fs::copy(root.join("README.md"), tree.join("README.md"))?;
+    fs::copy(root.join("LICENSE"), tree.join("LICENSE"))?;
+    Ok(())
+}
+
+struct Dirs {
+    sbin: PathBuf,
+    man8: PathBuf,
+    bash: PathBuf,
+    zsh: PathBuf,
+    fish: PathBuf,
+}
+
+fn install_tools(bin: &Path, d: &Dirs, epoch: &str) -> Result<()> {
+    for dir in [&d.sbin, &d.man8, &d.bash, &d.zsh, &d.fish] {
+        fs::create_dir_all(dir)?;
+    }
+    for tool in tools()? {
+        let exe = bin.join(&tool);
+        fs::copy(&exe, d.sbin.join(&tool)).with_context(|| format!("copying {}", exe.display()))?;
+        let generate = |what: &str| -> Result<Vec<u8>> {
+            let out = Command::new(&exe)
+                .args(["--generate", what])
+                .env("SOURCE_DATE_EPOCH", epoch)
+                .output()
+                .with_context(|| format!("running {} --generate {what}", exe.display()))?;
+            if !out.status.success() {
+                bail!(
+                    "{tool} --generate {what}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+            Ok(out.stdout)
+        };
+        let page = d.man8.join(format!("{tool}.8"));
+        fs::write(&page, generate("man")?)?;
+        // -n: no name or time stamp in the gzip header, for reproducibility.
+        check(Command::new("gzip").args(["-9", "-n", "-f"]).arg(&page))?;
+        fs::write(d.bash.join(&tool), generate("bash")?)?;
+        fs::write(d.zsh.join(format!("_{tool}")), generate("zsh")?)?;
+        fs::write(d.fish.join(format!("{tool}.fish")), generate("fish")?)?;
+    }
+    Ok(())
+}
