@@ -1,6 +1,8 @@
 //! `cargo xtask <job>`: the project's chores, in plain Rust.
 
 mod bench;
+mod dist;
+mod dist_test;
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -17,6 +19,8 @@ jobs:
   test [CARGO ARGS]  deps, cargo fmt --check, clippy -D warnings, and every test,
                      the root integration tests included (through sudo when not root)
   bench [TOOL...]    measure the tools against libbpf-tools side by side
+  dist [--test]      the .deb, .rpm and tarball in target/dist/ (man pages and
+                     completions included); --test proves each in a bare Debian root
   vmlinux            regenerate bpf/include/<arch>/vmlinux.h from this kernel's BTF
 ";
 
@@ -30,6 +34,7 @@ fn main() -> ExitCode {
         Some("run") => run_tool(&args[1..]),
         Some("test") => test(&args[1..]),
         Some("bench") => bench::main(&args[1..]),
+        Some("dist") => dist::main(&args[1..]),
         Some("vmlinux") => vmlinux(),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
@@ -133,7 +138,7 @@ pub fn deps(extra: &[&str]) -> Result<()> {
     Ok(())
 }
 
-fn tools() -> Result<Vec<String>> {
+pub fn tools() -> Result<Vec<String>> {
     let mut names: Vec<String> = std::fs::read_dir(root_dir().join("tools"))?
         .filter_map(|e| e.ok())
         .filter(|e| e.path().join("Cargo.toml").is_file())

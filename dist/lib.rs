@@ -1,0 +1,1 @@
+//! Packaging metadata only (see Cargo.toml): nothing to build.
