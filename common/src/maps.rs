@@ -51,6 +51,13 @@ fn rodata_var(obj: &OpenObject, name: &str) -> Result<(usize, usize)> {
     bail!("this tool's BPF object has no global {name}")
 }
 
+/// The read-only data of an opened skeleton (`open.maps.rodata_data`),
+/// to set before load.
+pub fn rodata<'a, T>(data: &'a mut Option<&mut T>) -> Result<&'a mut T> {
+    data.as_deref_mut()
+        .context("the BPF object has no read-only data")
+}
+
 /// The map called `name` in a loaded object.
 pub fn by_name<'a>(obj: &'a Object, name: &str) -> Option<libbpf_rs::Map<'a>> {
     obj.maps().find(|m| m.name().to_string_lossy() == name)

@@ -123,17 +123,8 @@ pub fn part_json(part: &Part, offsets: bool) -> serde_json::Value {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::frame;
     use super::*;
-
-    fn frame(name: &str) -> Rc<Frame> {
-        Rc::new(Frame {
-            addr: 0x1000,
-            name: Some(name.into()),
-            offset: 0x1c,
-            module: None,
-            source: None,
-        })
-    }
 
     #[test]
     fn multi_line_stacks_match_bcc() {

@@ -154,8 +154,10 @@ impl Symbolizer {
         self
     }
 
-    fn symbolize(&self, src: &Source, addrs: &[u64], what: &str) -> Option<Vec<Symbolized<'_>>> {
-        match self.blaze.symbolize(src, Input::AbsAddr(addrs)) {
+    /// One batch of addresses as frames; `[unknown]` where the batch or an
+    /// address could not be symbolized.
+    fn frames(&self, src: &Source, addrs: &[u64], what: &str) -> Vec<Frame> {
+        let results = match self.blaze.symbolize(src, Input::AbsAddr(addrs)) {
             Ok(r) => Some(r),
             Err(e) => {
                 if self.verbose {
@@ -163,7 +165,17 @@ impl Symbolizer {
                 }
                 None
             }
-        }
+        };
+        addrs
+            .iter()
+            .enumerate()
+            .map(|(i, addr)| {
+                results
+                    .as_ref()
+                    .and_then(|r| r.get(i))
+                    .map_or_else(|| Frame::unknown(*addr), |s| to_frame(*addr, s))
+            })
+            .collect()
     }
 
     /// Caches (or refreshes) process `pid`'s memory map, so that its
@@ -199,18 +211,7 @@ impl Symbolizer {
             debug_syms: false,
             ..Kernel::default()
         });
-        let frames: Vec<Frame> = {
-            let results = self.symbolize(&src, &todo, "kernel addresses");
-            todo.iter()
-                .enumerate()
-                .map(|(i, addr)| {
-                    results
-                        .as_ref()
-                        .and_then(|r| r.get(i))
-                        .map_or_else(|| Frame::unknown(*addr), |s| to_frame(*addr, s))
-                })
-                .collect()
-        };
+        let frames = self.frames(&src, &todo, "kernel addresses");
         for (addr, frame) in todo.iter().zip(frames) {
             self.kernel.insert(*addr, Rc::new(frame));
         }
@@ -233,19 +234,7 @@ impl Symbolizer {
         // Cached memory maps outlive the process; /proc/PID/map_files does not.
         process.map_files = !self.kept.contains(&pid);
         let src = Source::Process(process);
-        let frames: Vec<Frame> = {
-            let what = format!("addresses of process {pid}");
-            let results = self.symbolize(&src, &todo, &what);
-            todo.iter()
-                .enumerate()
-                .map(|(i, addr)| {
-                    results
-                        .as_ref()
-                        .and_then(|r| r.get(i))
-                        .map_or_else(|| Frame::unknown(*addr), |s| to_frame(*addr, s))
-                })
-                .collect()
-        };
+        let frames = self.frames(&src, &todo, &format!("addresses of process {pid}"));
         for (addr, frame) in todo.iter().zip(frames) {
             self.user.insert((pid, *addr), Rc::new(frame));
         }
@@ -322,7 +311,8 @@ fn to_frame(addr: u64, s: &Symbolized) -> Frame {
 mod tests {
     use super::*;
 
-    fn frame(name: &str) -> Rc<Frame> {
+    /// A named frame at 0x1000+0x1c, for the formatting tests.
+    pub(super) fn frame(name: &str) -> Rc<Frame> {
         Rc::new(Frame {
             addr: 0x1000,
             name: Some(name.into()),

@@ -6,7 +6,7 @@ mod disks;
 
 use std::path::PathBuf;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::Parser;
 use common::cli::{self, CommonArgs, IntervalCount};
 use common::filters::Filters;
@@ -110,11 +110,7 @@ impl Tool for Biolatency {
 
     fn configure(&mut self, open: &mut OpenBiolatencySkel<'_>, _: &Setup) -> Result<()> {
         let args = &self.args;
-        let rodata = open
-            .maps
-            .rodata_data
-            .as_deref_mut()
-            .context("the BPF object has no rodata")?;
+        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
         rodata.per_disk = args.disks;
         rodata.per_flags = args.flags;
         rodata.queued = args.queued;

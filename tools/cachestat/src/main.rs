@@ -4,11 +4,12 @@ mod stats;
 
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::Parser;
 use common::cli::{self, CommonArgs, IdList};
 use common::filters::Filters;
 use common::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
+use common::maps;
 use common::note;
 use common::output::Out;
 use common::probe::{self, Hook};
@@ -108,11 +109,7 @@ impl Tool for Cachestat {
     }
 
     fn configure(&mut self, open: &mut OpenCachestatSkel<'_>, _: &Setup) -> Result<()> {
-        let rodata = open
-            .maps
-            .rodata_data
-            .as_deref_mut()
-            .context("the BPF object has no rodata")?;
+        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
         // SAFETY: sysconf has no preconditions.
         let page_size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
         rodata.page_shift = page_size.trailing_zeros();

@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Parser;
 use common::cli::{self, CommonArgs};
 use common::filters::Filters;
@@ -121,11 +121,7 @@ impl Tool for Execsnoop {
     }
 
     fn configure(&mut self, open: &mut OpenExecsnoopSkel<'_>, _: &Setup) -> Result<()> {
-        let rodata = open
-            .maps
-            .rodata_data
-            .as_deref_mut()
-            .context("the BPF object has no rodata")?;
+        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
         rodata.include_failed = self.args.fails;
         rodata.max_args = self.args.max_args;
         rodata.filter_ppid = self.args.ppid.unwrap_or(0);

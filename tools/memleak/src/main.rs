@@ -11,7 +11,7 @@ use std::io;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Parser, ValueEnum};
 use common::cli::{self, CommonArgs, IdList};
 use common::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
@@ -184,11 +184,7 @@ impl Tool for Memleak {
 
     fn configure(&mut self, open: &mut OpenMemleakSkel<'_>, setup: &Setup) -> Result<()> {
         let args = &self.args;
-        let rodata = open
-            .maps
-            .rodata_data
-            .as_deref_mut()
-            .context("the BPF object has no rodata")?;
+        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
         rodata.min_size = args.min_size.unwrap_or(0);
         rodata.max_size = args.max_size.unwrap_or(u64::MAX);
         rodata.sample_every = args.sample_rate;

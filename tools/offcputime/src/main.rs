@@ -154,11 +154,7 @@ impl Tool for Offcputime {
 
     fn configure(&mut self, open: &mut OpenOffcputimeSkel<'_>, _: &Setup) -> Result<()> {
         let args = &self.args;
-        let rodata = open
-            .maps
-            .rodata_data
-            .as_deref_mut()
-            .context("the BPF object has no rodata")?;
+        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
         rodata.user_threads_only = args.user_threads_only;
         rodata.kernel_threads_only = args.kernel_threads_only;
         rodata.user_stacks = !args.kernel_stacks_only;

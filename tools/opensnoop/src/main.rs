@@ -7,7 +7,7 @@ use std::io;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Parser;
 use common::cli::{self, CommonArgs, IdList};
 use common::filters::Filters;
@@ -178,11 +178,7 @@ impl Tool for Opensnoop {
 
     fn configure(&mut self, open: &mut OpenOpensnoopSkel<'_>, setup: &Setup) -> Result<()> {
         let args = &self.args;
-        let rodata = open
-            .maps
-            .rodata_data
-            .as_deref_mut()
-            .context("the BPF object has no rodata")?;
+        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
         rodata.failed_only = args.failed;
         rodata.full_path = args.full_path;
         rodata.flag_mask = args.flag_filter.iter().fold(0, |m, f| m | *f as u32);

@@ -384,24 +384,30 @@ fn children_of(pid: u32) -> Vec<u32> {
         .collect()
 }
 
-#[test]
-fn opensnoop_stalled_reader_still_stops_and_counts_what_it_dropped() {
-    require_root();
+/// opensnoop on this process with stdout and stderr piped to the test,
+/// attached, and a file to open: for tests of a reader that lags.
+fn piped_on_me(tag: &str) -> (std::process::Child, PathBuf) {
     use std::process::Stdio;
-    let dir = scratch_dir("os-stall");
-    let target = dir.join("target");
+    let target = scratch_dir(tag).join("target");
     fs::write(&target, b"x").unwrap();
-    // stdout is a pipe nobody reads: it fills, and writes block.
-    let mut tool = Command::new(BIN)
+    let tool = Command::new(BIN)
         .args(["-p", &me()])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let stdout = tool.stdout.take().unwrap();
     while common::testing::program_ids_of(tool.id()).is_empty() {
         std::thread::sleep(Duration::from_millis(10));
     }
+    (tool, target)
+}
+
+#[test]
+fn opensnoop_stalled_reader_still_stops_and_counts_what_it_dropped() {
+    require_root();
+    // stdout is a pipe nobody reads: it fills, and writes block.
+    let (mut tool, target) = piped_on_me("os-stall");
+    let stdout = tool.stdout.take().unwrap();
     // Far more lines than a pipe holds: the tool blocks writing them.
     let until = Instant::now() + Duration::from_millis(1500);
     while Instant::now() < until {
@@ -433,16 +439,7 @@ fn opensnoop_stalled_reader_still_stops_and_counts_what_it_dropped() {
 fn opensnoop_slow_reader_hears_of_lost_events_during_the_run() {
     require_root();
     use std::io::{BufRead, BufReader, Read};
-    use std::process::Stdio;
-    let dir = scratch_dir("os-slow");
-    let target = dir.join("target");
-    fs::write(&target, b"x").unwrap();
-    let mut tool = Command::new(BIN)
-        .args(["-p", &me()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (mut tool, target) = piped_on_me("os-slow");
     let mut stdout = tool.stdout.take().unwrap();
     // A reader that keeps up with ~1000 lines a second, not with a storm.
     let reader = std::thread::spawn(move || {
@@ -458,9 +455,6 @@ fn opensnoop_slow_reader_hears_of_lost_events_during_the_run() {
             let _ = tx.send(line);
         }
     });
-    while common::testing::program_ids_of(tool.id()).is_empty() {
-        std::thread::sleep(Duration::from_millis(10));
-    }
     let until = Instant::now() + Duration::from_secs(4);
     let mut heard = None;
     while Instant::now() < until && heard.is_none() {

@@ -107,11 +107,7 @@ impl Tool for Runqlat {
 
     fn configure(&mut self, open: &mut OpenRunqlatSkel<'_>, _: &Setup) -> Result<()> {
         let args = &self.args;
-        let rodata = open
-            .maps
-            .rodata_data
-            .as_deref_mut()
-            .context("the BPF object has no rodata")?;
+        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
         rodata.per_process = args.pids;
         rodata.per_thread = args.tids;
         rodata.per_pidns = args.pidnss;

@@ -5,7 +5,7 @@ mod print;
 
 use std::io;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::Parser;
 use common::cli::{self, CommonArgs, IdList};
 use common::filters::Filters;
@@ -116,11 +116,7 @@ impl Tool for Tcpretrans {
 
     fn configure(&mut self, open: &mut OpenTcpretransSkel<'_>, _: &Setup) -> Result<()> {
         let args = &self.args;
-        let rodata = open
-            .maps
-            .rodata_data
-            .as_deref_mut()
-            .context("the BPF object has no rodata")?;
+        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
         rodata.target_family = if args.ipv4 {
             AF_INET
         } else if args.ipv6 {
