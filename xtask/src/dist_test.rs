@@ -58,7 +58,10 @@ pub fn run(a: &Artifacts) -> Result<()> {
 
     step("installing the .deb with apt");
     fs::copy(&a.deb, root.join("tmp/bpftools.deb"))?;
-    in_root("apt-get install -y -q /tmp/bpftools.deb >/dev/null")?;
+    // apt resolves the .deb's dependencies from the archive, as a user's
+    // would: lists first (mmdebstrap leaves none), with the host's resolver.
+    fs::copy("/etc/resolv.conf", root.join("etc/resolv.conf"))?;
+    in_root("apt-get update -q >/dev/null && apt-get install -y -q /tmp/bpftools.deb")?;
     for tool in tools()? {
         in_root(&format!(
             "test -x /usr/sbin/{tool} && test -f /usr/share/man/man8/{tool}.8.gz"
