@@ -15,10 +15,13 @@ bash_dir=$root$prefix/share/bash-completion/completions
 zsh_dir=$root$prefix/share/zsh/site-functions
 fish_dir=$root$prefix/share/fish/vendor_completions.d
 mkdir -p "$sbin" "$man8" "$bash_dir" "$zsh_dir" "$fish_dir"
-for bin in "$here"/sbin/*; do
-	name=$(basename "$bin")
+# One binary runs every tool, as the link it is run through names it.
+install -m 755 "$here/sbin/bpftools" "$sbin/bpftools"
+for link in "$here"/sbin/*; do
+	[ -L "$link" ] || continue
+	name=$(basename "$link")
 	new=$pp$name
-	install -m 755 "$bin" "$sbin/$new"
+	ln -sf bpftools "$sbin/$new"
 	install -m 644 "$here/man/man8/$name.8.gz" "$man8/$new.8.gz"
 	# Completions are written for the plain name; under a prefix they are
 	# registered for the new name too.

@@ -108,25 +108,25 @@ pub fn run(a: &Artifacts) -> Result<()> {
         "cd /opt/{name} && DESTDIR=/tmp/staged PREFIX=/usr PROGRAM_PREFIX=bpf- ./install.sh >/dev/null \
          && test -x /tmp/staged/usr/sbin/bpf-runqlat"
     ))?;
-    for tool in tools()? {
-        let libs = in_root(&format!("ldd /opt/{name}/sbin/{tool}"))?;
-        for line in libs.lines() {
-            let lib = line.split_whitespace().next().unwrap_or_default();
-            // libgcc_s comes with glibc wherever glibc is (its pthread_cancel
-            // loads it; Debian's libc6 depends on it).
-            let glibc = [
-                "linux-vdso",
-                "libc.so",
-                "libm.so",
-                "ld-linux",
-                "libgcc_s.so",
-            ]
-            .iter()
-            .any(|g| lib.contains(g));
-            if !glibc {
-                bail!("{tool} from the tarball needs {lib}, not only glibc:\n{libs}");
-            }
+    let libs = in_root(&format!("ldd /opt/{name}/sbin/bpftools"))?;
+    for line in libs.lines() {
+        let lib = line.split_whitespace().next().unwrap_or_default();
+        // libgcc_s comes with glibc wherever glibc is (its pthread_cancel
+        // loads it; Debian's libc6 depends on it).
+        let glibc = [
+            "linux-vdso",
+            "libc.so",
+            "libm.so",
+            "ld-linux",
+            "libgcc_s.so",
+        ]
+        .iter()
+        .any(|g| lib.contains(g));
+        if !glibc {
+            bail!("the tarball's binary needs {lib}, not only glibc:\n{libs}");
         }
+    }
+    for tool in tools()? {
         in_root(&format!("/opt/{name}/sbin/{tool} --dry-run >/dev/null"))?;
     }
     let out = in_root(&format!("/opt/{name}/sbin/runqlat 1 1"))?;
@@ -199,15 +199,30 @@ fn rpm_file_list(rpm: &Path) -> Result<()> {
         .output()
         .context("running rpm")?;
     let list = String::from_utf8_lossy(&out.stdout);
+    let scripts = Command::new("rpm")
+        .args(["-qp", "--scripts"])
+        .arg(rpm)
+        .output()
+        .context("running rpm")?;
+    let scripts = String::from_utf8_lossy(&scripts.stdout);
+    if !list.lines().any(|l| l == "/usr/sbin/bpftools") {
+        bail!("{} lacks /usr/sbin/bpftools:\n{list}", rpm.display());
+    }
     for tool in tools()? {
         for want in [
-            format!("/usr/sbin/{tool}"),
             format!("/usr/share/man/man8/{tool}.8.gz"),
             format!("/usr/share/bash-completion/completions/{tool}"),
         ] {
             if !list.lines().any(|l| l == want) {
                 bail!("{} lacks {want}:\n{list}", rpm.display());
             }
+        }
+        // Its link to the binary is made at install.
+        if !scripts.contains(&format!(" {tool}")) {
+            bail!(
+                "{}'s scriptlets do not link {tool}:\n{scripts}",
+                rpm.display()
+            );
         }
     }
     Ok(())

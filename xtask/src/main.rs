@@ -18,7 +18,10 @@ jobs:
   run TOOL [ARGS]    build TOOL in release mode and run it (through sudo when not root)
   test [CARGO ARGS]  deps, cargo fmt --check, clippy -D warnings, and every test,
                      the root integration tests included (through sudo when not root)
-  bench [TOOL...]    measure the tools against libbpf-tools side by side
+  bench [TOOL...] [--rounds N] [--allow-foreign]
+                     measure the tools against libbpf-tools, bpftrace and BCC in
+                     interleaved rounds; results in target/bench/results.json
+  bench-table        regenerate README.md's performance table from those results
   dist [--test]      the .deb, .rpm and tarball in target/dist/ (man pages and
                      completions included); --test proves each in a bare Debian root
   vmlinux            regenerate bpf/include/<arch>/vmlinux.h from this kernel's BTF
@@ -34,6 +37,7 @@ fn main() -> ExitCode {
         Some("run") => run_tool(&args[1..]),
         Some("test") => test(&args[1..]),
         Some("bench") => bench::main(&args[1..]),
+        Some("bench-table") => bench::bench_table(),
         Some("dist") => dist::main(&args[1..]),
         Some("vmlinux") => vmlinux(),
         Some("-h" | "--help" | "help") => {

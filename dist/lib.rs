@@ -1,1 +1,0 @@
-//! Packaging metadata only (see Cargo.toml): nothing to build.

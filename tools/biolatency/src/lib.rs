@@ -1,0 +1,251 @@
+//! biolatency: block I/O latency as log2 histograms, aggregated in the kernel.
+
+mod flags;
+
+mod disks;
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+use clap::Parser;
+use common::cli::{self, CommonArgs, IntervalCount};
+use common::filters::Filters;
+use common::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
+use common::output::Out;
+use common::probe::{self, Hook};
+use common::{hist, maps};
+use libbpf_rs::skel::OpenSkel;
+use serde_json::{Map, Value};
+
+common::skeleton!("biolatency");
+use skel::{types, BiolatencySkel, BiolatencySkelBuilder, OpenBiolatencySkel};
+
+// SAFETY: repr(C) structs of integers, valid for any bytes.
+unsafe impl plain::Plain for types::hist_key {}
+// SAFETY: as above.
+unsafe impl plain::Plain for types::hist {}
+// SAFETY: as above.
+unsafe impl plain::Plain for types::fine_hist {}
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+    biolatency               # summarize block I/O latency as a histogram
+    biolatency 1 10          # print 1 second summaries, 10 times
+    biolatency -mT 1         # 1s summaries, milliseconds, and timestamps
+    biolatency -Q            # include OS queued time in I/O time
+    biolatency -D            # show each disk device separately
+    biolatency -F            # show I/O flags separately
+    biolatency -d vda        # trace vda only
+    biolatency -e            # show extension summary (average, total, count)
+    biolatency --percentiles # p50, p90, p99, p99.9 and max per histogram
+    biolatency -c /sys/fs/cgroup/system.slice  # I/O issued from this cgroup v2
+    biolatency --json 5 1 | jq .";
+
+/// Summarize block device I/O latency as a histogram.
+#[derive(Parser, Debug)]
+#[command(name = "biolatency", version, after_help = EXAMPLES)]
+struct Args {
+    /// Include a timestamp on each output (HH:MM:SS)
+    #[arg(short = 'T', long)]
+    timestamp: bool,
+    /// Millisecond histogram (default: microseconds)
+    #[arg(short = 'm', long)]
+    milliseconds: bool,
+    /// Include OS queued time in I/O time
+    #[arg(short = 'Q', long)]
+    queued: bool,
+    /// Print a histogram per disk device
+    #[arg(short = 'D', long)]
+    disks: bool,
+    /// Print a histogram per set of I/O flags
+    #[arg(short = 'F', long)]
+    flags: bool,
+    /// Trace this disk only (e.g. vda)
+    #[arg(short = 'd', long, value_name = "DISK")]
+    disk: Option<String>,
+    /// Summarize average, total and count too
+    #[arg(short = 'e', long)]
+    extension: bool,
+    /// Trace I/O issued from this cgroup v2 (directory path) only
+    #[arg(short = 'c', long, value_name = "PATH", value_parser = cli::cgroup_path)]
+    cgroup: Option<PathBuf>,
+    /// Print p50, p90, p99, p99.9 and max of each histogram
+    #[arg(long)]
+    percentiles: bool,
+    #[command(flatten)]
+    interval: IntervalCount,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+pub fn main() -> std::process::ExitCode {
+    lifecycle::main::<Biolatency>()
+}
+
+struct Biolatency {
+    args: Args,
+    targ_dev: Option<u32>,
+}
+
+impl Tool for Biolatency {
+    type Args = Args;
+    type Builder = BiolatencySkelBuilder;
+    const MAN: &'static str = include_str!("../man.roff");
+
+    fn new(args: Args) -> Result<Self> {
+        let targ_dev = args.disk.as_deref().map(disks::resolve).transpose()?;
+        Ok(Biolatency { args, targ_dev })
+    }
+
+    fn common(&self) -> &CommonArgs {
+        &self.args.common
+    }
+
+    fn filters(&self) -> Filters {
+        Filters {
+            cgroup: self.args.cgroup.clone(),
+            ..Filters::default()
+        }
+    }
+
+    fn configure(&mut self, open: &mut OpenBiolatencySkel<'_>, _: &Setup) -> Result<()> {
+        let args = &self.args;
+        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
+        rodata.per_disk = args.disks;
+        rodata.per_flags = args.flags;
+        rodata.queued = args.queued;
+        rodata.millis = args.milliseconds;
+        rodata.fine = args.percentiles;
+        rodata.filter_dev = self.targ_dev.is_some();
+        rodata.targ_dev = self.targ_dev.unwrap_or(0);
+        choose_programs(open.open_object_mut(), args.queued)
+    }
+
+    fn banner(&self) -> Banner {
+        Banner::Note("Tracing block device I/O... Hit Ctrl-C to end.".into())
+    }
+
+    fn schedule(&self) -> Schedule {
+        self.args.interval.schedule()
+    }
+
+    fn report(&mut self, skel: &BiolatencySkel<'_>, out: &mut Out, _: When) -> Result<()> {
+        report(out, &self.args, skel)
+    }
+}
+
+/// Chooses the hook kind and, per event, the tracepoint this kernel has.
+fn choose_programs(obj: &mut libbpf_rs::OpenObject, queued: bool) -> Result<()> {
+    let Some(kind) = probe::pick(&[Hook::TpBtf, Hook::RawTp, Hook::Tracepoint]) else {
+        bail!("this kernel offers no tp_btf, raw_tp or tracepoint programs");
+    };
+    for (hook, prefix) in [
+        (Hook::TpBtf, "bio_btf_"),
+        (Hook::RawTp, "bio_raw_"),
+        (Hook::Tracepoint, "bio_tp_"),
+    ] {
+        if hook != kind {
+            probe::skip_programs(obj, prefix);
+        }
+    }
+    if kind == Hook::Tracepoint {
+        if !queued {
+            probe::skip_programs(obj, "bio_tp_insert");
+        }
+        return Ok(());
+    }
+    let skip = |obj: &mut libbpf_rs::OpenObject, suffix: &str| {
+        probe::skip_programs(obj, &format!("bio_btf_{suffix}"));
+        probe::skip_programs(obj, &format!("bio_raw_{suffix}"));
+    };
+    // block_rq_complete fires per partial completion; block_io_done once.
+    if probe::btf_tracepoint_exists("block_io_done") {
+        skip(obj, "complete");
+    } else {
+        skip(obj, "io_done");
+    }
+    if !queued {
+        skip(obj, "insert");
+        skip(obj, "io_start");
+    } else if probe::btf_tracepoint_exists("block_io_start") {
+        skip(obj, "insert");
+    } else {
+        skip(obj, "io_start");
+    }
+    Ok(())
+}
+
+fn report(out: &mut Out, args: &Args, skel: &BiolatencySkel) -> Result<()> {
+    let unit = if args.milliseconds { "msecs" } else { "usecs" };
+    let mut entries: Vec<(types::hist_key, Box<types::hist>)> = maps::drain_as(&skel.maps.hists)?;
+    entries.sort_by_key(|(k, _)| (k.dev, k.flags));
+    let fine: Vec<(types::hist_key, Box<types::fine_hist>)> = if args.percentiles {
+        maps::drain_as(&skel.maps.fine_hists)?
+    } else {
+        Vec::new()
+    };
+    let sections: Vec<hist::Section> = entries
+        .iter()
+        .map(|(key, h)| {
+            let mut labels = Map::new();
+            if args.disks {
+                labels.insert("disk".into(), Value::from(disks::name(key.dev)));
+            }
+            if args.flags {
+                labels.insert("flags".into(), Value::from(flags::flag_names(key.flags)));
+            }
+            let title = labels
+                .iter()
+                .map(|(k, v)| format!("{k} = {}", v.as_str().unwrap_or_default()))
+                .collect::<Vec<_>>()
+                .join("  ");
+            hist::Section {
+                title: (!title.is_empty()).then_some(title),
+                labels,
+                slots: h.slots.to_vec(),
+                count: h.count,
+                total: h.total,
+                percentiles: fine
+                    .iter()
+                    .find(|(k, _)| k.dev == key.dev && k.flags == key.flags)
+                    .and_then(|(_, f)| hist::percentiles(&f.slots)),
+            }
+        })
+        .collect();
+    let style = hist::Style {
+        unit,
+        json: args.common.json,
+        timestamp: args.timestamp,
+        extension: args.extension,
+    };
+    hist::print_report(out, &style, &sections)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_checked() {
+        common::testing::check_arguments::<Args>(&[
+            &["biolatency", "0"][..],
+            &["biolatency", "-1"],
+            &["biolatency", "1", "0"],
+            &["biolatency", "x"],
+            &["biolatency", "-c", "/no/such/cgroup"],
+            &["biolatency", "18446744073709551615"],
+        ]);
+        let ok = Args::try_parse_from(["biolatency", "-mT", "2", "3"]).unwrap();
+        assert_eq!(
+            (ok.interval.interval, ok.interval.count),
+            (Some(2), Some(3))
+        );
+    }
+
+    #[test]
+    fn unknown_disks_are_named_in_the_error() {
+        let err = disks::resolve("nosuchdisk0").unwrap_err().to_string();
+        assert!(err.contains("nosuchdisk0"), "{err}");
+    }
+}

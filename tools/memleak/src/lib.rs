@@ -1,0 +1,291 @@
+//! memleak: outstanding memory allocations by stack, in a process (uprobes
+//! on its allocator) or in the kernel (kmem tracepoints).
+
+mod allocator;
+mod calls;
+mod mode;
+mod report;
+
+use std::ffi::OsString;
+use std::io;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use clap::{Parser, ValueEnum};
+use common::cli::{self, CommonArgs, IdList};
+use common::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
+use common::output::{Clock, Out};
+use common::sym::Symbolizer;
+use common::{maps, process};
+use libbpf_rs::skel::{OpenSkel, Skel};
+use libbpf_rs::Link;
+
+common::skeleton!("memleak");
+const MAX_STACK_DEPTH: skel::types::stack_limits = skel::types::stack_limits::MAX_STACK_DEPTH;
+use skel::{types, MemleakSkel, MemleakSkelBuilder, OpenMemleakSkel};
+
+// SAFETY: repr(C) structs of integers, valid for any bytes.
+unsafe impl plain::Plain for types::alloc_key {}
+// SAFETY: as above.
+unsafe impl plain::Plain for types::alloc_info {}
+// SAFETY: as above.
+unsafe impl plain::Plain for types::combined_key {}
+// SAFETY: as above.
+unsafe impl plain::Plain for types::combined {}
+// SAFETY: as above.
+unsafe impl plain::Plain for types::mem_event {}
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+    memleak -p 1234               # outstanding allocations of process 1234, every 5 s
+    memleak -p 1234 -t            # also print each allocation and free
+    memleak -p 1234 -a 10         # list the allocations too, every 10 s
+    memleak -c './leaky --arg'    # run a command and trace it
+    memleak -p 1234 -f 30 1 > mem.folded   # memory flame graph input
+    memleak                       # kernel allocations (kmalloc, kmem_cache, pages)
+    memleak -P                    # kernel, with per-CPU allocations too
+    memleak -p 1234 -s 5          # sample one allocation in 5
+    memleak -p 1234 -O /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 -S je_";
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SortBy {
+    Size,
+    Count,
+}
+
+/// Trace outstanding memory allocations that were not freed, and print
+/// the stacks that made them, every interval.
+///
+/// With -p or -c, the allocator functions of a process (malloc, calloc,
+/// realloc, reallocarray, posix_memalign, aligned_alloc, valloc, memalign,
+/// pvalloc, mmap, munmap, mremap, free) are traced with uprobes; otherwise
+/// kernel allocations are (kmalloc, kmem_cache_alloc, page allocations).
+#[derive(Parser, Debug)]
+#[command(name = "memleak", version, after_help = EXAMPLES)]
+pub struct Args {
+    /// Trace these processes (comma-separated pids); default: the kernel
+    #[arg(short = 'p', long, value_parser = cli::id_list, conflicts_with = "command")]
+    pid: Option<IdList>,
+    /// Print each allocation and free as it happens
+    #[arg(short = 't', long)]
+    trace: bool,
+    /// Show the address and size of each outstanding allocation
+    #[arg(short = 'a', long)]
+    show_allocs: bool,
+    /// Only report allocations older than this many milliseconds
+    #[arg(short = 'o', long, value_name = "MS", default_value_t = 500)]
+    older: u64,
+    /// Run this command (split at spaces) and trace it; the tool ends when
+    /// it exits, with a last report
+    #[arg(short = 'c', long, value_name = "CMD")]
+    command: Option<String>,
+    /// Report the in-kernel running totals per stack only (faster; no -o)
+    #[arg(short = 'C', long)]
+    combined_only: bool,
+    /// Treat an address allocated again as freed (a free was missed)
+    #[arg(short = 'F', long)]
+    wa_missing_free: bool,
+    /// Sample every N-th allocation, to cut the overhead
+    #[arg(short = 's', long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    sample_rate: u64,
+    /// Show this many stacks with the most outstanding memory
+    #[arg(short = 'T', long, value_name = "N", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    top: u64,
+    /// Ignore allocations smaller than this many bytes
+    #[arg(short = 'z', long, value_name = "BYTES")]
+    min_size: Option<u64>,
+    /// Ignore allocations larger than this many bytes
+    #[arg(short = 'Z', long, value_name = "BYTES")]
+    max_size: Option<u64>,
+    /// The allocator's library or executable (default: the process's libc)
+    #[arg(short = 'O', long, value_name = "PATH")]
+    obj: Option<PathBuf>,
+    /// Kernel mode: trace per-CPU allocations too
+    #[arg(short = 'P', long)]
+    percpu: bool,
+    /// A prefix of the allocator's function names (e.g. je_ for jemalloc)
+    #[arg(short = 'S', long, value_name = "PREFIX", default_value = "")]
+    symbols_prefix: String,
+    /// Order the stacks by outstanding bytes or by allocation count
+    #[arg(long, value_enum, default_value_t = SortBy::Size)]
+    sort: SortBy,
+    /// The number of unique stack traces that can be stored
+    #[arg(long, value_name = "N", default_value_t = 10240,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    stack_storage_size: u32,
+    /// The limit for stack traces
+    #[arg(long, value_name = "DEPTH", default_value_t = 127,
+          value_parser = clap::value_parser!(u32).range(1..=MAX_STACK_DEPTH.0 as i64))]
+    perf_max_stack_depth: u32,
+    /// Print folded lines (`comm;root;...;leaf bytes`) for a memory flame
+    /// graph, instead of stacks
+    #[arg(short = 'f', long, conflicts_with = "json")]
+    folded: bool,
+    /// Interval between reports, in seconds
+    #[arg(default_value_t = 5, value_parser = cli::seconds)]
+    interval: u64,
+    /// Number of reports before exiting (default: unlimited)
+    #[arg(value_parser = cli::positive_u64)]
+    count: Option<u64>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+pub fn main() -> std::process::ExitCode {
+    lifecycle::main::<Memleak>()
+}
+
+struct Memleak {
+    args: Args,
+    command: Option<Vec<OsString>>,
+    /// Traced processes: -p, or the started command.
+    pids: Vec<u32>,
+    /// A process's allocator (-p, -c), not the kernel's.
+    user_mode: bool,
+    symbolizer: Symbolizer,
+    /// When the traced processes' memory maps were last cached.
+    cached_at: Instant,
+    clock: Clock,
+}
+
+impl Tool for Memleak {
+    type Args = Args;
+    type Builder = MemleakSkelBuilder;
+    const MAN: &'static str = include_str!("../man.roff");
+
+    fn new(args: Args) -> Result<Self> {
+        let command = mode::check(&args)?;
+        let symbolizer = Symbolizer::new().verbose(args.common.verbose);
+        Ok(Memleak {
+            pids: args.pid.clone().map(|IdList(p)| p).unwrap_or_default(),
+            user_mode: args.pid.is_some() || command.is_some(),
+            args,
+            command,
+            symbolizer,
+            cached_at: Instant::now(),
+            clock: Clock::start(),
+        })
+    }
+
+    fn common(&self) -> &CommonArgs {
+        &self.args.common
+    }
+
+    fn machine_readable(&self) -> bool {
+        self.args.common.json || self.args.folded
+    }
+
+    fn command(&self) -> Option<Vec<OsString>> {
+        self.command.clone()
+    }
+
+    fn configure(&mut self, open: &mut OpenMemleakSkel<'_>, setup: &Setup) -> Result<()> {
+        let args = &self.args;
+        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
+        rodata.min_size = args.min_size.unwrap_or(0);
+        rodata.max_size = args.max_size.unwrap_or(u64::MAX);
+        rodata.sample_every = args.sample_rate;
+        // SAFETY: sysconf has no preconditions.
+        rodata.page_size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
+        rodata.trace_all = args.trace;
+        rodata.wa_missing_free = args.wa_missing_free;
+        rodata.user_stacks = self.user_mode;
+        maps::size_stack_map(
+            &mut open.maps.stack_traces,
+            args.stack_storage_size,
+            args.perf_max_stack_depth,
+        )?;
+        mode::choose_programs(open.open_object_mut(), self.user_mode, args.percpu);
+        self.pids.extend(setup.child);
+        Ok(())
+    }
+
+    fn attach(&mut self, skel: &mut MemleakSkel<'_>, _: &Setup) -> Result<Vec<Link>> {
+        if !self.user_mode {
+            return lifecycle::attach_all(skel.object());
+        }
+        let mut links = Vec::new();
+        for pid in &self.pids {
+            let lib = match &self.args.obj {
+                Some(obj) => obj.clone(),
+                None => allocator::libc_of(*pid)?,
+            };
+            links.extend(allocator::attach(skel, *pid, &lib, &self.args)?);
+        }
+        Ok(links)
+    }
+
+    fn banner(&self) -> Banner {
+        Banner::Note(if self.user_mode {
+            format!(
+                "Attaching to pid {}, Ctrl+C to quit.",
+                self.pids
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )
+        } else {
+            "Attaching to kernel allocators, Ctrl+C to quit.".to_string()
+        })
+    }
+
+    fn schedule(&self) -> Schedule {
+        Schedule {
+            interval: Some(Duration::from_secs(self.args.interval)),
+            count: self.args.count,
+            duration: None,
+        }
+    }
+
+    fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
+        let e: types::mem_event = maps::decode(data);
+        calls::print_call(out, &self.args, &self.clock, &e)
+    }
+
+    fn idle(&mut self) -> bool {
+        // Keep the memory maps fresh (dlopen) while the processes live, so
+        // that a last report after they exit can still symbolize.
+        if self.cached_at.elapsed() >= Duration::from_millis(500) {
+            for pid in self.pids.iter().filter(|p| process::alive(**p)) {
+                self.symbolizer.keep_process(*pid);
+            }
+            self.cached_at = Instant::now();
+        }
+        // -p: every traced process is gone. (-c ends when its command exits.)
+        self.command.is_none()
+            && !self.pids.is_empty()
+            && self.pids.iter().all(|p| !process::alive(*p))
+    }
+
+    fn report(&mut self, skel: &MemleakSkel<'_>, out: &mut Out, _: When) -> Result<()> {
+        report::print(&self.args, skel, &self.pids, out, &mut self.symbolizer)
+    }
+
+    fn error_note(&self, index: u32) -> Option<&'static str> {
+        report::error_note(index)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_checked() {
+        common::testing::check_arguments::<Args>(&[
+            &["memleak", "0"][..],
+            &["memleak", "-p", "x"],
+            &["memleak", "-p", "1", "-c", "ls"],
+            &["memleak", "-s", "0"],
+            &["memleak", "-T", "0"],
+            &["memleak", "--sort", "name"],
+            &["memleak", "-f", "--json"],
+            &["memleak", "--perf-max-stack-depth", "200"],
+            &["memleak", "18446744073709551615"],
+        ]);
+    }
+}

@@ -1,0 +1,276 @@
+//! offcputime: time threads spend blocked, summed in the kernel by stack,
+//! printed as BCC's multi-line stacks, folded lines, JSON, or a flame graph.
+
+mod report;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use common::cli::{self, CommonArgs, IdList};
+use common::filters::Filters;
+use common::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
+use common::output::Out;
+use common::run::usage;
+use common::{maps, probe};
+use libbpf_rs::skel::OpenSkel;
+
+common::skeleton!("offcputime");
+const MAX_STACK_DEPTH: skel::types::stack_limits = skel::types::stack_limits::MAX_STACK_DEPTH;
+use skel::{types, OffcputimeSkel, OffcputimeSkelBuilder, OpenOffcputimeSkel};
+
+// SAFETY: a repr(C) struct of integers and a byte array, valid for any bytes.
+unsafe impl plain::Plain for types::oc_key {}
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+    offcputime             # trace off-CPU stack time until Ctrl-C
+    offcputime 5           # trace for 5 seconds only
+    offcputime -f 5        # 5 seconds, and output in folded format
+    offcputime -f -p 185 30 > out.folded; flamegraph.pl out.folded > off.svg
+    offcputime --svg off.svg -p 185 30   # write the flame graph directly
+    offcputime -m 1000     # trace only events that last more than 1000 usec
+    offcputime -M 10000    # trace only events that last less than 10000 usec
+    offcputime -p 185,190  # only trace threads of these processes
+    offcputime -t 188      # only trace thread 188
+    offcputime -u          # only trace user threads (no kernel)
+    offcputime -k          # only trace kernel threads (no user)
+    offcputime -U          # only show user space stacks (no kernel)
+    offcputime -K          # only show kernel space stacks (no user)
+    offcputime --state 2   # only tasks blocked in TASK_UNINTERRUPTIBLE";
+
+/// Summarize off-CPU time by stack trace: the time threads spend blocked
+/// (sleeping, waiting for I/O or locks, preempted), with the stacks where
+/// they blocked.
+#[derive(Parser, Debug)]
+#[command(name = "offcputime", version, after_help = EXAMPLES)]
+struct Args {
+    /// Trace these processes only (comma-separated pids)
+    #[arg(short = 'p', long, value_parser = cli::id_list,
+          conflicts_with_all = ["tid", "user_threads_only", "kernel_threads_only"])]
+    pid: Option<IdList>,
+    /// Trace these threads only (comma-separated tids)
+    #[arg(short = 't', long, value_parser = cli::id_list,
+          conflicts_with_all = ["user_threads_only", "kernel_threads_only"])]
+    tid: Option<IdList>,
+    /// User threads only (no kernel threads)
+    #[arg(short = 'u', long, conflicts_with = "kernel_threads_only")]
+    user_threads_only: bool,
+    /// Kernel threads only (no user threads)
+    #[arg(short = 'k', long)]
+    kernel_threads_only: bool,
+    /// Show user space stacks only (no kernel space stacks)
+    #[arg(short = 'U', long, conflicts_with = "kernel_stacks_only")]
+    user_stacks_only: bool,
+    /// Show kernel space stacks only (no user space stacks)
+    #[arg(short = 'K', long)]
+    kernel_stacks_only: bool,
+    /// Insert a delimiter between kernel and user stacks
+    #[arg(short = 'd', long)]
+    delimited: bool,
+    /// Output folded format, one line per stack (for flame graphs)
+    #[arg(short = 'f', long, conflicts_with = "json")]
+    folded: bool,
+    /// Show the offset of each frame from its symbol (name+0x1c)
+    #[arg(short = 's', long)]
+    offset: bool,
+    /// Only count blocks of at least this many microseconds
+    #[arg(short = 'm', long, value_name = "US", default_value_t = 1)]
+    min_block_time: u64,
+    /// Only count blocks of at most this many microseconds
+    #[arg(short = 'M', long, value_name = "US", default_value_t = u64::MAX)]
+    max_block_time: u64,
+    /// Only tasks going off CPU in this state: a mask of TASK_* bits
+    /// (1 interruptible, 2 uninterruptible, ...), or 0 for runnable
+    /// (preempted)
+    #[arg(long, value_name = "MASK")]
+    state: Option<u64>,
+    /// The number of unique stack traces that can be stored
+    #[arg(long, value_name = "N", default_value_t = 16384,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    stack_storage_size: u32,
+    /// The limit for both kernel and user stack traces
+    #[arg(long, value_name = "DEPTH", default_value_t = 127,
+          value_parser = clap::value_parser!(u32).range(1..=MAX_STACK_DEPTH.0 as i64))]
+    perf_max_stack_depth: u32,
+    /// Also write a flame graph of the result to FILE (SVG)
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
+    /// Duration of the trace, in seconds (default: until Ctrl-C)
+    #[arg(value_parser = cli::seconds)]
+    duration: Option<u64>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+pub fn main() -> std::process::ExitCode {
+    lifecycle::main::<Offcputime>()
+}
+
+struct Offcputime {
+    args: Args,
+    /// --svg's file, created before tracing so that a bad path fails first.
+    svg: Option<std::fs::File>,
+}
+
+impl Tool for Offcputime {
+    type Args = Args;
+    type Builder = OffcputimeSkelBuilder;
+    const MAN: &'static str = include_str!("../man.roff");
+
+    fn new(args: Args) -> Result<Self> {
+        if args.min_block_time > args.max_block_time {
+            return Err(usage(format!(
+                "-m {} is above -M {}: nothing could be counted",
+                args.min_block_time, args.max_block_time
+            )));
+        }
+        let svg = match &args.svg {
+            Some(path) => Some(
+                std::fs::File::create(path)
+                    .with_context(|| format!("--svg: creating {}", path.display()))?,
+            ),
+            None => None,
+        };
+        Ok(Offcputime { args, svg })
+    }
+
+    fn common(&self) -> &CommonArgs {
+        &self.args.common
+    }
+
+    fn machine_readable(&self) -> bool {
+        self.args.common.json || self.args.folded
+    }
+
+    fn filters(&self) -> Filters {
+        Filters {
+            pids: self.args.pid.clone().map(|IdList(p)| p),
+            tids: self.args.tid.clone().map(|IdList(t)| t),
+            ..Filters::default()
+        }
+    }
+
+    fn configure(&mut self, open: &mut OpenOffcputimeSkel<'_>, _: &Setup) -> Result<()> {
+        let args = &self.args;
+        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
+        rodata.user_threads_only = args.user_threads_only;
+        rodata.kernel_threads_only = args.kernel_threads_only;
+        rodata.user_stacks = !args.kernel_stacks_only;
+        rodata.kernel_stacks = !args.user_stacks_only;
+        rodata.filter_state = args.state.is_some();
+        rodata.state_mask = args.state.unwrap_or(0) as i64;
+        rodata.min_block_ns = args.min_block_time.saturating_mul(1000);
+        rodata.max_block_ns = args.max_block_time.saturating_mul(1000);
+        maps::size_stack_map(
+            &mut open.maps.stackmap,
+            args.stack_storage_size,
+            args.perf_max_stack_depth,
+        )?;
+        // Switch-out state: task storage for tp_btf, a hash map for raw_tp.
+        probe::pick_task_state_variant(
+            open.open_object_mut(),
+            &probe::TaskStateVariants {
+                btf_prefix: "oc_btf_",
+                raw_prefix: "oc_raw_",
+                storage_maps: &["start_storage"],
+                hash_maps: &["start"],
+            },
+        )?;
+        Ok(())
+    }
+
+    fn banner(&self) -> Banner {
+        Banner::Note(banner(&self.args))
+    }
+
+    fn schedule(&self) -> Schedule {
+        Schedule {
+            duration: self.args.duration.map(Duration::from_secs),
+            ..Schedule::default()
+        }
+    }
+
+    fn report(&mut self, skel: &OffcputimeSkel<'_>, out: &mut Out, _: When) -> Result<()> {
+        report::print(&self.args, self.svg.take(), &skel.maps, out)
+    }
+
+    fn error_note(&self, index: u32) -> Option<&'static str> {
+        use types::oc_error as E;
+        Some(match E(index) {
+            E::ERR_STACK_COLLISION => {
+                "stacks not recorded: hash collisions in the stack map (raise --stack-storage-size)"
+            }
+            E::ERR_STACK_FULL => {
+                "stacks not recorded: the stack map was full (raise --stack-storage-size)"
+            }
+            E::ERR_USER_STACK_FAULT => {
+                "user stacks could not be read (no frame pointers, or paged out)"
+            }
+            E::ERR_STACK_OTHER => "stacks not recorded for another error",
+            E::ERR_INFO_FULL => "off-CPU intervals not counted: the aggregation map was full",
+            _ => return None,
+        })
+    }
+}
+
+fn banner(args: &Args) -> String {
+    let threads = if let Some(IdList(p)) = &args.pid {
+        format!("PID {}", join(p))
+    } else if let Some(IdList(t)) = &args.tid {
+        format!("TID {}", join(t))
+    } else if args.user_threads_only {
+        "user threads".into()
+    } else if args.kernel_threads_only {
+        "kernel threads".into()
+    } else {
+        "all threads".into()
+    };
+    let stacks = if args.user_stacks_only {
+        "user"
+    } else if args.kernel_stacks_only {
+        "kernel"
+    } else {
+        "user + kernel"
+    };
+    let end = match args.duration {
+        Some(d) => format!(" for {d} secs."),
+        None => "... Hit Ctrl-C to end.".into(),
+    };
+    format!("Tracing off-CPU time (us) of {threads} by {stacks} stack{end}")
+}
+
+fn join(ids: &[u32]) -> String {
+    ids.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_checked() {
+        common::testing::check_arguments::<Args>(&[
+            &["offcputime", "0"][..],
+            &["offcputime", "-p", "x"],
+            &["offcputime", "-u", "-k"],
+            &["offcputime", "-U", "-K"],
+            &["offcputime", "-p", "1", "-t", "1"],
+            &["offcputime", "--perf-max-stack-depth", "128"],
+            &["offcputime", "--stack-storage-size", "0"],
+            &["offcputime", "-f", "--json"],
+            &["offcputime", "-m", "x"],
+            &["offcputime", "18446744073709551615"],
+        ]);
+    }
+
+    #[test]
+    fn banner_names_the_threads_and_stacks() {
+        let args = Args::try_parse_from(["offcputime", "-p", "3,4", "-U", "5"]).unwrap();
+        assert_eq!(
+            banner(&args),
+            "Tracing off-CPU time (us) of PID 3,4 by user stack for 5 secs."
+        );
+    }
+}

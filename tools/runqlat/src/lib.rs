@@ -1,0 +1,218 @@
+//! runqlat: scheduler run queue latency as log2 histograms, in the kernel.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use common::cli::{self, CommonArgs, IdList, IntervalCount};
+use common::filters::Filters;
+use common::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
+use common::output::{c_string, escape, Out};
+use common::{hist, maps, probe, process};
+use libbpf_rs::skel::OpenSkel;
+use serde_json::{Map, Value};
+
+common::skeleton!("runqlat");
+use skel::{types, OpenRunqlatSkel, RunqlatSkel, RunqlatSkelBuilder};
+
+// SAFETY: repr(C) structs of integers and byte arrays, valid for any bytes.
+unsafe impl plain::Plain for types::rq_hist {}
+// SAFETY: as above.
+unsafe impl plain::Plain for types::fine_hist {}
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+    runqlat               # summarize run queue latency as a histogram
+    runqlat 1 10          # print 1 second summaries, 10 times
+    runqlat -mT 1         # 1s summaries, milliseconds, and timestamps
+    runqlat -P            # show each process separately
+    runqlat -L            # show each thread separately
+    runqlat --pidnss      # show each pid namespace separately
+    runqlat -p 185,190    # trace these processes only
+    runqlat -c /sys/fs/cgroup/system.slice  # woken tasks of this cgroup v2 only
+    runqlat --percentiles # p50, p90, p99, p99.9 and max per histogram
+    runqlat --json 5 1 | jq .";
+
+/// Summarize run queue (scheduler) latency as a histogram.
+#[derive(Parser, Debug)]
+#[command(name = "runqlat", version, after_help = EXAMPLES)]
+struct Args {
+    /// Include a timestamp on each output (HH:MM:SS)
+    #[arg(short = 'T', long)]
+    timestamp: bool,
+    /// Millisecond histogram (default: microseconds)
+    #[arg(short = 'm', long)]
+    milliseconds: bool,
+    /// Print a histogram per process
+    #[arg(short = 'P', long, conflicts_with_all = ["tids", "pidnss"])]
+    pids: bool,
+    /// Print a histogram per thread
+    #[arg(short = 'L', long, conflicts_with = "pidnss")]
+    tids: bool,
+    /// Print a histogram per pid namespace
+    #[arg(long)]
+    pidnss: bool,
+    /// Trace these processes only (comma-separated pids)
+    #[arg(short = 'p', long, value_parser = cli::id_list)]
+    pid: Option<IdList>,
+    /// Trace tasks of this cgroup v2 (directory path) only, judged by the
+    /// woken task's cgroup
+    #[arg(short = 'c', long, value_name = "PATH", value_parser = cli::cgroup_path)]
+    cgroup: Option<PathBuf>,
+    /// Print p50, p90, p99, p99.9 and max of each histogram
+    #[arg(long)]
+    percentiles: bool,
+    #[command(flatten)]
+    interval: IntervalCount,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+pub fn main() -> std::process::ExitCode {
+    lifecycle::main::<Runqlat>()
+}
+
+struct Runqlat {
+    args: Args,
+    cgroup_id: u64,
+}
+
+impl Tool for Runqlat {
+    type Args = Args;
+    type Builder = RunqlatSkelBuilder;
+    const MAN: &'static str = include_str!("../man.roff");
+
+    fn new(args: Args) -> Result<Self> {
+        // A cgroup v2 directory's inode number is its cgroup id.
+        let cgroup_id = match &args.cgroup {
+            Some(path) => std::fs::metadata(path)
+                .with_context(|| format!("reading cgroup {}", path.display()))?
+                .ino(),
+            None => 0,
+        };
+        Ok(Runqlat { args, cgroup_id })
+    }
+
+    fn common(&self) -> &CommonArgs {
+        &self.args.common
+    }
+
+    fn filters(&self) -> Filters {
+        Filters {
+            pids: self.args.pid.clone().map(|IdList(p)| p),
+            ..Filters::default()
+        }
+    }
+
+    fn configure(&mut self, open: &mut OpenRunqlatSkel<'_>, _: &Setup) -> Result<()> {
+        let args = &self.args;
+        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
+        rodata.per_process = args.pids;
+        rodata.per_thread = args.tids;
+        rodata.per_pidns = args.pidnss;
+        rodata.millis = args.milliseconds;
+        rodata.fine = args.percentiles;
+        rodata.targ_cgroup_id = self.cgroup_id;
+        // Wakeup times: task storage for tp_btf, a hash map for raw_tp.
+        probe::pick_task_state_variant(
+            open.open_object_mut(),
+            &probe::TaskStateVariants {
+                btf_prefix: "rq_btf_",
+                raw_prefix: "rq_raw_",
+                storage_maps: &["start_storage"],
+                hash_maps: &["start"],
+            },
+        )?;
+        Ok(())
+    }
+
+    fn banner(&self) -> Banner {
+        Banner::Note("Tracing run queue latency... Hit Ctrl-C to end.".into())
+    }
+
+    fn schedule(&self) -> Schedule {
+        self.args.interval.schedule()
+    }
+
+    fn report(&mut self, skel: &RunqlatSkel<'_>, out: &mut Out, _: When) -> Result<()> {
+        let style = hist::Style {
+            unit: if self.args.milliseconds {
+                "msecs"
+            } else {
+                "usecs"
+            },
+            json: self.args.common.json,
+            timestamp: self.args.timestamp,
+            extension: false,
+        };
+        let sections = collect(&self.args, skel)?;
+        hist::print_report(out, &style, &sections)?;
+        Ok(())
+    }
+}
+
+fn collect(args: &Args, skel: &RunqlatSkel) -> Result<Vec<hist::Section>> {
+    let mut entries: Vec<(u32, Box<types::rq_hist>)> = maps::drain_as(&skel.maps.hists)?;
+    entries.sort_by_key(|(k, _)| *k);
+    let fine: Vec<(u32, Box<types::fine_hist>)> = if args.percentiles {
+        maps::drain_as(&skel.maps.fine_hists)?
+    } else {
+        Vec::new()
+    };
+    let kind = if args.pids {
+        Some("pid")
+    } else if args.tids {
+        Some("tid")
+    } else if args.pidnss {
+        Some("pidns")
+    } else {
+        None
+    };
+    Ok(entries
+        .iter()
+        .map(|(key, h)| {
+            let mut labels = Map::new();
+            let mut title = None;
+            if let Some(kind) = kind {
+                labels.insert(kind.into(), Value::from(*key));
+                if kind == "pidns" {
+                    title = Some(format!("pidns = {key}"));
+                } else {
+                    let comm = process::comm(*key).unwrap_or_else(|| c_string(&h.comm));
+                    title = Some(format!("{kind} = {key} {}", escape(comm.as_bytes())));
+                    labels.insert("comm".into(), Value::from(comm));
+                }
+            }
+            hist::Section {
+                title,
+                labels,
+                slots: h.hist.slots.to_vec(),
+                count: h.hist.count,
+                total: h.hist.total,
+                percentiles: fine
+                    .iter()
+                    .find(|(k, _)| k == key)
+                    .and_then(|(_, f)| hist::percentiles(&f.slots)),
+            }
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_checked() {
+        common::testing::check_arguments::<Args>(&[
+            &["runqlat", "0"][..],
+            &["runqlat", "-3"],
+            &["runqlat", "1", "0"],
+            &["runqlat", "-p", "notapid"],
+            &["runqlat", "-P", "-L"],
+            &["runqlat", "-c", "/no/such/cgroup"],
+            &["runqlat", "18446744073709551615"],
+        ]);
+    }
+}

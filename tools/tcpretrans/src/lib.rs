@@ -1,0 +1,251 @@
+//! tcpretrans: trace TCP retransmits, read from the socket in the kernel's
+//! own tracepoint, so that no kprobe is needed.
+
+mod print;
+
+use std::io;
+
+use anyhow::{bail, Result};
+use clap::Parser;
+use common::cli::{self, CommonArgs, IdList};
+use common::filters::Filters;
+use common::lifecycle::{self, Banner, Setup, Tool, When};
+use common::output::{Clock, Out};
+use common::probe::{self, Hook};
+use common::{maps, note};
+use libbpf_rs::skel::OpenSkel;
+use libbpf_rs::OpenObject;
+
+common::skeleton!("tcpretrans");
+use skel::{types, OpenTcpretransSkel, TcpretransSkel, TcpretransSkelBuilder};
+
+// SAFETY: repr(C) structs of integers and byte arrays, valid for any bytes.
+unsafe impl plain::Plain for types::event {}
+// SAFETY: as above.
+unsafe impl plain::Plain for types::flow_key {}
+
+use print::{AF_INET, AF_INET6};
+const LOSS_PROBE_FN: &str = "tcp_send_loss_probe";
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+    tcpretrans              # trace TCP retransmits
+    tcpretrans -s           # with the sequence number of each segment
+    tcpretrans -c           # count retransmits per flow, print at Ctrl-C
+    tcpretrans -4           # IPv4 only
+    tcpretrans -p 1234      # sockets of process 1234 only
+    tcpretrans --synack     # SYN-ACK retransmits too
+    tcpretrans -l           # tail loss probes too (needs fentry or kprobes)
+    tcpretrans --json | jq .";
+
+/// Trace TCP retransmits: addresses, ports and the TCP state of each.
+///
+/// The PID is the socket's owner when this tool saw it connect or send,
+/// otherwise the task that happened to run the retransmit (usually 0:
+/// retransmits run from timers and softirqs), as in BCC.
+#[derive(Parser, Debug)]
+#[command(name = "tcpretrans", version, after_help = EXAMPLES)]
+struct Args {
+    /// Include a SEQ column: the segment's first sequence number
+    #[arg(short = 's', long)]
+    sequence: bool,
+    /// Include tail loss probe attempts (T column L). Needs fentry or a
+    /// kprobe on tcp_send_loss_probe: an error where neither exists
+    #[arg(short = 'l', long)]
+    lossprobe: bool,
+    /// Like -l where tail loss probes can be traced; elsewhere, say so on
+    /// stderr and trace retransmits without them
+    #[arg(long, conflicts_with = "lossprobe")]
+    lossprobe_if_available: bool,
+    /// Count retransmits per flow in the kernel; print the counts at Ctrl-C
+    #[arg(short = 'c', long, conflicts_with = "sequence")]
+    count: bool,
+    /// Trace IPv4 only
+    #[arg(short = '4', long, conflicts_with = "ipv6")]
+    ipv4: bool,
+    /// Trace IPv6 only
+    #[arg(short = '6', long)]
+    ipv6: bool,
+    /// Print TIME(s), seconds since tracing began, instead of HH:MM:SS
+    #[arg(short = 'T', long)]
+    timestamp: bool,
+    /// Sockets owned by these processes only (comma-separated pids): the
+    /// owner is known for sockets seen connecting or sending
+    #[arg(short = 'p', long, value_parser = cli::id_list)]
+    pid: Option<IdList>,
+    /// Also trace retransmitted SYN-ACKs (on listening sockets)
+    #[arg(long)]
+    synack: bool,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+pub fn main() -> std::process::ExitCode {
+    lifecycle::main::<Tcpretrans>()
+}
+
+struct Tcpretrans {
+    args: Args,
+    clock: Clock,
+    event: types::event,
+}
+
+impl Tool for Tcpretrans {
+    type Args = Args;
+    type Builder = TcpretransSkelBuilder;
+    const MAN: &'static str = include_str!("../man.roff");
+
+    fn new(args: Args) -> Result<Self> {
+        Ok(Tcpretrans {
+            args,
+            clock: Clock::start(),
+            event: types::event::default(),
+        })
+    }
+
+    fn common(&self) -> &CommonArgs {
+        &self.args.common
+    }
+
+    fn filters(&self) -> Filters {
+        Filters {
+            pids: self.args.pid.clone().map(|IdList(p)| p),
+            ..Filters::default()
+        }
+    }
+
+    fn configure(&mut self, open: &mut OpenTcpretransSkel<'_>, _: &Setup) -> Result<()> {
+        let args = &self.args;
+        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
+        rodata.target_family = if args.ipv4 {
+            AF_INET
+        } else if args.ipv6 {
+            AF_INET6
+        } else {
+            0
+        };
+        rodata.count_flows = args.count;
+        choose_programs(open.open_object_mut(), args)
+    }
+
+    fn banner(&self) -> Banner {
+        if self.args.count {
+            Banner::Note("Tracing retransmits ... counting per flow. Hit Ctrl-C to end.".into())
+        } else {
+            Banner::Header {
+                header: print::header(&self.args),
+                note: "Tracing retransmits ... Hit Ctrl-C to end.".into(),
+            }
+        }
+    }
+
+    fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
+        maps::copy_record(&mut self.event, data);
+        print::print_event(out, &self.args, &self.clock, &self.event)
+    }
+
+    fn report(&mut self, skel: &TcpretransSkel<'_>, out: &mut Out, when: When) -> Result<()> {
+        if self.args.count && when == When::End {
+            print::print_counts(out, &self.args, skel)?;
+        }
+        Ok(())
+    }
+
+    fn error_note(&self, index: u32) -> Option<&'static str> {
+        match types::tcpretrans_error(index) {
+            types::tcpretrans_error::ERR_FLOWS_FULL => {
+                Some("retransmits not counted: the flow table was full")
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The program name prefix of each hook kind tcpretrans has variants for.
+const VARIANTS: &[(Hook, &str)] = &[
+    (Hook::TpBtf, "tr_btf_"),
+    (Hook::RawTp, "tr_raw_"),
+    (Hook::Tracepoint, "tr_tp_"),
+    (Hook::Fentry, "tr_fentry_"),
+    (Hook::Kprobe, "tr_kprobe_"),
+];
+
+/// True if program `name` is of the `hook` variant.
+fn of_variant(name: &str, hook: Hook) -> bool {
+    VARIANTS
+        .iter()
+        .any(|(h, prefix)| *h == hook && name.starts_with(prefix))
+}
+
+/// Picks the retransmit variant and the loss probe hook (if asked for and
+/// available), and switches every other program off.
+fn choose_programs(obj: &mut OpenObject, args: &Args) -> Result<()> {
+    let btf_tp = probe::btf_tracepoint_exists("tcp_retransmit_skb");
+    let mut candidates = Vec::new();
+    if btf_tp {
+        candidates.extend([Hook::TpBtf, Hook::RawTp]);
+    }
+    if probe::tracepoint_exists("tcp", "tcp_retransmit_skb") {
+        candidates.push(Hook::Tracepoint);
+    }
+    let Some(main) = probe::pick(&candidates) else {
+        bail!("this kernel has no tcp:tcp_retransmit_skb tracepoint that BPF can attach to");
+    };
+    let tlp = if args.lossprobe || args.lossprobe_if_available {
+        if probe::fentry_target(LOSS_PROBE_FN) {
+            Some(Hook::Fentry)
+        } else if probe::kprobe_target(LOSS_PROBE_FN) {
+            Some(Hook::Kprobe)
+        } else if args.lossprobe {
+            bail!(
+                "-l needs fentry or a kprobe on {LOSS_PROBE_FN}, and this kernel offers \
+                 neither (fentry programs do not load here, or there is no kprobe PMU); \
+                 run without -l, or with --lossprobe-if-available to trace retransmits \
+                 without tail loss probes"
+            );
+        } else {
+            note!(
+                "tail loss probes are not traced: this kernel offers neither fentry \
+                 nor a kprobe on {LOSS_PROBE_FN}"
+            );
+            None
+        }
+    } else {
+        None
+    };
+    let sendmsg = main != Hook::Tracepoint && probe::btf_tracepoint_exists("tcp_sendmsg_locked");
+    let synack = args.synack
+        && if main == Hook::Tracepoint {
+            probe::tracepoint_exists("tcp", "tcp_retransmit_synack")
+        } else {
+            probe::btf_tracepoint_exists("tcp_retransmit_synack")
+        };
+    if args.synack && !synack {
+        bail!("--synack needs the tcp:tcp_retransmit_synack tracepoint, which this kernel lacks");
+    }
+    for mut prog in obj.progs_mut() {
+        let name = prog.name().to_string_lossy().into_owned();
+        let keep = (of_variant(&name, main)
+            && (synack || !name.ends_with("_synack"))
+            && (sendmsg || !name.ends_with("_sendmsg")))
+            || tlp.is_some_and(|h| of_variant(&name, h));
+        prog.set_autoload(keep);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_checked() {
+        common::testing::check_arguments::<Args>(&[
+            &["tcpretrans", "-4", "-6"][..],
+            &["tcpretrans", "-p", "notapid"],
+            &["tcpretrans", "-c", "-s"],
+            &["tcpretrans", "-l", "--lossprobe-if-available"],
+            &["tcpretrans", "5"],
+        ]);
+    }
+}

@@ -1,0 +1,265 @@
+//! The BPF programs on the machine: tracing programs the bench did not load
+//! skew every figure (they run on the same hooks), so the bench refuses to
+//! start beside them; and whatever the bench loaded must be gone at the end.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Result};
+use libbpf_rs::query::ProgInfoIter;
+use libbpf_rs::ProgramType;
+use serde_json::{json, Value};
+
+use super::proc;
+
+/// How long a program may outlive its process: the kernel frees it after an
+/// RCU grace period, from a work queue.
+const FREE_GRACE: Duration = Duration::from_secs(3);
+
+#[derive(Debug, Clone)]
+pub struct Prog {
+    pub id: u32,
+    pub ty: ProgramType,
+    pub name: String,
+}
+
+impl Prog {
+    /// Program types that run on tracing hooks (and so on the workloads'
+    /// paths); the rest (cgroup, socket, XDP...) is only listed.
+    pub fn is_tracing(&self) -> bool {
+        matches!(
+            self.ty,
+            ProgramType::Kprobe
+                | ProgramType::Tracepoint
+                | ProgramType::PerfEvent
+                | ProgramType::RawTracepoint
+                | ProgramType::RawTracepointWritable
+                | ProgramType::Tracing
+                | ProgramType::Ext
+                | ProgramType::Lsm
+        )
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!({ "id": self.id, "type": type_name(self.ty), "name": self.name })
+    }
+}
+
+impl fmt::Display for Prog {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "id {} {} {}", self.id, type_name(self.ty), self.name)
+    }
+}
+
+/// The kernel's name for a program type (`raw_tracepoint`, `cgroup_skb`).
+fn type_name(ty: ProgramType) -> String {
+    let camel = format!("{ty:?}");
+    let mut snake = String::new();
+    for (i, c) in camel.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            snake.push('_');
+        }
+        snake.push(c.to_ascii_lowercase());
+    }
+    snake
+}
+
+pub fn loaded() -> Vec<Prog> {
+    ProgInfoIter::default()
+        .map(|p| Prog {
+            id: p.id,
+            ty: p.ty,
+            name: p.name.to_string_lossy().into_owned(),
+        })
+        .collect()
+}
+
+/// The programs loaded when the bench started, and what it saw appear
+/// since; checked around every measured condition.
+pub struct Watch {
+    start_ids: BTreeSet<u32>,
+    allow_foreign: bool,
+    /// Foreign tracing programs present at the start (only with --allow-foreign).
+    pub foreign_at_start: Vec<Prog>,
+    /// Foreign tracing programs that appeared during the run.
+    pub appeared: Vec<String>,
+    reported: BTreeSet<u32>,
+}
+
+impl Watch {
+    /// Lists the loaded programs; fails if any traces, unless allowed.
+    pub fn start(allow_foreign: bool) -> Result<Watch> {
+        let progs = loaded();
+        let (tracing, other): (Vec<Prog>, Vec<Prog>) =
+            progs.iter().cloned().partition(Prog::is_tracing);
+        for p in &other {
+            println!("bench: info: loaded, not a tracing program (ignored): {p}");
+        }
+        if !tracing.is_empty() {
+            for p in &tracing {
+                eprintln!("bench: foreign tracing BPF program loaded: {p}");
+            }
+            if !allow_foreign {
+                bail!(
+                    "{} tracing BPF program(s) that the bench did not load are running; they \
+                     would be measured with every tool. Stop them (bpftool prog show) or pass \
+                     --allow-foreign",
+                    tracing.len()
+                );
+            }
+            eprintln!(
+                "bench: WARNING: --allow-foreign: measuring beside {} foreign tracing \
+                 program(s); every figure includes their cost (recorded in the results)",
+                tracing.len()
+            );
+        }
+        Ok(Watch {
+            start_ids: progs.iter().map(|p| p.id).collect(),
+            allow_foreign,
+            foreign_at_start: tracing,
+            appeared: Vec::new(),
+            reported: BTreeSet::new(),
+        })
+    }
+
+    /// Before a condition, when no tracer of ours runs: a tracing program
+    /// not there at the start is someone else's.
+    pub fn before_condition(&mut self) -> Result<BTreeSet<u32>> {
+        let now = loaded();
+        let new: Vec<&Prog> = now
+            .iter()
+            .filter(|p| p.is_tracing() && !self.start_ids.contains(&p.id))
+            .filter(|p| !self.reported.contains(&p.id))
+            .collect();
+        if !new.is_empty() {
+            let ids = new.iter().map(|p| p.id).collect();
+            let holders = proc::holders(&ids);
+            for p in &new {
+                let by = holders
+                    .get(&p.id)
+                    .map(|h| {
+                        h.iter()
+                            .map(|(pid, cmd)| format!("pid {pid} ({cmd})"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    })
+                    .unwrap_or_else(|| "no process".into());
+                let line = format!("{p}, held by {by}");
+                eprintln!("bench: foreign tracing BPF program appeared during the run: {line}");
+                self.appeared.push(line);
+                self.reported.insert(p.id);
+            }
+            if !self.allow_foreign {
+                bail!(
+                    "a tracing BPF program the bench did not load appeared during the run; \
+                     the figures would include it (wait for a quiet machine or pass --allow-foreign)"
+                );
+            }
+        }
+        Ok(now.iter().map(|p| p.id).collect())
+    }
+
+    /// After a condition's processes are reaped: every program that
+    /// appeared since `before` must go. One held by a process that is not
+    /// ours is foreign (seen at the next condition); one held by our child
+    /// or by no process was left by the bench.
+    pub fn after_condition(&mut self, before: &BTreeSet<u32>, what: &str) -> Result<()> {
+        let left = wait_gone(before);
+        let leaked = leaked(&left);
+        if !leaked.is_empty() {
+            for line in &leaked {
+                eprintln!("bench: LEFT LOADED after {what}: {line}");
+            }
+            bail!("{what} left {} BPF program(s) loaded", leaked.len());
+        }
+        Ok(())
+    }
+
+    /// At the end: no child process of ours and no program loaded since
+    /// the start may remain. Kills and reaps stray children either way.
+    pub fn finish(&mut self) -> Vec<String> {
+        let mut problems = Vec::new();
+        for (pid, cmd) in proc::children() {
+            problems.push(format!("child process {pid} still running: {cmd}"));
+            proc::kill_and_reap(pid);
+        }
+        let left = wait_gone(&self.start_ids);
+        problems.extend(leaked(&left));
+        problems
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!({
+            "allowed": self.allow_foreign,
+            "at_start": self.foreign_at_start.iter().map(Prog::to_json).collect::<Vec<_>>(),
+            "appeared_during_run": self.appeared,
+        })
+    }
+}
+
+/// Waits until every program not in `keep` is unloaded, up to the grace
+/// time; returns those still loaded.
+fn wait_gone(keep: &BTreeSet<u32>) -> Vec<Prog> {
+    let start = Instant::now();
+    loop {
+        let left: Vec<Prog> = loaded()
+            .into_iter()
+            .filter(|p| !keep.contains(&p.id))
+            .collect();
+        if left.is_empty() || start.elapsed() > FREE_GRACE {
+            return left;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Of programs still loaded, those the bench left: held by no process (a
+/// leaked attachment) or by a child of ours. Programs other processes hold
+/// are not ours and are not listed.
+fn leaked(left: &[Prog]) -> Vec<String> {
+    if left.is_empty() {
+        return Vec::new();
+    }
+    let ids = left.iter().map(|p| p.id).collect();
+    let holders = proc::holders(&ids);
+    let ours: BTreeSet<u32> = proc::children().iter().map(|(pid, _)| *pid).collect();
+    left.iter()
+        .filter_map(|p| match holders.get(&p.id) {
+            None => Some(format!("{p}, held by no process")),
+            Some(h) if h.iter().any(|(pid, _)| ours.contains(pid)) => {
+                Some(format!("{p}, held by our child {:?}", h))
+            }
+            Some(_) => None,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type_names_are_the_kernels() {
+        assert_eq!(
+            type_name(ProgramType::RawTracepointWritable),
+            "raw_tracepoint_writable"
+        );
+        assert_eq!(type_name(ProgramType::CgroupSkb), "cgroup_skb");
+        assert_eq!(type_name(ProgramType::Kprobe), "kprobe");
+    }
+
+    #[test]
+    fn only_tracing_types_count_as_foreign() {
+        let p = |ty| Prog {
+            id: 1,
+            ty,
+            name: "x".into(),
+        };
+        assert!(p(ProgramType::Tracing).is_tracing());
+        assert!(p(ProgramType::PerfEvent).is_tracing());
+        assert!(!p(ProgramType::CgroupDevice).is_tracing());
+        assert!(!p(ProgramType::CgroupSkb).is_tracing());
+    }
+}

@@ -1,0 +1,361 @@
+//! `cargo xtask bench [TOOL...] [--rounds N] [--allow-foreign]`: each tool
+//! against its peers (libbpf-tools, bpftrace, BCC) on the same workload, in
+//! interleaved rounds, with nothing foreign attached and nothing left
+//! running. Figures are medians and ranges across rounds; the results go to
+//! target/bench/results.json, which `cargo xtask bench-table` puts into
+//! README.md. Numbers, not assertions.
+
+mod foreign;
+mod measure;
+mod memleak;
+mod peers;
+mod proc;
+mod readme;
+mod report;
+mod stats;
+mod workloads;
+
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use serde_json::json;
+
+pub use readme::bench_table;
+
+use measure::Run;
+use peers::{Condition, Peers, Role, Unavailable};
+use report::{ConditionResult, Meta, ToolResult};
+use workloads::{Netns, Scratch, Workload};
+
+const DEFAULT_ROUNDS: usize = 5;
+
+const USAGE: &str = "usage: cargo xtask bench [TOOL...] [--rounds N] [--allow-foreign]";
+
+struct Options {
+    tools: Vec<String>,
+    rounds: usize,
+    allow_foreign: bool,
+}
+
+impl Options {
+    /// `tools`: the workspace's tools, all benched when none is named.
+    fn parse(args: &[String], tools: &[String]) -> Result<Options> {
+        let mut opts = Options {
+            tools: Vec::new(),
+            rounds: DEFAULT_ROUNDS,
+            allow_foreign: false,
+        };
+        let mut args = args.iter();
+        while let Some(arg) = args.next() {
+            let rounds = match arg.as_str() {
+                "--allow-foreign" => {
+                    opts.allow_foreign = true;
+                    continue;
+                }
+                "--rounds" => args.next().map(String::as_str),
+                a if a.starts_with("--rounds=") => Some(&a["--rounds=".len()..]),
+                a if a.starts_with('-') => bail!("unknown option {a}\n{USAGE}"),
+                tool if tools.iter().any(|t| t == tool) => {
+                    opts.tools.push(tool.to_string());
+                    continue;
+                }
+                other => bail!(
+                    "no tool named '{other}'; tools: {}\n{USAGE}",
+                    tools.join(", ")
+                ),
+            };
+            opts.rounds = rounds
+                .and_then(|n| n.parse().ok())
+                .filter(|&n: &usize| n >= 1)
+                .with_context(|| {
+                    format!("--rounds needs a number of rounds, 1 or more\n{USAGE}")
+                })?;
+        }
+        if opts.tools.is_empty() {
+            opts.tools = tools.to_vec();
+        }
+        Ok(opts)
+    }
+}
+
+/// The peers, the workloads' programs, and the kernel headers BCC compiles against.
+fn packages() -> Vec<&'static str> {
+    let headers = match std::env::consts::ARCH {
+        "aarch64" => "linux-headers-arm64",
+        _ => "linux-headers-amd64",
+    };
+    vec![
+        "libbpf-tools",
+        "bpftrace",
+        "bpfcc-tools",
+        headers,
+        "linux-perf",
+        "fio",
+        "iproute2",
+        "nftables",
+    ]
+}
+
+pub fn main(args: &[String]) -> Result<()> {
+    let opts = Options::parse(args, &crate::tools()?)?;
+    if !crate::is_root() {
+        bail!("bench loads BPF programs: run it as root");
+    }
+    crate::deps(&packages())?;
+    let bins = crate::build_release(&opts.tools)?;
+    proc::become_subreaper()?;
+    let mut watch = foreign::Watch::start(opts.allow_foreign)?;
+    let meta = Meta::now(opts.rounds);
+    let mut done = Vec::new();
+    let outcome = run(&opts, &bins, &mut watch, &meta, &mut done);
+    // Whatever happened: nothing the bench started may outlive it.
+    let left = watch.finish();
+    if !done.is_empty() {
+        let (names, mut results): (Vec<String>, Vec<_>) = done.into_iter().unzip();
+        // Each tool's entry outlives this run in results.json: it carries
+        // what was loaded beside it.
+        for r in &mut results {
+            r["foreign_programs"] = watch.to_json();
+        }
+        let run = json!({
+            "tools": names,
+            "foreign_programs": watch.to_json(),
+            "left_behind": left,
+            "error": outcome.as_ref().err().map(|e| format!("{e:#}")),
+        });
+        let path = report::save(&results, &names, &meta, run)?;
+        println!(
+            "\nresults: {} (cargo xtask bench-table puts them in README.md)",
+            path.display()
+        );
+    }
+    if !left.is_empty() {
+        for line in &left {
+            eprintln!("bench: LEFT BEHIND: {line}");
+        }
+        bail!(
+            "the bench left {} process(es) or BPF program(s) behind (killed where possible); \
+             its figures are suspect",
+            left.len()
+        );
+    }
+    println!("bench: checked: no child process and no BPF program of the bench remains");
+    outcome
+}
+
+fn run(
+    opts: &Options,
+    bins: &Path,
+    watch: &mut foreign::Watch,
+    meta: &Meta,
+    done: &mut Vec<(String, serde_json::Value)>,
+) -> Result<()> {
+    let scratch = Scratch::new()?;
+    let headers = peers::kernel_headers().map_err(|e| format!("{e:#}"));
+    if let Err(why) = &headers {
+        eprintln!("bench: no kernel header tree (BCC, bpftrace includes): {why}");
+    }
+    let peers = Peers {
+        ours: bins.to_path_buf(),
+        headers,
+    };
+    let netns = if opts.tools.iter().any(|t| t == "tcpretrans") {
+        Some(Netns::new()?)
+    } else {
+        None
+    };
+    // All up front: a tool without a workload fails before anything is measured.
+    let workloads = opts
+        .tools
+        .iter()
+        .map(|tool| workload(tool, &scratch, netns.as_ref()))
+        .collect::<Result<Vec<_>>>()?;
+    for (tool, workload) in opts.tools.iter().zip(&workloads) {
+        let (conditions, unavailable) = peers.conditions(tool);
+        println!("\n== {tool}: {}", workload.name);
+        let mut result = rounds(tool, workload, conditions, unavailable, opts.rounds, watch)?;
+        let mut failed = None;
+        if tool == "memleak" {
+            let reports =
+                memleak::report_phases(&bins.join("memleak"), &scratch.dir, opts.rounds, watch);
+            result.extras = Some(memleak::extras(&result, &reports));
+            failed = reports.err();
+        }
+        result.print(opts.rounds);
+        done.push((tool.clone(), result.to_json(meta)));
+        // Ours failing is an error, once what was measured is kept.
+        if let Some(e) = failed {
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+fn workload(tool: &str, scratch: &Scratch, netns: Option<&Netns>) -> Result<Workload> {
+    let dir = &scratch.dir;
+    Ok(match tool {
+        "opensnoop" => workloads::open_loop(dir, 200_000)?,
+        "execsnoop" => workloads::exec_loop(dir, 500)?,
+        "runqlat" | "offcputime" => workloads::sched_pipe(100_000),
+        "biolatency" => workloads::fio_randread(dir)?,
+        "tcpretrans" => workloads::lossy_transfer(netns.context("no network namespace")?),
+        "cachestat" => workloads::cached_reads(dir)?,
+        "memleak" => memleak::malloc_loop(dir)?,
+        other => bail!(
+            "no bench workload for '{other}': add one (bench/workloads.rs, named in \
+             workload() in bench/mod.rs)"
+        ),
+    })
+}
+
+/// A warm-up run, then every condition once per round, in an order rotated
+/// each round; the slowdown is taken within the round. A peer that fails is dropped and
+/// reported; ours failing is an error.
+fn rounds(
+    tool: &str,
+    w: &Workload,
+    conditions: Vec<Condition>,
+    mut unavailable: Vec<Unavailable>,
+    n: usize,
+    watch: &mut foreign::Watch,
+) -> Result<ToolResult> {
+    assert_eq!(conditions[0].role, Role::Untraced, "untraced comes first");
+    let mut runs: Vec<Vec<Run>> = conditions.iter().map(|_| Vec::new()).collect();
+    let mut active: Vec<usize> = (0..conditions.len()).collect();
+    let mut order_log = Vec::new();
+    // Not counted: a first run pays for cold caches (and the first transfer
+    // in a new network namespace for more).
+    let warm = measure::untraced(w).context("the workload's warm-up run")?;
+    println!("   [warm-up] {:<24} {}", "untraced", progress(&warm, w));
+    for round in 0..n {
+        let mut order = active.clone();
+        let turn = round % order.len();
+        order.rotate_left(turn);
+        order_log.push(order.iter().map(|&i| conditions[i].label.clone()).collect());
+        for &i in &order {
+            let c = &conditions[i];
+            let before = watch.before_condition()?;
+            let result = match &c.launch {
+                None => measure::untraced(w),
+                Some(launch) => measure::traced(w, launch),
+            };
+            watch.after_condition(&before, &format!("{tool}, {}", c.label))?;
+            match result {
+                Ok(run) => {
+                    println!(
+                        "   [{}/{n}] {:<26} {}",
+                        round + 1,
+                        c.label,
+                        progress(&run, w)
+                    );
+                    runs[i].push(run);
+                }
+                Err(e) if matches!(c.role, Role::Peer | Role::Reference) => {
+                    let reason = if round == 0 {
+                        format!("{e:#}")
+                    } else {
+                        format!("failed in round {} of {n}: {e:#}", round + 1)
+                    };
+                    println!(
+                        "   [{}/{n}] {:<26} does not run here: {reason}",
+                        round + 1,
+                        c.label
+                    );
+                    unavailable.push(Unavailable {
+                        label: c.label.clone(),
+                        reason,
+                    });
+                    active.retain(|&j| j != i);
+                    runs[i].clear();
+                }
+                Err(e) => {
+                    return Err(e.context(format!(
+                        "{tool}: {} (round {} of {n})",
+                        c.label,
+                        round + 1
+                    )))
+                }
+            }
+        }
+    }
+    let base: Vec<f64> = runs[0].iter().map(|r| r.value).collect();
+    let conditions = conditions
+        .into_iter()
+        .zip(runs)
+        .filter(|(_, runs)| runs.len() == n)
+        .map(|(c, runs)| ConditionResult {
+            slowdowns: runs.iter().zip(&base).map(|(r, b)| r.value / b).collect(),
+            startup_by: c.launch.as_ref().map(|l| l.ready.describe()),
+            command: c.launch.as_ref().map(|l| l.shown()),
+            label: c.label,
+            role: c.role,
+            how: c.how,
+            runs,
+        })
+        .collect();
+    Ok(ToolResult {
+        tool: tool.to_string(),
+        workload: w.name.clone(),
+        unit: w.unit,
+        sent: w.events.as_ref().and_then(|e| e.sent),
+        conditions,
+        unavailable,
+        order: order_log,
+        extras: None,
+    })
+}
+
+/// One run, in a line: shown as the rounds go.
+fn progress(run: &Run, w: &Workload) -> String {
+    let mut s = format!("{:.1} {}", run.value, w.unit.label());
+    if let Some(ms) = run.startup_ms {
+        s += &format!(", start-up {ms:.0} ms");
+    }
+    if let Some(ms) = run.cpu_ms {
+        s += &format!(", CPU {ms:.1} ms");
+    }
+    if let Some(kib) = run.peak_rss_kib {
+        s += &format!(", peak RSS {:.1} MiB", kib as f64 / 1024.0);
+    }
+    if let Some(ms) = run.exit_ms {
+        s += &format!(", exit {ms:.0} ms");
+    }
+    if let Some(seen) = run.events_seen {
+        s += &format!(", {seen} events seen");
+    }
+    for n in &run.notes {
+        s += &format!(" ({n})");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    fn parse(s: &str) -> Result<Options> {
+        Options::parse(&args(s), &args("memleak opensnoop runqlat"))
+    }
+
+    #[test]
+    fn parses_tools_rounds_and_allow_foreign() {
+        let o = parse("opensnoop --rounds 3 runqlat --allow-foreign").unwrap();
+        assert_eq!(o.tools, ["opensnoop", "runqlat"]);
+        assert_eq!(o.rounds, 3);
+        assert!(o.allow_foreign);
+        let o = parse("--rounds=1").unwrap();
+        assert_eq!((o.tools.len(), o.rounds, o.allow_foreign), (3, 1, false));
+    }
+
+    #[test]
+    fn rejects_bad_arguments() {
+        assert!(parse("--rounds 0").is_err());
+        assert!(parse("--rounds").is_err());
+        assert!(parse("nosuchtool").is_err());
+        assert!(parse("--fast").is_err());
+    }
+}

@@ -1,0 +1,352 @@
+//! The traced workloads: what each tool watches while it is measured. A
+//! workload runs the same way under every condition; it reports one value
+//! (wall time, or the program's own per-operation time).
+
+use std::ffi::CString;
+use std::fs;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::thread;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// Wall time of the whole run.
+    Millis,
+    /// The program's own mean time per malloc+free pair.
+    NsPerPair,
+}
+
+impl Unit {
+    pub fn label(self) -> &'static str {
+        match self {
+            Unit::Millis => "ms",
+            Unit::NsPerPair => "ns per malloc+free",
+        }
+    }
+}
+
+/// One run of a workload, started and ready to go: tracers that follow a
+/// process attach to `pid` before `run`.
+pub trait Target {
+    fn pid(&self) -> Option<u32> {
+        None
+    }
+    fn run(&mut self) -> Result<f64>;
+}
+
+/// Per-event output: each event the workload causes prints a line holding
+/// `marker`; `sent` of them per run, where the count is known.
+pub struct Events {
+    pub marker: String,
+    pub sent: Option<u64>,
+}
+
+/// Causes one event whose line holds `marker` and not the workload's own
+/// marker: start-up ends at its first line, without counting as an event.
+#[derive(Clone)]
+pub struct Probe {
+    pub marker: String,
+    pub fire: Arc<dyn Fn() + Send + Sync>,
+}
+
+type Start = Box<dyn Fn() -> Result<Box<dyn Target>>>;
+
+pub struct Workload {
+    pub name: String,
+    pub unit: Unit,
+    pub events: Option<Events>,
+    pub probe: Option<Probe>,
+    start: Start,
+}
+
+impl Workload {
+    pub fn new(name: String, unit: Unit, start: Start) -> Workload {
+        Workload {
+            name,
+            unit,
+            events: None,
+            probe: None,
+            start,
+        }
+    }
+
+    /// A workload timed as a whole by the bench.
+    fn timed(name: impl Into<String>, body: impl Fn() -> Result<()> + 'static) -> Workload {
+        let body: Rc<dyn Fn() -> Result<()>> = Rc::new(body);
+        Workload::new(
+            name.into(),
+            Unit::Millis,
+            Box::new(move || Ok(Box::new(Timed(body.clone())))),
+        )
+    }
+
+    pub fn start(&self) -> Result<Box<dyn Target>> {
+        (self.start)()
+    }
+}
+
+struct Timed(Rc<dyn Fn() -> Result<()>>);
+
+impl Target for Timed {
+    fn run(&mut self) -> Result<f64> {
+        let start = Instant::now();
+        (self.0)()?;
+        Ok(start.elapsed().as_secs_f64() * 1e3)
+    }
+}
+
+/// The bench's files, on the target disk (not tmpfs: cachestat's and fio's
+/// workloads need a real page cache and block device). Removed on drop.
+pub struct Scratch {
+    pub dir: PathBuf,
+}
+
+impl Scratch {
+    pub fn new() -> Result<Scratch> {
+        let dir = crate::root_dir()
+            .join("target/bench")
+            .join(format!("scratch-{}", std::process::id()));
+        fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        Ok(Scratch { dir })
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// open()+close() of one file in a tight loop: opensnoop prints each.
+pub fn open_loop(dir: &Path, n: u64) -> Result<Workload> {
+    let target = dir.join("bench-open-target");
+    let ready = dir.join("bench-open-ready");
+    fs::write(&target, b"x")?;
+    fs::write(&ready, b"x")?;
+    let cpath = CString::new(target.to_string_lossy().as_bytes())?;
+    let mut w = Workload::timed(format!("open()+close() loop, {n} opens"), move || {
+        for _ in 0..n {
+            // SAFETY: a valid C string; the fd is closed at once.
+            unsafe {
+                let fd = libc::open(cpath.as_ptr(), libc::O_RDONLY);
+                if fd >= 0 {
+                    libc::close(fd);
+                }
+            }
+        }
+        Ok(())
+    });
+    w.events = Some(Events {
+        marker: target.to_string_lossy().into_owned(),
+        sent: Some(n),
+    });
+    w.probe = Some(Probe {
+        marker: ready.to_string_lossy().into_owned(),
+        fire: Arc::new(move || {
+            let _ = fs::File::open(&ready);
+        }),
+    });
+    Ok(w)
+}
+
+/// fork+exec of a copy of /bin/true, one after another: execsnoop prints each.
+pub fn exec_loop(dir: &Path, n: u64) -> Result<Workload> {
+    let prog = dir.join("bench-exec-true");
+    let ready = dir.join("bench-exec-ready");
+    fs::copy("/bin/true", &prog)?;
+    fs::copy("/bin/true", &ready)?;
+    let run_prog = prog.clone();
+    let mut w = Workload::timed(format!("exec loop, {n} execs"), move || {
+        for _ in 0..n {
+            let status = Command::new(&run_prog).status()?;
+            if !status.success() {
+                bail!("{} failed: {status}", run_prog.display());
+            }
+        }
+        Ok(())
+    });
+    w.events = Some(Events {
+        marker: prog.to_string_lossy().into_owned(),
+        sent: Some(n),
+    });
+    w.probe = Some(Probe {
+        marker: ready.to_string_lossy().into_owned(),
+        fire: Arc::new(move || {
+            let _ = Command::new(&ready).status();
+        }),
+    });
+    Ok(w)
+}
+
+/// An external benchmark, timed as a whole; it must succeed.
+pub fn command(name: &str, program: &str, args: &[String]) -> Workload {
+    let (program, args) = (program.to_string(), args.to_vec());
+    Workload::timed(name, move || {
+        let out = Command::new(&program)
+            .args(&args)
+            .stdin(Stdio::null())
+            .output()
+            .with_context(|| format!("running {program}"))?;
+        if !out.status.success() {
+            bail!(
+                "{program} failed ({}): {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        Ok(())
+    })
+}
+
+/// Two processes passing a token over pipes: a context switch per message.
+pub fn sched_pipe(loops: u32) -> Workload {
+    command(
+        &format!("perf bench sched pipe, {loops} round trips"),
+        "perf",
+        &["bench", "sched", "pipe", "-l", &loops.to_string()].map(String::from),
+    )
+}
+
+/// fio: 4 KiB random O_DIRECT reads at queue depth 1 on a 64 MiB file.
+pub fn fio_randread(dir: &Path) -> Result<Workload> {
+    let file = dir.join("bench-fio");
+    fs::write(&file, vec![1u8; 64 << 20])?;
+    let args = [
+        "--name=randread".to_string(),
+        format!("--filename={}", file.display()),
+        "--rw=randread".into(),
+        "--bs=4k".into(),
+        "--direct=1".into(),
+        "--iodepth=1".into(),
+        "--ioengine=psync".into(),
+        "--size=64M".into(),
+        "--io_size=48M".into(),
+        "--output-format=terse".into(),
+    ];
+    Ok(command(
+        "fio 4k random reads, O_DIRECT, QD 1, 48 MiB",
+        "fio",
+        &args,
+    ))
+}
+
+/// Re-reads a cached 64 MiB file 100 times: page cache hits only.
+pub fn cached_reads(dir: &Path) -> Result<Workload> {
+    let file = dir.join("bench-cached");
+    fs::write(&file, vec![7u8; 64 << 20])?;
+    // Read it once so that every timed read is a hit.
+    fs::read(&file)?;
+    Ok(Workload::timed(
+        "re-reads of a cached 64 MiB file, 100 times",
+        move || {
+            let mut buf = vec![0u8; 128 << 10];
+            for _ in 0..100 {
+                let mut f = fs::File::open(&file)?;
+                while f.read(&mut buf)? > 0 {}
+            }
+            Ok(())
+        },
+    ))
+}
+
+/// A network namespace whose loopback drops every 50th data segment sent to
+/// port 5001 (nftables): the tcpretrans workload. Deleted on drop. Every
+/// 50th, not 2% at random: random losses now and then cost a retransmit
+/// timeout (200 ms and more), which would swamp any tracer's cost.
+pub struct Netns {
+    name: String,
+}
+
+pub const LOSSY_PORT: u16 = 5001;
+
+impl Netns {
+    pub fn new() -> Result<Netns> {
+        let ns = Netns {
+            name: format!("bpfbench{}", std::process::id()),
+        };
+        crate::check(Command::new("ip").args(["netns", "add", &ns.name]))?;
+        crate::check(
+            Command::new("ip").args(["-n", &ns.name, "link", "set", "lo", "up", "mtu", "1500"]),
+        )?;
+        let rules = format!(
+            "table inet bench {{\n chain input {{\n  type filter hook input priority 0; policy accept;\n  \
+             tcp dport {LOSSY_PORT} tcp flags & syn == 0 numgen inc mod 50 == 0 drop\n }}\n}}\n"
+        );
+        let mut nft = Command::new("ip")
+            .args(["netns", "exec", &ns.name, "nft", "-f", "-"])
+            .stdin(Stdio::piped())
+            .spawn()
+            .context("starting nft")?;
+        nft.stdin.take().unwrap().write_all(rules.as_bytes())?;
+        if !nft.wait()?.success() {
+            bail!("nft refused the bench's drop rule");
+        }
+        Ok(ns)
+    }
+
+    fn path(&self) -> String {
+        format!("/run/netns/{}", self.name)
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.name])
+            .status();
+    }
+}
+
+/// 100 MB over the lossy loopback TCP connection in 1000-byte writes: about
+/// two thousand retransmits, each one line of tcpretrans output.
+pub fn lossy_transfer(ns: &Netns) -> Workload {
+    let path = ns.path();
+    let mut w = Workload::timed(
+        "100 MB over loopback TCP, every 50th segment dropped",
+        move || {
+            let path = path.clone();
+            // setns moves only the calling thread: do the transfer on one of our own.
+            thread::spawn(move || transfer_in(&path))
+                .join()
+                .map_err(|_| anyhow::anyhow!("the transfer thread panicked"))?
+        },
+    );
+    w.events = Some(Events {
+        marker: format!("127.0.0.1:{LOSSY_PORT}"),
+        sent: None,
+    });
+    w
+}
+
+fn transfer_in(netns: &str) -> Result<()> {
+    let ns = fs::File::open(netns).with_context(|| format!("opening {netns}"))?;
+    // SAFETY: a valid namespace fd; setns moves only this thread.
+    if unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+        return Err(std::io::Error::last_os_error()).context("setns");
+    }
+    let listener = TcpListener::bind(("127.0.0.1", LOSSY_PORT))?;
+    let mut client = TcpStream::connect(("127.0.0.1", LOSSY_PORT))?;
+    client.set_nodelay(true)?;
+    let (mut server, _) = listener.accept()?;
+    let reader = thread::spawn(move || {
+        let mut buf = vec![0u8; 1 << 16];
+        while server.read(&mut buf).is_ok_and(|n| n > 0) {}
+    });
+    let chunk = [b'x'; 1000];
+    for _ in 0..100_000 {
+        client.write_all(&chunk)?;
+    }
+    drop(client);
+    reader
+        .join()
+        .map_err(|_| anyhow::anyhow!("the reader thread panicked"))?;
+    Ok(())
+}
