@@ -12,8 +12,10 @@ use serde_json::json;
 use crate::skel::{types, TcpretransSkel};
 use crate::Args;
 
-pub const AF_INET: u16 = 2;
-pub const AF_INET6: u16 = 10;
+/// Address families as the kernel (and the event) number them: the C
+/// library's constants, not copies of the BPF side's.
+pub const AF_INET: u16 = libc::AF_INET as u16;
+pub const AF_INET6: u16 = libc::AF_INET6 as u16;
 
 pub fn header(args: &Args) -> String {
     let time = if args.timestamp { "TIME(s)" } else { "TIME" };
