@@ -27,6 +27,14 @@ pub struct Filters {
 }
 
 impl Filters {
+    /// Only the processes of a `-p` list, if one was given.
+    pub fn pids(list: &Option<crate::cli::IdList>) -> Filters {
+        Filters {
+            pids: list.as_ref().map(|l| l.0.clone()),
+            ..Filters::default()
+        }
+    }
+
     /// The policy for every tool: a process or thread named in a filter
     /// must be running when the tool starts (a typo would otherwise trace
     /// nothing, silently).

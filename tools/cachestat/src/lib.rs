@@ -102,10 +102,7 @@ impl Tool for Cachestat {
     }
 
     fn filters(&self) -> Filters {
-        Filters {
-            pids: self.args.pid.clone().map(|IdList(p)| p),
-            ..Filters::default()
-        }
+        Filters::pids(&self.args.pid)
     }
 
     fn configure(&mut self, open: &mut OpenCachestatSkel<'_>, _: &Setup) -> Result<()> {

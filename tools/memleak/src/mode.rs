@@ -4,7 +4,6 @@
 use std::ffi::OsString;
 
 use anyhow::Result;
-use common::cli::IdList;
 use common::filters::Filters;
 use common::run::usage;
 use libbpf_rs::OpenObject;
@@ -38,11 +37,7 @@ pub fn check(args: &Args) -> Result<Option<Vec<OsString>>> {
     }
     // The uprobes go per process, so -p needs no kernel filter; the
     // policy for missing processes is the shared one.
-    Filters {
-        pids: args.pid.clone().map(|IdList(p)| p),
-        ..Filters::default()
-    }
-    .check()?;
+    Filters::pids(&args.pid).check()?;
     Ok(command)
 }
 

@@ -99,10 +99,7 @@ impl Tool for Runqlat {
     }
 
     fn filters(&self) -> Filters {
-        Filters {
-            pids: self.args.pid.clone().map(|IdList(p)| p),
-            ..Filters::default()
-        }
+        Filters::pids(&self.args.pid)
     }
 
     fn configure(&mut self, open: &mut OpenRunqlatSkel<'_>, _: &Setup) -> Result<()> {

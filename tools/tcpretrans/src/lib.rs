@@ -108,10 +108,7 @@ impl Tool for Tcpretrans {
     }
 
     fn filters(&self) -> Filters {
-        Filters {
-            pids: self.args.pid.clone().map(|IdList(p)| p),
-            ..Filters::default()
-        }
+        Filters::pids(&self.args.pid)
     }
 
     fn configure(&mut self, open: &mut OpenTcpretransSkel<'_>, _: &Setup) -> Result<()> {
