@@ -84,6 +84,19 @@ pub fn attach(skel: &mut MemleakSkel, pid: u32, lib: &Path, args: &Args) -> Resu
     let mut links = Vec::new();
     for (func, enter, exit) in FUNCTIONS {
         let symbol = format!("{}{func}", args.symbols_prefix);
+        // An entry-only probe may go past a prologue that would be
+        // single-stepped (placement.rs); one with a return probe stays at
+        // the entry, where the return address is taken.
+        let place = match exit {
+            None => crate::placement::entry_only(lib, &symbol),
+            Some(_) => crate::placement::Placement {
+                offset: 0,
+                why: "at the entry (it has a return probe too)".into(),
+            },
+        };
+        if args.common.verbose {
+            note!("{symbol}: probe {}", place.why);
+        }
         let mut attach = |prog_name: &str, retprobe: bool| -> Result<Link> {
             let prog = skel
                 .object_mut()
@@ -95,7 +108,8 @@ pub fn attach(skel: &mut MemleakSkel, pid: u32, lib: &Path, args: &Args) -> Resu
                 func_name: Some(symbol.clone()),
                 ..Default::default()
             };
-            Ok(prog.attach_uprobe_with_opts(pid as i32, lib, 0, opts)?)
+            let offset = if retprobe { 0 } else { place.offset };
+            Ok(prog.attach_uprobe_with_opts(pid as i32, lib, offset as usize, opts)?)
         };
         // The return probe first: an entry without its return would leave
         // sizes behind.

@@ -4,6 +4,7 @@
 mod allocator;
 mod calls;
 mod mode;
+mod placement;
 mod report;
 
 use std::ffi::OsString;

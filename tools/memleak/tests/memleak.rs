@@ -102,8 +102,9 @@ fn reports_the_leaking_function_as_the_direct_caller() {
     }
     let (bytes, count) = biggest.unwrap_or_else(|| panic!("no stack from {LEAKER_FN}: {out}"));
     // 3 s of one leak per 10 ms (a little more with the sleep's slack),
-    // less the last 500 ms (-o): about 250.
-    assert!((150..=260).contains(&count), "{count} allocations: {out}");
+    // less the last 500 ms (-o): about 250; more when a loaded machine
+    // (the parallel tests' allocation storms) delays the report.
+    assert!((150..=450).contains(&count), "{count} allocations: {out}");
     assert_eq!(bytes, count * 4096, "{out}");
     assert!(!out.contains(FREED_FN), "freed memory reported: {out}");
     assert!(out.contains("leaker.c:"), "file:line from DWARF: {out}");
@@ -295,4 +296,68 @@ fn stack_storage_is_bounded_by_available_memory() {
     let out = run(BIN, &["--stack-storage-size", "20000000", "1"]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(out.stderr.contains("kernel memory"), "{}", out.stderr);
+}
+
+/// Runs ml-churn under `memleak -p` (with `env` set) and returns memleak's
+/// final report and its stderr (with -v: where each probe went).
+fn churn_under_memleak(env: &[(&str, &str)]) -> (Vec<Value>, String) {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+    require_root();
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    let bin = BUILT.get_or_init(|| {
+        common::testing::build_c_program(
+            env!("CARGO_MANIFEST_DIR"),
+            env!("CARGO_TARGET_TMPDIR"),
+            "ml-churn",
+        )
+    });
+    let mut target = Command::new(bin)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(target.stdout.take().unwrap()).lines();
+    assert_eq!(lines.next().unwrap().unwrap(), "ready");
+    let pid = target.id().to_string();
+    let tool = Traced::start_command(
+        Command::new(BIN)
+            .args(["-p", &pid, "--json", "-v", "-o", "0", "-T", "100", "3600"])
+            .envs(env.iter().copied()),
+    );
+    let mut stdin = target.stdin.take().unwrap();
+    writeln!(stdin, "go").unwrap();
+    assert_eq!(lines.next().unwrap().unwrap(), "done");
+    let finished = stop_and_check_unloaded(tool);
+    writeln!(stdin, "go").unwrap();
+    let _ = target.wait();
+    assert!(finished.status.success(), "{finished:?}");
+    (finished.json(), finished.stderr)
+}
+
+fn allocations(entries: &[Value]) -> u64 {
+    entries
+        .iter()
+        .map(|e| e["allocations"].as_u64().unwrap())
+        .sum()
+}
+
+#[test]
+fn free_probe_moved_past_the_null_check_misses_nothing() {
+    let (entries, stderr) = churn_under_memleak(&[]);
+    // glibc's free begins with a NULL check that would be single-stepped.
+    assert!(
+        stderr.contains("free: probe +0x"),
+        "the free probe was not moved: {stderr}"
+    );
+    assert_eq!(allocations(&entries), 500, "{entries:?}");
+    let leaks = entry_from(&entries, "leak_one").expect("no stack from leak_one");
+    assert_eq!(leaks["allocations"], 500);
+}
+
+#[test]
+fn free_probe_at_the_entry_counts_the_same() {
+    let (entries, stderr) = churn_under_memleak(&[("BPFTOOLS_DISABLE", "probe_move")]);
+    assert!(stderr.contains("free: probe at the entry"), "{stderr}");
+    assert_eq!(allocations(&entries), 500, "{entries:?}");
 }
