@@ -3,130 +3,49 @@
 //! the data segments on the input hook.
 
 use std::io::{Read, Write};
-use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream};
-use std::os::fd::AsRawFd;
-use std::process::{Command, Stdio};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::process::Command;
 use std::thread;
 use std::time::Duration;
 
 use common::testing::{require_root, run, stop_and_check_unloaded, unique, Finished, Traced};
 use serde_json::Value;
+use testbed::{Loss, Netns};
 
 const BIN: &str = env!("CARGO_BIN_EXE_tcpretrans");
 
-fn sh(cmd: &mut Command) {
-    let out = cmd.output().expect("running a setup command");
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+/// The test's network namespace (testbed::Netns, shared with the bench),
+/// named uniquely.
+fn netns() -> Netns {
+    Netns::new(&unique("tr")).expect("creating a network namespace")
 }
 
-/// A network namespace with its loopback up, deleted (with its nftables
-/// rules) when dropped, on every exit path of a test.
-struct Netns {
-    name: String,
-}
-
-impl Netns {
-    fn new() -> Netns {
-        let full = unique("tr");
-        let ns = Netns {
-            name: full[..full.len().min(15)].to_string(),
-        };
-        sh(Command::new("ip").args(["netns", "add", &ns.name]));
-        // A small MTU makes more, smaller segments to drop.
-        sh(Command::new("ip").args(["-n", &ns.name, "link", "set", "lo", "up", "mtu", "1500"]));
-        ns
-    }
-
-    /// Drops `percent` of the data segments sent to `port`; SYNs pass, so
-    /// connecting never waits for the 1 s SYN timeout.
-    fn drop_segments(&self, port: u16, percent: u32) {
-        let rules = format!(
-            "table inet bpftools_test {{\n chain input {{\n \
-               type filter hook input priority 0; policy accept;\n \
-               tcp dport {port} tcp flags & syn == 0 numgen random mod 100 < {percent} drop\n }}\n}}\n"
-        );
-        let mut nft = Command::new("ip")
-            .args(["netns", "exec", &self.name, "nft", "-f", "-"])
-            .stdin(Stdio::piped())
-            .spawn()
-            .unwrap();
-        nft.stdin
-            .take()
-            .unwrap()
-            .write_all(rules.as_bytes())
-            .unwrap();
-        assert!(nft.wait().unwrap().success(), "nft refused: {rules}");
-    }
-
-    fn stop_dropping(&self) {
-        sh(Command::new("ip").args([
-            "netns",
-            "exec",
-            &self.name,
-            "nft",
-            "delete",
-            "table",
-            "inet",
-            "bpftools_test",
-        ]));
-    }
-
-    /// A connected pair of sockets inside the namespace (sockets keep their
-    /// namespace, so the caller's threads can use them anywhere).
-    fn connect(&self, addr: SocketAddr) -> (TcpStream, TcpStream) {
-        let path = format!("/run/netns/{}", self.name);
-        thread::spawn(move || {
-            let ns = std::fs::File::open(&path).unwrap();
-            // SAFETY: a valid namespace fd; setns moves only this thread.
-            let rc = unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) };
-            assert_eq!(rc, 0, "setns: {}", std::io::Error::last_os_error());
-            let listener = TcpListener::bind(addr).unwrap();
-            let client = TcpStream::connect(addr).unwrap();
-            let (server, _) = listener.accept().unwrap();
-            (client, server)
-        })
-        .join()
-        .unwrap()
-    }
-
-    /// Sends 2 MB in 1000-byte writes to `addr` while `percent` of the
-    /// segments are dropped; returns the sender's local port.
-    fn lossy_transfer(&self, addr: SocketAddr, percent: u32) -> u16 {
-        let (mut client, mut server) = self.connect(addr);
-        client.set_nodelay(true).unwrap();
-        let lport = client.local_addr().unwrap().port();
-        self.drop_segments(addr.port(), percent);
-        let reader = thread::spawn(move || {
-            let mut buf = vec![0u8; 65536];
-            let mut total = 0;
-            loop {
-                match server.read(&mut buf) {
-                    Ok(0) | Err(_) => return total,
-                    Ok(n) => total += n,
-                }
+/// Sends 2 MB in 1000-byte writes to `addr` inside `ns` while `percent` of
+/// the segments are dropped; returns the sender's local port.
+fn lossy_transfer(ns: &Netns, addr: SocketAddr, percent: u32) -> u16 {
+    let (mut client, mut server) = ns.connect(addr).expect("connecting in the namespace");
+    client.set_nodelay(true).unwrap();
+    let lport = client.local_addr().unwrap().port();
+    ns.drop_segments(addr.port(), Loss::Percent(percent))
+        .expect("adding the drop rule");
+    let reader = thread::spawn(move || {
+        let mut buf = vec![0u8; 65536];
+        let mut total = 0;
+        loop {
+            match server.read(&mut buf) {
+                Ok(0) | Err(_) => return total,
+                Ok(n) => total += n,
             }
-        });
-        let chunk = [b'x'; 1000];
-        for _ in 0..2000 {
-            client.write_all(&chunk).unwrap();
         }
-        self.stop_dropping();
-        drop(client);
-        assert_eq!(reader.join().unwrap(), 2_000_000);
-        lport
+    });
+    let chunk = [b'x'; 1000];
+    for _ in 0..2000 {
+        client.write_all(&chunk).unwrap();
     }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip")
-            .args(["netns", "del", &self.name])
-            .status();
-    }
+    ns.stop_dropping().expect("removing the drop rule");
+    drop(client);
+    assert_eq!(reader.join().unwrap(), 2_000_000);
+    lport
 }
 
 fn v4(port: u16) -> SocketAddr {
@@ -153,9 +72,9 @@ fn flow_events(finished: &Finished, lport: u16, port: u16) -> Vec<Value> {
 
 #[test]
 fn retransmits_show_addresses_ports_state_sequence_and_owner() {
-    let ns = Netns::new();
+    let ns = netns();
     let tool = start(&["-s"]);
-    let lport = ns.lossy_transfer(v4(5101), 20);
+    let lport = lossy_transfer(&ns, v4(5101), 20);
     thread::sleep(Duration::from_millis(300));
     let finished = stop_and_check_unloaded(tool);
     assert!(finished.status.success(), "{finished:?}");
@@ -193,11 +112,11 @@ fn retransmits_show_addresses_ports_state_sequence_and_owner() {
 
 #[test]
 fn family_filters_and_json_cover_ipv6() {
-    let ns = Netns::new();
+    let ns = netns();
     let six = start(&["--json", "-6"]);
     let four = start(&["--json", "-4"]);
-    let lport4 = ns.lossy_transfer(v4(5102), 20);
-    let lport6 = ns.lossy_transfer(v6(5102), 20);
+    let lport4 = lossy_transfer(&ns, v4(5102), 20);
+    let lport6 = lossy_transfer(&ns, v6(5102), 20);
     thread::sleep(Duration::from_millis(300));
     let six = six.stop();
     let four = four.stop();
@@ -235,10 +154,10 @@ fn family_filters_and_json_cover_ipv6() {
 
 #[test]
 fn count_mode_counts_per_flow_at_exit() {
-    let ns = Netns::new();
+    let ns = netns();
     let counting = start(&["-c"]);
     let events = start(&["--json"]);
-    let lport = ns.lossy_transfer(v4(5103), 20);
+    let lport = lossy_transfer(&ns, v4(5103), 20);
     thread::sleep(Duration::from_millis(300));
     let counted = counting.stop();
     let streamed = events.stop();
@@ -262,11 +181,11 @@ fn count_mode_counts_per_flow_at_exit() {
 
 #[test]
 fn pid_filter_matches_the_socket_owner() {
-    let ns = Netns::new();
+    let ns = netns();
     let me = std::process::id().to_string();
     let mine = start(&["--json", "-p", &me]);
     let other = start(&["--json", "-p", "1"]);
-    let lport = ns.lossy_transfer(v4(5104), 20);
+    let lport = lossy_transfer(&ns, v4(5104), 20);
     thread::sleep(Duration::from_millis(300));
     let mine = mine.stop();
     let other = other.stop();
@@ -284,14 +203,14 @@ fn pid_filter_matches_the_socket_owner() {
 
 #[test]
 fn classic_tracepoint_fallback_sees_the_same_flows() {
-    let ns = Netns::new();
+    let ns = netns();
     require_root();
     let tool = Traced::start_command(
         Command::new(BIN)
             .args(["--json", "-v"])
             .env("BPFTOOLS_DISABLE", "tp_btf,raw_tp"),
     );
-    let lport = ns.lossy_transfer(v4(5105), 20);
+    let lport = lossy_transfer(&ns, v4(5105), 20);
     thread::sleep(Duration::from_millis(300));
     let finished = tool.stop();
     assert!(

@@ -25,7 +25,8 @@ pub use readme::bench_table;
 use measure::Run;
 use peers::{Condition, Peers, Role, Unavailable};
 use report::{ConditionResult, Meta, ToolResult};
-use workloads::{Netns, Scratch, Workload};
+use testbed::Netns;
+use workloads::{Scratch, Workload};
 
 const DEFAULT_ROUNDS: usize = 5;
 
@@ -160,7 +161,7 @@ fn run(
         headers,
     };
     let netns = if opts.tools.iter().any(|t| t == "tcpretrans") {
-        Some(Netns::new()?)
+        Some(workloads::lossy_netns()?)
     } else {
         None
     };

@@ -5,8 +5,7 @@
 use std::ffi::CString;
 use std::fs;
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::os::fd::AsRawFd;
+use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::rc::Rc;
@@ -15,6 +14,7 @@ use std::thread;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
+use testbed::Netns;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unit {
@@ -257,67 +257,27 @@ pub fn cached_reads(dir: &Path) -> Result<Workload> {
     ))
 }
 
-/// A network namespace whose loopback drops every 50th data segment sent to
-/// port 5001 (nftables): the tcpretrans workload. Deleted on drop. Every
-/// 50th, not 2% at random: random losses now and then cost a retransmit
-/// timeout (200 ms and more), which would swamp any tracer's cost.
-pub struct Netns {
-    name: String,
+/// The tcpretrans workload's namespace (testbed::Netns, as in the tests):
+/// its loopback drops every 50th data segment sent to LOSSY_PORT. Every
+/// 50th, not a percentage at random: random losses now and then cost a
+/// retransmit timeout that swamps the figures.
+pub fn lossy_netns() -> Result<Netns> {
+    let ns = Netns::new(&format!("bpfbench{}", std::process::id()))?;
+    ns.drop_segments(LOSSY_PORT, testbed::Loss::Every(50))?;
+    Ok(ns)
 }
 
 pub const LOSSY_PORT: u16 = 5001;
 
-impl Netns {
-    pub fn new() -> Result<Netns> {
-        let ns = Netns {
-            name: format!("bpfbench{}", std::process::id()),
-        };
-        crate::check(Command::new("ip").args(["netns", "add", &ns.name]))?;
-        crate::check(
-            Command::new("ip").args(["-n", &ns.name, "link", "set", "lo", "up", "mtu", "1500"]),
-        )?;
-        let rules = format!(
-            "table inet bench {{\n chain input {{\n  type filter hook input priority 0; policy accept;\n  \
-             tcp dport {LOSSY_PORT} tcp flags & syn == 0 numgen inc mod 50 == 0 drop\n }}\n}}\n"
-        );
-        let mut nft = Command::new("ip")
-            .args(["netns", "exec", &ns.name, "nft", "-f", "-"])
-            .stdin(Stdio::piped())
-            .spawn()
-            .context("starting nft")?;
-        nft.stdin.take().unwrap().write_all(rules.as_bytes())?;
-        if !nft.wait()?.success() {
-            bail!("nft refused the bench's drop rule");
-        }
-        Ok(ns)
-    }
-
-    fn path(&self) -> String {
-        format!("/run/netns/{}", self.name)
-    }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip")
-            .args(["netns", "del", &self.name])
-            .status();
-    }
-}
-
-/// 100 MB over the lossy loopback TCP connection in 1000-byte writes: about
-/// two thousand retransmits, each one line of tcpretrans output.
 pub fn lossy_transfer(ns: &Netns) -> Workload {
-    let path = ns.path();
+    let addr = SocketAddr::from(([127, 0, 0, 1], LOSSY_PORT));
+    let connect = {
+        let name = ns.name().to_string();
+        move || Netns::connect_in(&name, addr)
+    };
     let mut w = Workload::timed(
         "100 MB over loopback TCP, every 50th segment dropped",
-        move || {
-            let path = path.clone();
-            // setns moves only the calling thread: do the transfer on one of our own.
-            thread::spawn(move || transfer_in(&path))
-                .join()
-                .map_err(|_| anyhow::anyhow!("the transfer thread panicked"))?
-        },
+        move || transfer(connect()?),
     );
     w.events = Some(Events {
         marker: format!("127.0.0.1:{LOSSY_PORT}"),
@@ -326,16 +286,8 @@ pub fn lossy_transfer(ns: &Netns) -> Workload {
     w
 }
 
-fn transfer_in(netns: &str) -> Result<()> {
-    let ns = fs::File::open(netns).with_context(|| format!("opening {netns}"))?;
-    // SAFETY: a valid namespace fd; setns moves only this thread.
-    if unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
-        return Err(std::io::Error::last_os_error()).context("setns");
-    }
-    let listener = TcpListener::bind(("127.0.0.1", LOSSY_PORT))?;
-    let mut client = TcpStream::connect(("127.0.0.1", LOSSY_PORT))?;
+fn transfer((mut client, mut server): (TcpStream, TcpStream)) -> Result<()> {
     client.set_nodelay(true)?;
-    let (mut server, _) = listener.accept()?;
     let reader = thread::spawn(move || {
         let mut buf = vec![0u8; 1 << 16];
         while server.read(&mut buf).is_ok_and(|n| n > 0) {}

@@ -1,0 +1,121 @@
+//! Fixtures shared by the tools' integration tests and `cargo xtask bench`,
+//! which must measure on the same setup the tests check: light (no BPF), so
+//! the xtask stays quick to build.
+
+use std::io::Write;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
+use std::process::{Command, Stdio};
+
+use anyhow::{bail, Context, Result};
+
+/// Which data segments an nftables rule drops (SYNs always pass, so that
+/// connecting never waits for the 1 s SYN timeout).
+#[derive(Debug, Clone, Copy)]
+pub enum Loss {
+    /// This percentage, at random.
+    Percent(u32),
+    /// Every n-th segment: a steady count of retransmits.
+    Every(u32),
+}
+
+/// A network namespace with its loopback up (MTU 1500, so that transfers
+/// make many segments to drop), deleted with its rules when dropped, on
+/// every exit path.
+pub struct Netns {
+    name: String,
+}
+
+const TABLE: &str = "bpftools_testbed";
+
+fn run(cmd: &mut Command) -> Result<()> {
+    let out = cmd.output().with_context(|| format!("running {cmd:?}"))?;
+    if !out.status.success() {
+        bail!(
+            "{cmd:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(())
+}
+
+impl Netns {
+    /// A new namespace named `name` (at most 15 bytes are kept).
+    pub fn new(name: &str) -> Result<Netns> {
+        let ns = Netns {
+            name: name[..name.len().min(15)].to_string(),
+        };
+        run(Command::new("ip").args(["netns", "add", &ns.name]))?;
+        run(Command::new("ip").args(["-n", &ns.name, "link", "set", "lo", "up", "mtu", "1500"]))?;
+        Ok(ns)
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Drops data segments sent to `port` inside the namespace.
+    pub fn drop_segments(&self, port: u16, loss: Loss) -> Result<()> {
+        let rule = match loss {
+            Loss::Percent(p) => format!("numgen random mod 100 < {p}"),
+            Loss::Every(n) => format!("numgen inc mod {n} == 0"),
+        };
+        let rules = format!(
+            "table inet {TABLE} {{\n chain input {{\n  type filter hook input priority 0; \
+             policy accept;\n  tcp dport {port} tcp flags & syn == 0 {rule} drop\n }}\n}}\n"
+        );
+        let mut nft = Command::new("ip")
+            .args(["netns", "exec", &self.name, "nft", "-f", "-"])
+            .stdin(Stdio::piped())
+            .spawn()
+            .context("starting nft")?;
+        nft.stdin
+            .take()
+            .context("nft's stdin")?
+            .write_all(rules.as_bytes())?;
+        if !nft.wait()?.success() {
+            bail!("nft refused the rule: {rules}");
+        }
+        Ok(())
+    }
+
+    /// Removes the drop rule.
+    pub fn stop_dropping(&self) -> Result<()> {
+        run(Command::new("ip").args([
+            "netns", "exec", &self.name, "nft", "delete", "table", "inet", TABLE,
+        ]))
+    }
+
+    /// A connected pair of sockets inside the namespace: (client, server).
+    /// Sockets keep their namespace, so any thread may use them.
+    pub fn connect(&self, addr: SocketAddr) -> Result<(TcpStream, TcpStream)> {
+        Self::connect_in(&self.name, addr)
+    }
+
+    /// [`Netns::connect`] by the namespace's name.
+    pub fn connect_in(name: &str, addr: SocketAddr) -> Result<(TcpStream, TcpStream)> {
+        let path = format!("/run/netns/{name}");
+        std::thread::spawn(move || -> Result<(TcpStream, TcpStream)> {
+            let ns = std::fs::File::open(&path).with_context(|| format!("opening {path}"))?;
+            // SAFETY: a valid namespace fd; setns moves only this thread,
+            // which ends here.
+            if unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+                return Err(std::io::Error::last_os_error()).context("setns");
+            }
+            let listener = TcpListener::bind(addr)?;
+            let client = TcpStream::connect(addr)?;
+            let (server, _) = listener.accept()?;
+            Ok((client, server))
+        })
+        .join()
+        .map_err(|_| anyhow::anyhow!("the connecting thread panicked"))?
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.name])
+            .status();
+    }
+}
