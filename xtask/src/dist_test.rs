@@ -78,7 +78,9 @@ pub fn run(a: &Artifacts) -> Result<()> {
     expect(&out, "bpftools-dist-check", "execsnoop's event")?;
     step("man and bash completion, installed");
     let out = in_root("MANWIDTH=80 man -P cat biolatency 2>/dev/null")?;
-    expect(&out, "EXAMPLES", "the man page")?;
+    expect(&out, "EXAMPLES", "man biolatency")?;
+    let out = in_root("MANWIDTH=80 man -P cat -l /usr/share/man/man8/runqlat.8.gz 2>/dev/null")?;
+    expect(&out, "FIELDS", "man -l on runqlat's page")?;
     let out = in_root(
         "source /usr/share/bash-completion/bash_completion; \
          source /usr/share/bash-completion/completions/biolatency; \
