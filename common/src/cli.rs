@@ -45,6 +45,17 @@ impl IntervalCount {
     }
 }
 
+/// What the histogram tools (biolatency, runqlat) share: percentiles and
+/// `[interval] [count]`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct HistogramArgs {
+    /// Print p50, p90, p99, p99.9 and max of each histogram
+    #[arg(long)]
+    pub percentiles: bool,
+    #[command(flatten)]
+    pub interval: IntervalCount,
+}
+
 /// A comma-separated list of process or thread ids, e.g. `-p 123,456`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdList(pub Vec<u32>);

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::Parser;
-use common::cli::{self, CommonArgs, IntervalCount};
+use common::cli::{self, CommonArgs, HistogramArgs};
 use common::filters::Filters;
 use common::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 use common::output::Out;
@@ -69,11 +69,8 @@ struct Args {
     /// Trace I/O issued from this cgroup v2 (directory path) only
     #[arg(short = 'c', long, value_name = "PATH", value_parser = cli::cgroup_path)]
     cgroup: Option<PathBuf>,
-    /// Print p50, p90, p99, p99.9 and max of each histogram
-    #[arg(long)]
-    percentiles: bool,
     #[command(flatten)]
-    interval: IntervalCount,
+    hist: HistogramArgs,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -115,7 +112,7 @@ impl Tool for Biolatency {
         rodata.per_flags = args.flags;
         rodata.queued = args.queued;
         rodata.millis = args.milliseconds;
-        rodata.fine = args.percentiles;
+        rodata.fine = args.hist.percentiles;
         rodata.filter_dev = self.targ_dev.is_some();
         rodata.targ_dev = self.targ_dev.unwrap_or(0);
         choose_programs(open.open_object_mut(), args.queued)
@@ -126,7 +123,7 @@ impl Tool for Biolatency {
     }
 
     fn schedule(&self) -> Schedule {
-        self.args.interval.schedule()
+        self.args.hist.interval.schedule()
     }
 
     fn report(&mut self, skel: &BiolatencySkel<'_>, out: &mut Out, _: When) -> Result<()> {
@@ -179,7 +176,7 @@ fn report(out: &mut Out, args: &Args, skel: &BiolatencySkel) -> Result<()> {
     let unit = if args.milliseconds { "msecs" } else { "usecs" };
     let mut entries: Vec<(types::hist_key, Box<types::hist>)> = maps::drain_as(&skel.maps.hists)?;
     entries.sort_by_key(|(k, _)| (k.dev, k.flags));
-    let fine: Vec<(types::hist_key, Box<types::fine_hist>)> = if args.percentiles {
+    let fine: Vec<(types::hist_key, Box<types::fine_hist>)> = if args.hist.percentiles {
         maps::drain_as(&skel.maps.fine_hists)?
     } else {
         Vec::new()
@@ -238,7 +235,7 @@ mod tests {
         ]);
         let ok = Args::try_parse_from(["biolatency", "-mT", "2", "3"]).unwrap();
         assert_eq!(
-            (ok.interval.interval, ok.interval.count),
+            (ok.hist.interval.interval, ok.hist.interval.count),
             (Some(2), Some(3))
         );
     }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use common::cli::{self, CommonArgs, IdList, IntervalCount};
+use common::cli::{self, CommonArgs, HistogramArgs, IdList};
 use common::filters::Filters;
 use common::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 use common::output::{c_string, escape, Out};
@@ -60,11 +60,8 @@ struct Args {
     /// woken task's cgroup
     #[arg(short = 'c', long, value_name = "PATH", value_parser = cli::cgroup_path)]
     cgroup: Option<PathBuf>,
-    /// Print p50, p90, p99, p99.9 and max of each histogram
-    #[arg(long)]
-    percentiles: bool,
     #[command(flatten)]
-    interval: IntervalCount,
+    hist: HistogramArgs,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -109,7 +106,7 @@ impl Tool for Runqlat {
         rodata.per_thread = args.tids;
         rodata.per_pidns = args.pidnss;
         rodata.millis = args.milliseconds;
-        rodata.fine = args.percentiles;
+        rodata.fine = args.hist.percentiles;
         rodata.targ_cgroup_id = self.cgroup_id;
         // Wakeup times: task storage for tp_btf, a hash map for raw_tp.
         probe::pick_task_state_variant(
@@ -129,7 +126,7 @@ impl Tool for Runqlat {
     }
 
     fn schedule(&self) -> Schedule {
-        self.args.interval.schedule()
+        self.args.hist.interval.schedule()
     }
 
     fn report(&mut self, skel: &RunqlatSkel<'_>, out: &mut Out, _: When) -> Result<()> {
@@ -152,7 +149,7 @@ impl Tool for Runqlat {
 fn collect(args: &Args, skel: &RunqlatSkel) -> Result<Vec<hist::Section>> {
     let mut entries: Vec<(u32, Box<types::rq_hist>)> = maps::drain_as(&skel.maps.hists)?;
     entries.sort_by_key(|(k, _)| *k);
-    let fine: Vec<(u32, Box<types::fine_hist>)> = if args.percentiles {
+    let fine: Vec<(u32, Box<types::fine_hist>)> = if args.hist.percentiles {
         maps::drain_as(&skel.maps.fine_hists)?
     } else {
         Vec::new()
