@@ -67,8 +67,6 @@ pub enum When {
 pub struct Setup {
     /// The pid of the command the tool started (`--exec`, `-c`).
     pub child: Option<u32>,
-    /// Processes to trace: `-p`, or the started command.
-    pub pids: Vec<u32>,
 }
 
 /// A tool: its options, variant choice and report.
@@ -115,7 +113,7 @@ pub trait Tool: Sized {
 
     /// Attaches the programs; by default every loaded program whose section
     /// names its attach point.
-    fn attach(&mut self, skel: &mut SkelOf<'_, Self>, _setup: &Setup) -> Result<Vec<Link>> {
+    fn attach(&mut self, skel: &mut SkelOf<'_, Self>) -> Result<Vec<Link>> {
         attach_all(skel.object())
     }
 
@@ -204,15 +202,11 @@ fn run_tool<T: Tool>(args: T::Args) -> Result<u8> {
         Some(argv) if !tool.common().dry_run => Some(Held::spawn(&argv)?),
         _ => None,
     };
-    let mut setup = Setup {
+    let setup = Setup {
         child: held.as_ref().map(|h| h.pid() as u32),
-        pids: filters.pids.clone().unwrap_or_default(),
     };
-    if let Some(child) = setup.child {
-        setup.pids.push(child);
-        if filters.command_pid {
-            filters.pids.get_or_insert_with(Vec::new).push(child);
-        }
+    if let (Some(child), true) = (setup.child, filters.command_pid) {
+        filters.pids.get_or_insert_with(Vec::new).push(child);
     }
 
     let mut object = MaybeUninit::uninit();
@@ -235,7 +229,7 @@ fn run_tool<T: Tool>(args: T::Args) -> Result<u8> {
     }
     filters.fill(skel.object())?;
     tool.loaded(&mut skel)?;
-    let links = tool.attach(&mut skel, &setup)?;
+    let links = tool.attach(&mut skel)?;
 
     let mut out = Out::default();
     let machine = tool.machine_readable();
@@ -380,17 +374,14 @@ fn event_loop<'o, T: Tool>(
         for deadline in [end, tick].into_iter().flatten() {
             wait = wait.min(deadline.saturating_duration_since(now));
         }
-        let mut fds = vec![
+        // A negative fd is ignored by poll(2): no ring, or no command.
+        let mut fds = [
             pollfd(signals::wake_fd(), libc::POLLIN),
             // No events asked: a pipe whose reader is gone reports POLLERR.
             pollfd(libc::STDOUT_FILENO, 0),
+            pollfd(ring.as_ref().map_or(-1, |r| r.epoll_fd()), libc::POLLIN),
+            pollfd(child.map_or(-1, |c| c.pidfd()), libc::POLLIN),
         ];
-        if let Some(r) = &ring {
-            fds.push(pollfd(r.epoll_fd(), libc::POLLIN));
-        }
-        if let Some(c) = child {
-            fds.push(pollfd(c.pidfd(), libc::POLLIN));
-        }
         // SAFETY: fds is a valid array of pollfds for the call's duration.
         unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, wait_ms(wait)) };
         if fds[0].revents != 0 {

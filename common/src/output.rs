@@ -1,5 +1,6 @@
 //! Text and JSON output: escaping of what comes from the traced system,
-//! time columns, and a buffered stdout that notices when its reader is gone.
+//! time columns, and a buffered stdout that gives up on a stalled reader
+//! once the tool is stopping.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -246,9 +247,9 @@ impl Default for Out {
 impl Out {
     /// Writes one JSON object as a line.
     pub fn json(&mut self, value: &serde_json::Value) -> io::Result<()> {
-        let mut line = serde_json::to_vec(value)?;
-        line.push(b'\n');
-        self.write_all(&line)
+        // Straight into the buffer (through write_all, which knows a stop).
+        serde_json::to_writer(&mut *self, value)?;
+        self.write_all(b"\n")
     }
 
     /// Says the tool is attached: `line` on stdout, or on stderr when
@@ -261,19 +262,6 @@ impl Out {
         }
         writeln!(self, "{line}")?;
         self.flush()
-    }
-
-    /// True when stdout is a pipe whose reader has gone (`tool | head`): the
-    /// tool should end now rather than at its next write.
-    pub fn reader_gone(&self) -> bool {
-        let mut pfd = libc::pollfd {
-            fd: libc::STDOUT_FILENO,
-            events: 0,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd, zero timeout.
-        let n = unsafe { libc::poll(&mut pfd, 1, 0) };
-        n > 0 && pfd.revents & (libc::POLLERR | libc::POLLHUP) != 0
     }
 
     /// Lines dropped because stdout stopped taking output after a stop

@@ -204,7 +204,7 @@ impl Tool for Memleak {
         Ok(())
     }
 
-    fn attach(&mut self, skel: &mut MemleakSkel<'_>, _: &Setup) -> Result<Vec<Link>> {
+    fn attach(&mut self, skel: &mut MemleakSkel<'_>) -> Result<Vec<Link>> {
         if !self.user_mode {
             return lifecycle::attach_all(skel.object());
         }

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 use super::foreign::Watch;
 use super::measure::{Ready, Tracer};
-use super::peers::{Role, EMPTY_PROBES};
+use super::peers::Role;
 use super::proc::Guarded;
 use super::report::ToolResult;
 use super::stats::Spread;
@@ -218,7 +218,6 @@ pub fn extras(result: &ToolResult, reports: &Result<Vec<ReportRun>>) -> Value {
             }))
         })
         .collect();
-    let own_work = cost_over(result, "ours", EMPTY_PROBES);
     let report_phase = match reports {
         Ok(reports) => {
             let spread = |f: fn(&ReportRun) -> f64| {
@@ -238,7 +237,6 @@ pub fn extras(result: &ToolResult, reports: &Result<Vec<ReportRun>>) -> Value {
     };
     json!({
         "probe_costs": probe_costs,
-        "ours_over_empty_probes_ns": own_work.map(|s| s.to_json()),
         "report_phase": report_phase,
     })
 }
@@ -255,12 +253,6 @@ pub fn describe_extras(extras: &Value) -> Vec<String> {
                 p["probes"].as_str().unwrap_or("")
             ));
         }
-    }
-    if let Some(s) = Spread::from_json(&extras["ours_over_empty_probes_ns"]) {
-        lines.push(format!(
-            "  ours over the empty probes:  {:>22}   (memleak's own work)",
-            s.show(0)
-        ));
     }
     let r = &extras["report_phase"];
     if let (Some(stacks), Some(ms), Some(rss)) = (
