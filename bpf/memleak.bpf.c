@@ -24,21 +24,21 @@ const volatile bool trace_all = false;
 const volatile bool wa_missing_free = false;
 const volatile bool user_stacks = true;
 
-/* The size asked for, from an allocator's entry to its return. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 10240);
-	__type(key, __u32);
-	__type(value, __u64);
-} sizes SEC(".maps");
+/* A followed call, from its entry to its return, by thread: the size
+ * asked for, the stack pointer at the entry (which tells this call's return
+ * from a nested call's), and posix_memalign's result pointer. */
+struct pending {
+	__u64 size;
+	__u64 sp;
+	__u64 memptr;
+};
 
-/* posix_memalign's result pointer, from entry to return. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 10240);
 	__type(key, __u32);
-	__type(value, __u64);
-} memptrs SEC(".maps");
+	__type(value, struct pending);
+} pending SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -65,6 +65,7 @@ struct {
  * error enum. */
 struct mem_event mem_event_layout = {};
 enum memleak_error memleak_error_btf;
+enum alloc_fn alloc_fn_btf;
 
 /* -t: one line per call, through the shared batched ring buffer. */
 static __always_inline void trace_call(__u64 addr, __u64 size, bool alloc)
@@ -163,150 +164,175 @@ static __always_inline void on_alloc(void *ctx, __u64 addr, __u64 size)
 		trace_call(addr, size, true);
 }
 
-/* User mode. The stack is taken in the return probe: there the
- * instruction pointer is back in the caller, whose frame is complete, so
- * the frame pointer walk starts at the function that called the
- * allocator. (From an entry probe the walk skips that very function: the
- * allocator has not pushed a frame yet.) */
-static __always_inline void enter(__u64 size)
+/* User mode. Three ways to attach, the best the kernel offers: a session
+ * uprobe_multi link (6.13+), whose entry program skips the return probe of
+ * a call it does not follow; uprobe_multi entry and return links (6.6+);
+ * one perf uprobe per function and return. The work is the same in each,
+ * told apart by the function (the probe's cookie, or the program).
+ *
+ * The stack is taken at the return: there the instruction pointer is back
+ * in the caller, whose frame is complete, so the frame pointer walk starts
+ * at the function that called the allocator. (From an entry probe the walk
+ * skips that very function: the allocator has not pushed a frame yet.) */
+
+/* Follows a call to its return, unless it is made inside another followed
+ * call of the same thread (realloc(NULL, n) calls malloc, reallocarray
+ * calls realloc, a large malloc calls mmap): the block is counted once, as
+ * the outer call, whose caller asked for it. Deeper calls have lower stack
+ * pointers; a tail call reuses its caller's frame and replaces it. */
+static __always_inline bool follow(struct pt_regs *ctx, __u64 size, __u64 memptr)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct pending *outer = bpf_map_lookup_elem(&pending, &tid);
+	struct pending p = { .size = size, .sp = PT_REGS_SP(ctx), .memptr = memptr };
 
-	if (wanted_size(size))
-		bpf_map_update_elem(&sizes, &tid, &size, BPF_ANY);
+	if (outer && outer->sp > p.sp)
+		return false;
+	return bpf_map_update_elem(&pending, &tid, &p, BPF_ANY) == 0;
 }
 
-static __always_inline void leave(void *ctx, __u64 addr)
+/* At a function's entry: frees what it frees, and returns true if the
+ * call is followed to its return (it is not sampled out, its size is
+ * wanted, it is not nested in another followed call). */
+static __always_inline bool enter(struct pt_regs *ctx, __u32 fn)
+{
+	__u64 a1 = PT_REGS_PARM1(ctx), a2 = PT_REGS_PARM2(ctx), a3 = PT_REGS_PARM3(ctx);
+	__u64 size;
+
+	switch (fn) {
+	case FN_MALLOC:
+	case FN_VALLOC:
+		size = a1;
+		break;
+	case FN_CALLOC:
+		size = a1 * a2;
+		break;
+	case FN_REALLOC:
+		on_free(a1);
+		size = a2;
+		break;
+	case FN_REALLOCARRAY:
+		on_free(a1);
+		size = a2 * a3;
+		break;
+	case FN_POSIX_MEMALIGN:
+		size = a3;
+		break;
+	case FN_ALIGNED_ALLOC:
+	case FN_MEMALIGN:
+	case FN_MMAP:
+		size = a2;
+		break;
+	case FN_PVALLOC:
+		size = (a1 + page_size - 1) & ~(page_size - 1);
+		break;
+	case FN_MREMAP:
+		on_free(a1);
+		size = a3;
+		break;
+	default: /* free, munmap */
+		on_free(a1);
+		return false;
+	}
+	if (!wanted_size(size))
+		return false;
+	/* posix_memalign hands the block back through its first argument. */
+	return follow(ctx, size, fn == FN_POSIX_MEMALIGN ? a1 : 0);
+}
+
+/* At a return: the block the followed call handed out. */
+static __always_inline void leave(struct pt_regs *ctx, __u32 fn)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	__u64 *size = bpf_map_lookup_elem(&sizes, &tid);
-	__u64 n;
+	struct pending *p = bpf_map_lookup_elem(&pending, &tid);
+	__u64 addr = PT_REGS_RC(ctx), size, memptr;
 
-	if (!size)
+	/* This call's own return pops only its return address (x86); a
+	 * nested call's return is deeper. */
+#if defined(__TARGET_ARCH_x86)
+	if (!p || p->sp + 8 != PT_REGS_SP(ctx))
 		return;
-	n = *size;
-	bpf_map_delete_elem(&sizes, &tid);
-	on_alloc(ctx, addr, n);
+#else
+	if (!p || p->sp != PT_REGS_SP(ctx))
+		return;
+#endif
+	size = p->size;
+	memptr = p->memptr;
+	bpf_map_delete_elem(&pending, &tid);
+	if (fn == FN_POSIX_MEMALIGN) {
+		if ((int)addr != 0)
+			return;
+		addr = 0;
+		bpf_probe_read_user(&addr, sizeof(addr), (void *)memptr);
+	}
+	on_alloc(ctx, addr, size);
 }
 
-SEC("uprobe")
-int BPF_UPROBE(malloc_enter, size_t size)
+extern bool bpf_session_is_return(void) __ksym __weak;
+
+/* One program for every followed function, entry and return. Returning 1
+ * at the entry skips the return probe: a call not followed costs one trap. */
+SEC("uprobe.session")
+int um_session(struct pt_regs *ctx)
 {
-	enter(size);
-	return 0;
-}
+	__u32 fn = bpf_get_attach_cookie(ctx);
 
-SEC("uretprobe")
-int BPF_URETPROBE(malloc_exit, void *ret)
-{
-	leave(ctx, (__u64)ret);
-	return 0;
-}
-
-SEC("uprobe")
-int BPF_UPROBE(calloc_enter, size_t nmemb, size_t size)
-{
-	enter(nmemb * size);
-	return 0;
-}
-
-SEC("uprobe")
-int BPF_UPROBE(realloc_enter, void *ptr, size_t size)
-{
-	on_free((__u64)ptr);
-	enter(size);
-	return 0;
-}
-
-SEC("uprobe")
-int BPF_UPROBE(reallocarray_enter, void *ptr, size_t nmemb, size_t size)
-{
-	on_free((__u64)ptr);
-	enter(nmemb * size);
-	return 0;
-}
-
-SEC("uprobe")
-int BPF_UPROBE(posix_memalign_enter, void **memptr, size_t alignment, size_t size)
-{
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	__u64 p = (__u64)memptr;
-
-	bpf_map_update_elem(&memptrs, &tid, &p, BPF_ANY);
-	enter(size);
-	return 0;
-}
-
-SEC("uretprobe")
-int BPF_URETPROBE(posix_memalign_exit, int ret)
-{
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	__u64 *memptr = bpf_map_lookup_elem(&memptrs, &tid);
-	__u64 addr = 0;
-
-	if (!memptr)
+	if (bpf_session_is_return()) {
+		leave(ctx, fn);
 		return 0;
-	if (ret == 0)
-		bpf_probe_read_user(&addr, sizeof(addr), (void *)*memptr);
-	bpf_map_delete_elem(&memptrs, &tid);
-	leave(ctx, addr);
+	}
+	return enter(ctx, fn) ? 0 : 1;
+}
+
+SEC("uprobe.multi")
+int um_enter(struct pt_regs *ctx)
+{
+	enter(ctx, bpf_get_attach_cookie(ctx));
 	return 0;
 }
 
-SEC("uprobe")
-int BPF_UPROBE(aligned_alloc_enter, size_t alignment, size_t size)
+SEC("uretprobe.multi")
+int um_exit(struct pt_regs *ctx)
 {
-	enter(size);
+	leave(ctx, bpf_get_attach_cookie(ctx));
 	return 0;
 }
 
-SEC("uprobe")
-int BPF_UPROBE(valloc_enter, size_t size)
+/* One perf uprobe per function (no cookies before 5.15): a program each. */
+#define ENTRY_PROGRAM(name, fn)			\
+	SEC("uprobe")					\
+	int name##_enter(struct pt_regs *ctx)		\
+	{						\
+		enter(ctx, fn);				\
+		return 0;				\
+	}
+
+ENTRY_PROGRAM(malloc, FN_MALLOC)
+ENTRY_PROGRAM(calloc, FN_CALLOC)
+ENTRY_PROGRAM(realloc, FN_REALLOC)
+ENTRY_PROGRAM(reallocarray, FN_REALLOCARRAY)
+ENTRY_PROGRAM(posix_memalign, FN_POSIX_MEMALIGN)
+ENTRY_PROGRAM(aligned_alloc, FN_ALIGNED_ALLOC)
+ENTRY_PROGRAM(valloc, FN_VALLOC)
+ENTRY_PROGRAM(memalign, FN_MEMALIGN)
+ENTRY_PROGRAM(pvalloc, FN_PVALLOC)
+ENTRY_PROGRAM(mmap, FN_MMAP)
+ENTRY_PROGRAM(mremap, FN_MREMAP)
+ENTRY_PROGRAM(munmap, FN_MUNMAP)
+ENTRY_PROGRAM(free, FN_FREE)
+
+/* Every function but posix_memalign returns the block. */
+SEC("uretprobe")
+int malloc_exit(struct pt_regs *ctx)
 {
-	enter(size);
+	leave(ctx, FN_MALLOC);
 	return 0;
 }
 
-SEC("uprobe")
-int BPF_UPROBE(memalign_enter, size_t alignment, size_t size)
+SEC("uretprobe")
+int posix_memalign_exit(struct pt_regs *ctx)
 {
-	enter(size);
-	return 0;
-}
-
-SEC("uprobe")
-int BPF_UPROBE(pvalloc_enter, size_t size)
-{
-	enter((size + page_size - 1) & ~(page_size - 1));
-	return 0;
-}
-
-SEC("uprobe")
-int BPF_UPROBE(mmap_enter, void *addr, size_t length)
-{
-	enter(length);
-	return 0;
-}
-
-SEC("uprobe")
-int BPF_UPROBE(munmap_enter, void *addr)
-{
-	on_free((__u64)addr);
-	return 0;
-}
-
-SEC("uprobe")
-int BPF_UPROBE(mremap_enter, void *old_address, size_t old_size, size_t new_size)
-{
-	on_free((__u64)old_address);
-	enter(new_size);
-	return 0;
-}
-
-SEC("uprobe")
-int BPF_UPROBE(free_enter, void *ptr)
-{
-	on_free((__u64)ptr);
+	leave(ctx, FN_POSIX_MEMALIGN);
 	return 0;
 }
 

@@ -48,6 +48,24 @@ struct mem_event {
 	__u8 pad[7];
 };
 
+/* The allocator's functions: the BPF cookie of a uprobe_multi probe, so
+ * that one program serves them all. Kept in BTF. */
+enum alloc_fn {
+	FN_MALLOC,
+	FN_CALLOC,
+	FN_REALLOC,
+	FN_REALLOCARRAY,
+	FN_POSIX_MEMALIGN,
+	FN_ALIGNED_ALLOC,
+	FN_VALLOC,
+	FN_MEMALIGN,
+	FN_PVALLOC,
+	FN_MMAP,
+	FN_MREMAP,
+	FN_MUNMAP,
+	FN_FREE,
+};
+
 enum memleak_error {
 	ERR_STACK_COLLISION,
 	ERR_STACK_FULL,

@@ -3,6 +3,7 @@
 
 use std::ffi::CString;
 use std::fmt;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -117,6 +118,16 @@ fn tracing_prog_loads(target: &str, attach_type: libbpf_sys::bpf_attach_type) ->
     if btf_id <= 0 {
         return false;
     }
+    trivial_program(libbpf_sys::BPF_PROG_TYPE_TRACING, attach_type, btf_id as u32).is_some()
+}
+
+/// Loads `r0 = 0; exit` as a program of `prog_type`, expecting
+/// `attach_type` (on `btf_id` for BTF-typed ones).
+fn trivial_program(
+    prog_type: libbpf_sys::bpf_prog_type,
+    attach_type: libbpf_sys::bpf_attach_type,
+    btf_id: u32,
+) -> Option<OwnedFd> {
     let insns = [
         // BPF_MOV64_IMM(BPF_REG_0, 0)
         libbpf_sys::bpf_insn {
@@ -132,13 +143,13 @@ fn tracing_prog_loads(target: &str, attach_type: libbpf_sys::bpf_attach_type) ->
     let mut opts = libbpf_sys::bpf_prog_load_opts {
         sz: std::mem::size_of::<libbpf_sys::bpf_prog_load_opts>() as _,
         expected_attach_type: attach_type,
-        attach_btf_id: btf_id as u32,
+        attach_btf_id: btf_id,
         ..Default::default()
     };
     // SAFETY: insns and opts outlive the call; the license is a C string literal.
     let fd = unsafe {
         libbpf_sys::bpf_prog_load(
-            libbpf_sys::BPF_PROG_TYPE_TRACING,
+            prog_type,
             std::ptr::null(),
             c"GPL".as_ptr(),
             insns.as_ptr(),
@@ -146,12 +157,62 @@ fn tracing_prog_loads(target: &str, attach_type: libbpf_sys::bpf_attach_type) ->
             &mut opts,
         )
     };
-    if fd < 0 {
-        return false;
-    }
-    // SAFETY: fd was just returned to us and is closed exactly once.
-    unsafe { libc::close(fd) };
-    true
+    // SAFETY: a non-negative fd was just returned to us and is owned here.
+    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// How the kernel can attach uprobes: many in one link (uprobe_multi,
+/// 6.6+), with sessions (an entry program that returns non-zero skips its
+/// return probe, 6.13+), or one perf event per probe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UprobeLinks {
+    Session,
+    Multi,
+    Single,
+}
+
+/// Probes how uprobes can be attached, as libbpf probes uprobe_multi: a
+/// link on the directory "/" fails with EBADF only where the kernel knows
+/// the attach type well enough to look at the path. `uprobe_multi` and
+/// `uprobe_session` in BPFTOOLS_DISABLE pretend it does not.
+pub fn uprobe_links() -> UprobeLinks {
+    static LINKS: OnceLock<UprobeLinks> = OnceLock::new();
+    *LINKS.get_or_init(|| {
+        let knows = |attach_type| {
+            let Some(prog) = trivial_program(libbpf_sys::BPF_PROG_TYPE_KPROBE, attach_type, 0)
+            else {
+                return false;
+            };
+            let offsets: [std::os::raw::c_ulong; 1] = [0];
+            let mut opts = libbpf_sys::bpf_link_create_opts {
+                sz: std::mem::size_of::<libbpf_sys::bpf_link_create_opts>() as _,
+                ..Default::default()
+            };
+            opts.__bindgen_anon_1.uprobe_multi =
+                libbpf_sys::bpf_link_create_opts__bindgen_ty_1__bindgen_ty_3 {
+                    cnt: 1,
+                    path: c"/".as_ptr(),
+                    offsets: offsets.as_ptr(),
+                    ..Default::default()
+                };
+            // SAFETY: the program fd is open; opts and what it points to
+            // outlive the call.
+            let fd = unsafe { libbpf_sys::bpf_link_create(prog.as_raw_fd(), 0, attach_type, &opts) };
+            if fd >= 0 {
+                // SAFETY: an fd we own (no kernel should get here with "/").
+                drop(unsafe { OwnedFd::from_raw_fd(fd) });
+                return true;
+            }
+            fd == -libc::EBADF
+        };
+        if disabled("uprobe_multi") || !knows(libbpf_sys::BPF_TRACE_UPROBE_MULTI) {
+            UprobeLinks::Single
+        } else if disabled("uprobe_session") || !knows(libbpf_sys::BPF_TRACE_UPROBE_SESSION) {
+            UprobeLinks::Multi
+        } else {
+            UprobeLinks::Session
+        }
+    })
 }
 
 /// True if the kernel's BTF describes tracepoint `name` (what tp_btf and
@@ -213,7 +274,9 @@ pub fn hook_of_section(section: &str) -> Option<Hook> {
         "raw_tp" | "raw_tracepoint" => Hook::RawTp,
         "tp" | "tracepoint" => Hook::Tracepoint,
         "kprobe" | "kretprobe" | "ksyscall" | "kretsyscall" => Hook::Kprobe,
-        "uprobe" | "uretprobe" => Hook::Uprobe,
+        "uprobe" | "uretprobe" | "uprobe.multi" | "uretprobe.multi" | "uprobe.session" => {
+            Hook::Uprobe
+        }
         _ => return None,
     })
 }

@@ -281,8 +281,14 @@ pub fn time_piped_into_head(bin: &str, args: &[&str]) -> Duration {
 
 /// Runs a tool to completion with a timeout (usage errors, --dry-run).
 pub fn run(bin: &str, args: &[&str]) -> Finished {
+    run_with_env(bin, args, &[])
+}
+
+/// `run`, with these variables set in the tool's environment.
+pub fn run_with_env(bin: &str, args: &[&str], env: &[(&str, &str)]) -> Finished {
     let out = Command::new(bin)
         .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .output()
         .expect("running the tool");

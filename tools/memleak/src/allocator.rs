@@ -2,35 +2,249 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
-use common::note;
+use anyhow::{bail, Context, Result};
+use common::probe::UprobeLinks;
 use common::run::usage;
 use libbpf_rs::skel::Skel;
-use libbpf_rs::{Link, UprobeOpts};
+use libbpf_rs::{Link, ProgramMut, UprobeMultiOpts, UprobeOpts};
 
+use crate::placement::{self, Placement};
+use crate::skel::types::alloc_fn;
 use crate::skel::MemleakSkel;
-use crate::Args;
 
-/// The allocator's functions: name, entry program, return program.
-const FUNCTIONS: &[(&str, &str, Option<&str>)] = &[
-    ("malloc", "malloc_enter", Some("malloc_exit")),
-    ("calloc", "calloc_enter", Some("malloc_exit")),
-    ("realloc", "realloc_enter", Some("malloc_exit")),
-    ("reallocarray", "reallocarray_enter", Some("malloc_exit")),
-    (
-        "posix_memalign",
-        "posix_memalign_enter",
-        Some("posix_memalign_exit"),
-    ),
-    ("aligned_alloc", "aligned_alloc_enter", Some("malloc_exit")),
-    ("valloc", "valloc_enter", Some("malloc_exit")),
-    ("memalign", "memalign_enter", Some("malloc_exit")),
-    ("pvalloc", "pvalloc_enter", Some("malloc_exit")),
-    ("mmap", "mmap_enter", Some("malloc_exit")),
-    ("munmap", "munmap_enter", None),
-    ("mremap", "mremap_enter", Some("malloc_exit")),
-    ("free", "free_enter", None),
+/// The allocator's functions: name, cookie, their own entry program (for
+/// per-function uprobes), and whether the call is followed to its return.
+const FUNCTIONS: &[(&str, alloc_fn, bool)] = &[
+    ("malloc", alloc_fn::FN_MALLOC, true),
+    ("calloc", alloc_fn::FN_CALLOC, true),
+    ("realloc", alloc_fn::FN_REALLOC, true),
+    ("reallocarray", alloc_fn::FN_REALLOCARRAY, true),
+    ("posix_memalign", alloc_fn::FN_POSIX_MEMALIGN, true),
+    ("aligned_alloc", alloc_fn::FN_ALIGNED_ALLOC, true),
+    ("valloc", alloc_fn::FN_VALLOC, true),
+    ("memalign", alloc_fn::FN_MEMALIGN, true),
+    ("pvalloc", alloc_fn::FN_PVALLOC, true),
+    ("mmap", alloc_fn::FN_MMAP, true),
+    ("mremap", alloc_fn::FN_MREMAP, true),
+    ("munmap", alloc_fn::FN_MUNMAP, false),
+    ("free", alloc_fn::FN_FREE, false),
 ];
+
+/// The programs each way of attaching loads (mode.rs sets autoload).
+pub fn programs(links: UprobeLinks) -> &'static [&'static str] {
+    match links {
+        UprobeLinks::Session => &["um_session", "um_enter"],
+        UprobeLinks::Multi => &["um_enter", "um_exit"],
+        UprobeLinks::Single => &[
+            "malloc_enter",
+            "calloc_enter",
+            "realloc_enter",
+            "reallocarray_enter",
+            "posix_memalign_enter",
+            "aligned_alloc_enter",
+            "valloc_enter",
+            "memalign_enter",
+            "pvalloc_enter",
+            "mmap_enter",
+            "mremap_enter",
+            "munmap_enter",
+            "free_enter",
+            "malloc_exit",
+            "posix_memalign_exit",
+        ],
+    }
+}
+
+/// One probed function of the allocator.
+#[derive(Debug, Clone)]
+pub struct Probe {
+    pub symbol: String,
+    fn_id: alloc_fn,
+    /// Followed to its return (it hands out a block).
+    returns: bool,
+    /// The function's start in the file.
+    start: u64,
+    /// Where its entry probe goes.
+    pub place: Placement,
+}
+
+impl Probe {
+    fn name(&self) -> &'static str {
+        FUNCTIONS
+            .iter()
+            .find(|f| f.1 == self.fn_id)
+            .map_or("", |f| f.0)
+    }
+
+    fn entry_offset(&self) -> usize {
+        (self.start + self.place.offset) as usize
+    }
+}
+
+/// Where the probes go in one allocator library.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub lib: PathBuf,
+    pub probes: Vec<Probe>,
+    /// Functions not probed, and why (noted with -v).
+    pub skipped: Vec<String>,
+}
+
+/// Finds the allocator's functions in `lib` and where each probe goes.
+/// malloc and free must be there; a function whose code is another's
+/// (an alias) is probed once, as the first.
+pub fn plan(lib: &Path, prefix: &str) -> Result<Plan> {
+    let names: Vec<String> = FUNCTIONS
+        .iter()
+        .map(|(name, ..)| format!("{prefix}{name}"))
+        .collect();
+    let found = placement::lookup(lib, &names);
+    let mut plan = Plan {
+        lib: lib.to_path_buf(),
+        probes: Vec::new(),
+        skipped: Vec::new(),
+    };
+    for ((name, fn_id, returns), (symbol, function)) in
+        FUNCTIONS.iter().zip(names.into_iter().zip(found))
+    {
+        let Some(function) = function else {
+            if *name == "malloc" || *name == "free" {
+                bail!("{} defines no {symbol}: is it the allocator?", lib.display());
+            }
+            plan.skipped.push(format!("{symbol}: not in {}", lib.display()));
+            continue;
+        };
+        if let Some(same) = plan.probes.iter().find(|p| p.start == function.file_offset) {
+            plan.skipped
+                .push(format!("{symbol}: the same code as {}, probed once", same.symbol));
+            continue;
+        }
+        // An entry-only probe may go past a prologue that would be
+        // single-stepped; one followed to the return stays at the entry,
+        // where the return address is taken.
+        let place = if *returns {
+            Placement {
+                offset: 0,
+                why: "at the entry (it has a return probe too)".into(),
+            }
+        } else {
+            placement::entry_only(lib, &function)
+        };
+        plan.probes.push(Probe {
+            symbol,
+            fn_id: *fn_id,
+            returns: *returns,
+            start: function.file_offset,
+            place,
+        });
+    }
+    Ok(plan)
+}
+
+/// Attaches `plan`'s probes for `pid`, the best way the kernel offers:
+/// a session link (return probes only for calls followed) and an entry
+/// link; entry and return links; or a uprobe and uretprobe per function.
+pub fn attach(
+    skel: &mut MemleakSkel,
+    pid: u32,
+    plan: &Plan,
+    links: UprobeLinks,
+) -> Result<Vec<Link>> {
+    let context = || format!("attaching to the allocator in {} (pid {pid})", plan.lib.display());
+    let mut multi = |name: &str, probes: &[&Probe], at_entry: bool, retprobe: bool, session| {
+        let opts = UprobeMultiOpts {
+            offsets: probes
+                .iter()
+                .map(|p| if at_entry { p.entry_offset() } else { p.start as usize })
+                .collect(),
+            cookies: probes.iter().map(|p| u64::from(p.fn_id.0)).collect(),
+            retprobe,
+            session,
+            ..Default::default()
+        };
+        program(skel, name)?
+            .attach_uprobe_multi_with_opts(pid as i32, &plan.lib, "", opts)
+            .with_context(context)
+    };
+    let followed: Vec<&Probe> = plan.probes.iter().filter(|p| p.returns).collect();
+    let entry_only: Vec<&Probe> = plan.probes.iter().filter(|p| !p.returns).collect();
+    match links {
+        UprobeLinks::Session => Ok(vec![
+            multi("um_session", &followed, false, false, true)?,
+            multi("um_enter", &entry_only, true, false, false)?,
+        ]),
+        UprobeLinks::Multi => {
+            let all: Vec<&Probe> = plan.probes.iter().collect();
+            // The return link first: an entry without its return would
+            // leave a pending call behind.
+            Ok(vec![
+                multi("um_exit", &followed, false, true, false)?,
+                multi("um_enter", &all, true, false, false)?,
+            ])
+        }
+        UprobeLinks::Single => {
+            let mut out = Vec::new();
+            for probe in &plan.probes {
+                if probe.returns {
+                    let exit = if probe.fn_id == alloc_fn::FN_POSIX_MEMALIGN {
+                        "posix_memalign_exit"
+                    } else {
+                        "malloc_exit"
+                    };
+                    let opts = UprobeOpts {
+                        retprobe: true,
+                        ..Default::default()
+                    };
+                    out.push(
+                        program(skel, exit)?
+                            .attach_uprobe_with_opts(pid as i32, &plan.lib, probe.start as usize, opts)
+                            .with_context(context)?,
+                    );
+                }
+                let enter = format!("{}_enter", probe.name());
+                out.push(
+                    program(skel, &enter)?
+                        .attach_uprobe_with_opts(
+                            pid as i32,
+                            &plan.lib,
+                            probe.entry_offset(),
+                            UprobeOpts::default(),
+                        )
+                        .with_context(context)?,
+                );
+            }
+            Ok(out)
+        }
+    }
+}
+
+fn program<'a>(skel: &'a mut MemleakSkel, name: &str) -> Result<ProgramMut<'a>> {
+    skel.object_mut()
+        .progs_mut()
+        .find(|p| p.name().to_string_lossy() == name)
+        .with_context(|| format!("no program {name}"))
+}
+
+/// What -v and --dry-run say about the probes.
+pub fn describe(plan: &Plan, links: UprobeLinks) -> Vec<String> {
+    let how = match links {
+        UprobeLinks::Session => "a session uprobe_multi link (no return probe for a call not followed) and an entry uprobe_multi link",
+        UprobeLinks::Multi => "uprobe_multi links, entry and return",
+        UprobeLinks::Single => "a uprobe (and uretprobe) per function",
+    };
+    let mut lines = vec![format!(
+        "{} functions in {}: {how}",
+        plan.probes.len(),
+        plan.lib.display()
+    )];
+    lines.extend(
+        plan.probes
+            .iter()
+            .map(|p| format!("{}: probe {}", p.symbol, p.place.why)),
+    );
+    lines.extend(plan.skipped.iter().cloned());
+    lines
+}
 
 /// The file a process maps its libc from, through /proc/PID/root so that a
 /// process in another mount namespace (a container) is found too.
@@ -65,74 +279,11 @@ pub fn check_object(path: &Path, prefix: &str) -> Result<()> {
         )));
     }
     let wanted = format!("{prefix}malloc");
-    let found = bytes
-        .windows(wanted.len() + 2)
-        .any(|w| w[0] == 0 && w[w.len() - 1] == 0 && &w[1..w.len() - 1] == wanted.as_bytes());
-    if !found {
+    if placement::lookup(path, &[wanted.clone()])[0].is_none() {
         return Err(usage(format!(
             "-O {}: defines no {wanted} (is -S right?)",
             path.display()
         )));
     }
     Ok(())
-}
-
-/// Attaches the allocator's entry and return probes in `lib` for `pid`.
-/// Functions the library lacks are skipped (noted with -v); malloc and
-/// free must be there.
-pub fn attach(skel: &mut MemleakSkel, pid: u32, lib: &Path, args: &Args) -> Result<Vec<Link>> {
-    let mut links = Vec::new();
-    for (func, enter, exit) in FUNCTIONS {
-        let symbol = format!("{}{func}", args.symbols_prefix);
-        // An entry-only probe may go past a prologue that would be
-        // single-stepped (placement.rs); one with a return probe stays at
-        // the entry, where the return address is taken.
-        let place = match exit {
-            None => crate::placement::entry_only(lib, &symbol),
-            Some(_) => crate::placement::Placement {
-                offset: 0,
-                why: "at the entry (it has a return probe too)".into(),
-            },
-        };
-        if args.common.verbose {
-            note!("{symbol}: probe {}", place.why);
-        }
-        let mut attach = |prog_name: &str, retprobe: bool| -> Result<Link> {
-            let prog = skel
-                .object_mut()
-                .progs_mut()
-                .find(|p| p.name().to_string_lossy() == prog_name)
-                .with_context(|| format!("no program {prog_name}"))?;
-            let opts = UprobeOpts {
-                retprobe,
-                func_name: Some(symbol.clone()),
-                ..Default::default()
-            };
-            let offset = if retprobe { 0 } else { place.offset };
-            Ok(prog.attach_uprobe_with_opts(pid as i32, lib, offset as usize, opts)?)
-        };
-        // The return probe first: an entry without its return would leave
-        // sizes behind.
-        let result = exit
-            .map(|x| attach(x, true))
-            .transpose()
-            .and_then(|ret| Ok((ret, attach(enter, false)?)));
-        match result {
-            Ok((ret, entry)) => {
-                links.extend(ret);
-                links.push(entry);
-            }
-            Err(e) if *func != "malloc" && *func != "free" => {
-                if args.common.verbose {
-                    note!("{symbol} not traced in {}: {e:#}", lib.display());
-                }
-            }
-            Err(e) => {
-                return Err(e).with_context(|| {
-                    format!("attaching to {symbol} in {} (pid {pid})", lib.display())
-                })
-            }
-        }
-    }
-    Ok(links)
 }

@@ -17,6 +17,8 @@ use clap::{Parser, ValueEnum};
 use common::cli::{self, CommonArgs, IdList};
 use common::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 use common::output::{Clock, Out};
+use common::note;
+use common::probe::UprobeLinks;
 use common::sym::Symbolizer;
 use common::{maps, process};
 use libbpf_rs::skel::{OpenSkel, Skel};
@@ -146,6 +148,10 @@ struct Memleak {
     pids: Vec<u32>,
     /// A process's allocator (-p, -c), not the kernel's.
     user_mode: bool,
+    /// How uprobes attach here, in user mode.
+    links: Option<UprobeLinks>,
+    /// Where the probes go, per traced process.
+    plans: Vec<(u32, allocator::Plan)>,
     symbolizer: Symbolizer,
     /// When the traced processes' memory maps were last cached.
     cached_at: Instant,
@@ -163,6 +169,8 @@ impl Tool for Memleak {
         Ok(Memleak {
             pids: args.pid.clone().map(|IdList(p)| p).unwrap_or_default(),
             user_mode: args.pid.is_some() || command.is_some(),
+            links: None,
+            plans: Vec::new(),
             args,
             command,
             symbolizer,
@@ -199,8 +207,25 @@ impl Tool for Memleak {
             args.stack_storage_size,
             args.perf_max_stack_depth,
         )?;
-        mode::choose_programs(open.open_object_mut(), self.user_mode, args.percpu);
         self.pids.extend(setup.child);
+        if self.user_mode {
+            let links = common::probe::uprobe_links();
+            self.links = Some(links);
+            for pid in &self.pids {
+                let lib = match &args.obj {
+                    Some(obj) => obj.clone(),
+                    None => allocator::libc_of(*pid)?,
+                };
+                let plan = allocator::plan(&lib, &args.symbols_prefix)?;
+                if args.common.verbose || args.common.dry_run {
+                    for line in allocator::describe(&plan, links) {
+                        note!("{line}");
+                    }
+                }
+                self.plans.push((*pid, plan));
+            }
+        }
+        mode::choose_programs(open.open_object_mut(), self.links, args.percpu);
         Ok(())
     }
 
@@ -209,12 +234,13 @@ impl Tool for Memleak {
             return lifecycle::attach_all(skel.object());
         }
         let mut links = Vec::new();
-        for pid in &self.pids {
-            let lib = match &self.args.obj {
-                Some(obj) => obj.clone(),
-                None => allocator::libc_of(*pid)?,
-            };
-            links.extend(allocator::attach(skel, *pid, &lib, &self.args)?);
+        for (pid, plan) in &self.plans {
+            links.extend(allocator::attach(
+                skel,
+                *pid,
+                plan,
+                self.links.unwrap_or(UprobeLinks::Single),
+            )?);
         }
         Ok(links)
     }

@@ -5,6 +5,7 @@ use std::ffi::OsString;
 
 use anyhow::Result;
 use common::filters::Filters;
+use common::probe::UprobeLinks;
 use common::run::usage;
 use libbpf_rs::OpenObject;
 
@@ -41,16 +42,15 @@ pub fn check(args: &Args) -> Result<Option<Vec<OsString>>> {
     Ok(command)
 }
 
-/// Loads the user mode's uprobe programs, or the kernel mode's tracepoint
-/// programs (`ml_`; the per-CPU ones only with -P).
-pub fn choose_programs(obj: &mut OpenObject, user_mode: bool, percpu: bool) {
+/// Loads the user mode's uprobe programs for the way they attach
+/// (`links`), or the kernel mode's tracepoint programs (`ml_`; the per-CPU
+/// ones only with -P).
+pub fn choose_programs(obj: &mut OpenObject, user_mode: Option<UprobeLinks>, percpu: bool) {
     for mut prog in obj.progs_mut() {
         let name = prog.name().to_string_lossy().into_owned();
-        let kernel_prog = name.starts_with("ml_");
-        let keep = if user_mode {
-            !kernel_prog
-        } else {
-            kernel_prog && (percpu || !name.starts_with("ml_percpu"))
+        let keep = match user_mode {
+            Some(links) => allocator::programs(links).contains(&name.as_str()),
+            None => name.starts_with("ml_") && (percpu || !name.starts_with("ml_percpu")),
         };
         prog.set_autoload(keep);
     }

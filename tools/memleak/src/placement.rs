@@ -36,31 +36,53 @@ impl Placement {
 /// The most of a function read: branch targets past it are not proven.
 const MAX_FUNCTION: usize = 64 * 1024;
 
-/// The placement of an entry-only probe on `symbol` in `lib`.
-pub fn entry_only(lib: &Path, symbol: &str) -> Placement {
+/// A function of the allocator, as its library's symbol table gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Function {
+    /// In the file: where uprobes are placed.
+    pub file_offset: u64,
+    pub size: u64,
+}
+
+/// Looks up `names` in `lib`'s own symbols (a separate debug file has no
+/// code, so no file offset), in one pass.
+pub fn lookup(lib: &Path, names: &[String]) -> Vec<Option<Function>> {
+    let mut elf = Elf::new(lib);
+    elf.debug_syms = false;
+    let src = Source::Elf(elf);
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let inspector = Inspector::new();
+    let Ok(found) = inspector.lookup(&src, &names) else {
+        return vec![None; names.len()];
+    };
+    found
+        .into_iter()
+        .map(|infos| {
+            let info = infos.into_iter().next()?;
+            Some(Function {
+                file_offset: info.file_offset?,
+                size: info.size.unwrap_or(0) as u64,
+            })
+        })
+        .collect()
+}
+
+/// The placement of an entry-only probe on `function` in `lib`.
+pub fn entry_only(lib: &Path, function: &Function) -> Placement {
     if common::probe::disabled("probe_move") {
         return Placement::entry("at the entry (probe_move disabled)");
     }
-    match function_bytes(lib, symbol) {
+    match function_bytes(lib, function) {
         Some(code) => decide(&code),
         None => Placement::entry("at the entry (the function's code could not be read)"),
     }
 }
 
-/// The function's first bytes, from the ELF file.
-fn function_bytes(lib: &Path, symbol: &str) -> Option<Vec<u8>> {
-    // The library's own symbols: a separate debug file has no code, so no
-    // file offset to read it at.
-    let mut elf = Elf::new(lib);
-    elf.debug_syms = false;
-    let src = Source::Elf(elf);
-    let inspector = Inspector::new();
-    let found = inspector.lookup(&src, &[symbol]).ok()?;
-    let info = found.into_iter().next()?.into_iter().next()?;
-    let offset = info.file_offset?;
-    let size = info.size.unwrap_or(0).min(MAX_FUNCTION);
+/// The function's code, from the ELF file.
+fn function_bytes(lib: &Path, function: &Function) -> Option<Vec<u8>> {
+    let size = (function.size as usize).min(MAX_FUNCTION);
     let mut file = File::open(lib).ok()?;
-    file.seek(SeekFrom::Start(offset)).ok()?;
+    file.seek(SeekFrom::Start(function.file_offset)).ok()?;
     // The whole function: a branch is proven only to a return inside it.
     let mut code = vec![0u8; size];
     let n = file.read(&mut code).ok()?;

@@ -257,8 +257,11 @@ fn bad_targets_are_errors() {
 #[test]
 fn dry_runs_load_both_modes() {
     require_root();
-    let user = run(BIN, &["--dry-run", "-p", "1"]);
+    let leaker = Leaker::start();
+    let user = run(BIN, &["--dry-run", "-p", &leaker.pid()]);
     assert!(user.status.success(), "{user:?}");
+    // Where each probe would go, from the allocator's code.
+    assert!(user.stderr.contains("free: probe +0x"), "{}", user.stderr);
     let kernel = run(BIN, &["--dry-run", "-P"]);
     assert!(kernel.status.success(), "{kernel:?}");
     let text = kernel.stdout.join("\n");
@@ -359,5 +362,93 @@ fn free_probe_moved_past_the_null_check_misses_nothing() {
 fn free_probe_at_the_entry_counts_the_same() {
     let (entries, stderr) = churn_under_memleak(&[("BPFTOOLS_DISABLE", "probe_move")]);
     assert!(stderr.contains("free: probe at the entry"), "{stderr}");
+    assert_eq!(allocations(&entries), 500, "{entries:?}");
+}
+
+/// Runs ml-paths under `memleak -c` with `disable` in BPFTOOLS_DISABLE;
+/// checks that each allocator path is counted once with its size, and
+/// returns memleak's stderr (-v: how the probes were attached).
+fn allocator_paths_counted(disable: &str) -> String {
+    require_root();
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    let bin = BUILT.get_or_init(|| {
+        common::testing::build_c_program(
+            env!("CARGO_MANIFEST_DIR"),
+            env!("CARGO_TARGET_TMPDIR"),
+            "ml-paths",
+        )
+    });
+    let finished = common::testing::run_with_env(
+        BIN,
+        &[
+            "-c",
+            &bin.display().to_string(),
+            "--json",
+            "-v",
+            "-o",
+            "0",
+            "-T",
+            "100",
+            "60",
+        ],
+        &[("BPFTOOLS_DISABLE", disable)],
+    );
+    assert!(finished.status.success(), "{finished:?}");
+    let entries = finished.json();
+    let rounds = 20;
+    for (function, size) in [
+        ("leak_calloc", 1000),
+        ("leak_realloc_grown", 5000),
+        ("leak_realloc_null", 3000),
+        ("leak_reallocarray", 4000),
+        ("leak_posix_memalign", 700),
+        ("leak_aligned_alloc", 640),
+        ("leak_large", 1 << 20),
+    ] {
+        let e = entry_from(&entries, function)
+            .unwrap_or_else(|| panic!("nothing from {function} ({disable}): {entries:?}"));
+        assert_eq!(e["allocations"], rounds, "{function} ({disable}): {e}");
+        assert_eq!(e["bytes"], rounds * size, "{function} ({disable}): {e}");
+    }
+    for function in ["freed_by_realloc_zero", "frees_null"] {
+        assert!(
+            entry_from(&entries, function).is_none(),
+            "{function} ({disable}): {entries:?}"
+        );
+    }
+    finished.stderr
+}
+
+#[test]
+fn every_allocator_path_counted_once_with_session_probes() {
+    let stderr = allocator_paths_counted("");
+    assert!(stderr.contains("a session uprobe_multi link"), "{stderr}");
+}
+
+#[test]
+fn every_allocator_path_counted_once_with_multi_probes() {
+    let stderr = allocator_paths_counted("uprobe_session");
+    assert!(stderr.contains("uprobe_multi links, entry and return"), "{stderr}");
+}
+
+#[test]
+fn every_allocator_path_counted_once_with_a_probe_per_function() {
+    let stderr = allocator_paths_counted("uprobe_multi");
+    assert!(stderr.contains("a uprobe (and uretprobe) per function"), "{stderr}");
+}
+
+#[test]
+fn churn_counted_exactly_with_multi_probes() {
+    let (entries, stderr) = churn_under_memleak(&[("BPFTOOLS_DISABLE", "uprobe_session")]);
+    assert!(stderr.contains("uprobe_multi links, entry and return"), "{stderr}");
+    assert!(stderr.contains("free: probe +0x"), "{stderr}");
+    assert_eq!(allocations(&entries), 500, "{entries:?}");
+}
+
+#[test]
+fn churn_counted_exactly_with_a_probe_per_function() {
+    let (entries, stderr) = churn_under_memleak(&[("BPFTOOLS_DISABLE", "uprobe_multi")]);
+    assert!(stderr.contains("a uprobe (and uretprobe) per function"), "{stderr}");
+    assert!(stderr.contains("free: probe +0x"), "{stderr}");
     assert_eq!(allocations(&entries), 500, "{entries:?}");
 }

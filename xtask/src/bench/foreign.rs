@@ -8,8 +8,6 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
-use libbpf_rs::query::ProgInfoIter;
-use libbpf_rs::ProgramType;
 use serde_json::{json, Value};
 
 use super::proc;
@@ -21,59 +19,130 @@ const FREE_GRACE: Duration = Duration::from_secs(3);
 #[derive(Debug, Clone)]
 pub struct Prog {
     pub id: u32,
-    pub ty: ProgramType,
+    /// The kernel's `enum bpf_prog_type`.
+    pub ty: u32,
     pub name: String,
 }
 
+/// The kernel's names of program types (`enum bpf_prog_type`, in order).
+const TYPE_NAMES: &[&str] = &[
+    "unspec",
+    "socket_filter",
+    "kprobe",
+    "sched_cls",
+    "sched_act",
+    "tracepoint",
+    "xdp",
+    "perf_event",
+    "cgroup_skb",
+    "cgroup_sock",
+    "lwt_in",
+    "lwt_out",
+    "lwt_xmit",
+    "sock_ops",
+    "sk_skb",
+    "cgroup_device",
+    "sk_msg",
+    "raw_tracepoint",
+    "cgroup_sock_addr",
+    "lwt_seg6local",
+    "lirc_mode2",
+    "sk_reuseport",
+    "flow_dissector",
+    "cgroup_sysctl",
+    "raw_tracepoint_writable",
+    "cgroup_sockopt",
+    "tracing",
+    "struct_ops",
+    "ext",
+    "lsm",
+    "sk_lookup",
+    "syscall",
+    "netfilter",
+];
+
+/// Program types that run on tracing hooks (and so on the workloads'
+/// paths); the rest (cgroup, socket, XDP...) is only listed.
+const TRACING: &[&str] = &[
+    "kprobe",
+    "tracepoint",
+    "perf_event",
+    "raw_tracepoint",
+    "raw_tracepoint_writable",
+    "tracing",
+    "ext",
+    "lsm",
+];
+
 impl Prog {
-    /// Program types that run on tracing hooks (and so on the workloads'
-    /// paths); the rest (cgroup, socket, XDP...) is only listed.
     pub fn is_tracing(&self) -> bool {
-        matches!(
-            self.ty,
-            ProgramType::Kprobe
-                | ProgramType::Tracepoint
-                | ProgramType::PerfEvent
-                | ProgramType::RawTracepoint
-                | ProgramType::RawTracepointWritable
-                | ProgramType::Tracing
-                | ProgramType::Ext
-                | ProgramType::Lsm
-        )
+        TRACING.contains(&self.type_name().as_str())
+    }
+
+    fn type_name(&self) -> String {
+        TYPE_NAMES
+            .get(self.ty as usize)
+            .map_or_else(|| format!("type {}", self.ty), |n| n.to_string())
     }
 
     pub fn to_json(&self) -> Value {
-        json!({ "id": self.id, "type": type_name(self.ty), "name": self.name })
+        json!({ "id": self.id, "type": self.type_name(), "name": self.name })
     }
 }
 
 impl fmt::Display for Prog {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "id {} {} {}", self.id, type_name(self.ty), self.name)
+        write!(f, "id {} {} {}", self.id, self.type_name(), self.name)
     }
 }
 
-/// The kernel's name for a program type (`raw_tracepoint`, `cgroup_skb`).
-fn type_name(ty: ProgramType) -> String {
-    let camel = format!("{ty:?}");
-    let mut snake = String::new();
-    for (i, c) in camel.chars().enumerate() {
-        if c.is_ascii_uppercase() && i > 0 {
-            snake.push('_');
-        }
-        snake.push(c.to_ascii_lowercase());
-    }
-    snake
-}
-
+/// The loaded programs, by the bpf(2) commands bpftool uses (no libbpf:
+/// xtask must build before `cargo xtask deps` has installed libelf).
 pub fn loaded() -> Vec<Prog> {
-    ProgInfoIter::default()
-        .map(|p| Prog {
-            id: p.id,
-            ty: p.ty,
-            name: p.name.to_string_lossy().into_owned(),
-        })
-        .collect()
+    const BPF_PROG_GET_NEXT_ID: libc::c_long = 11;
+    const BPF_PROG_GET_FD_BY_ID: libc::c_long = 13;
+    const BPF_OBJ_GET_INFO_BY_FD: libc::c_long = 15;
+    let bpf = |cmd: libc::c_long, attr: &mut [u64; 8]| {
+        // SAFETY: attr is a zeroed 64-byte union bpf_attr prefix, large
+        // enough for these commands' fields, and outlives the call.
+        unsafe { libc::syscall(libc::SYS_bpf, cmd, attr.as_mut_ptr(), 64usize) }
+    };
+    let mut progs = Vec::new();
+    let mut id = 0u32;
+    loop {
+        // start_id (u32), then next_id (u32).
+        let mut attr = [0u64; 8];
+        attr[0] = u64::from(id);
+        if bpf(BPF_PROG_GET_NEXT_ID, &mut attr) != 0 {
+            return progs;
+        }
+        id = (attr[0] >> 32) as u32;
+        let mut attr = [0u64; 8];
+        attr[0] = u64::from(id);
+        let fd = bpf(BPF_PROG_GET_FD_BY_ID, &mut attr);
+        if fd < 0 {
+            continue; // unloaded meanwhile
+        }
+        // struct bpf_prog_info up to its name: type at 0, id at 4, name at 64.
+        let mut info = [0u8; 80];
+        let mut attr = [0u64; 8];
+        // bpf_fd (u32), info_len (u32), info (u64).
+        attr[0] = fd as u64 | ((info.len() as u64) << 32);
+        attr[1] = info.as_mut_ptr() as u64;
+        let ok = bpf(BPF_OBJ_GET_INFO_BY_FD, &mut attr) == 0;
+        // SAFETY: fd is ours and closed once.
+        unsafe { libc::close(fd as i32) };
+        if !ok {
+            continue;
+        }
+        let name = &info[64..80];
+        let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(16)];
+        progs.push(Prog {
+            id,
+            ty: u32::from_ne_bytes(info[0..4].try_into().unwrap_or_default()),
+            name: String::from_utf8_lossy(name).into_owned(),
+        });
+    }
 }
 
 /// The programs loaded when the bench started, and what it saw appear
@@ -240,26 +309,27 @@ fn leaked(left: &[Prog]) -> Vec<String> {
 mod tests {
     use super::*;
 
+    fn prog(ty: u32) -> Prog {
+        Prog {
+            id: 1,
+            ty,
+            name: "x".into(),
+        }
+    }
+
     #[test]
     fn type_names_are_the_kernels() {
-        assert_eq!(
-            type_name(ProgramType::RawTracepointWritable),
-            "raw_tracepoint_writable"
-        );
-        assert_eq!(type_name(ProgramType::CgroupSkb), "cgroup_skb");
-        assert_eq!(type_name(ProgramType::Kprobe), "kprobe");
+        assert_eq!(prog(24).type_name(), "raw_tracepoint_writable");
+        assert_eq!(prog(8).type_name(), "cgroup_skb");
+        assert_eq!(prog(2).type_name(), "kprobe");
+        assert_eq!(prog(999).type_name(), "type 999");
     }
 
     #[test]
     fn only_tracing_types_count_as_foreign() {
-        let p = |ty| Prog {
-            id: 1,
-            ty,
-            name: "x".into(),
-        };
-        assert!(p(ProgramType::Tracing).is_tracing());
-        assert!(p(ProgramType::PerfEvent).is_tracing());
-        assert!(!p(ProgramType::CgroupDevice).is_tracing());
-        assert!(!p(ProgramType::CgroupSkb).is_tracing());
+        assert!(prog(26).is_tracing());
+        assert!(prog(7).is_tracing());
+        assert!(!prog(15).is_tracing());
+        assert!(!prog(8).is_tracing());
     }
 }
