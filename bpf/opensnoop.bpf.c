@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* opensnoop: open, openat, openat2 and creat.
  *
- * Two variants; the front end loads one. Where bpf_task_pt_regs exists
+ * Three variants; the front end loads one. Where raw tracepoints exist, one
+ * program on raw sys_exit reads the arguments from the registers the
+ * syscall was entered with (its argument) and detaches at once
+ * (syscalls.bpf.h). Where only classic tracepoints do and bpf_task_pt_regs exists
  * (5.15+), one program per syscall runs at exit and reads the arguments from
  * the task's saved user registers: no entry tracepoint and no map traffic,
  * a third of the cost per open. Elsewhere, the arguments are kept in a hash
@@ -13,6 +16,7 @@
 #include "opensnoop.h"
 #include "events.bpf.h"
 #include "filters.bpf.h"
+#include "syscalls.bpf.h"
 
 #define AT_FDCWD -100
 #define O_ACCMODE 03
@@ -26,6 +30,11 @@ const volatile bool full_path = false;
  * zero) if match_rdonly and its access mode is read-only. */
 const volatile __u32 flag_mask = 0;
 const volatile bool match_rdonly = false;
+/* The syscalls' numbers on this architecture (-1: it has no such call). */
+const volatile long nr_open = -1;
+const volatile long nr_openat = -1;
+const volatile long nr_openat2 = -1;
+const volatile long nr_creat = -1;
 
 struct open_args {
 	const char *fname;
@@ -127,9 +136,9 @@ static __always_inline __u32 walk_dirs(struct event *e, __u32 off, struct dentry
 }
 
 /* Resolves a relative path's base directory, the cwd or dfd's file, into
- * e->buf after the path, then sends the event. Reached only by tail call. */
-SEC("tracepoint")
-int open_walk_dirs(void *ctx)
+ * e->buf after the path, then sends the event. Reached only by tail call,
+ * from a program of its own type. */
+static __always_inline int walk_and_send(void)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct file **fds, *file = 0;
@@ -167,6 +176,18 @@ int open_walk_dirs(void *ctx)
 	if (off <= BUF_SIZE)
 		emit(e, __builtin_offsetof(struct event, buf) + off);
 	return 0;
+}
+
+SEC("tracepoint")
+int open_walk_dirs(void *ctx)
+{
+	return walk_and_send();
+}
+
+SEC("raw_tp")
+int open_raw_walk_dirs(void *ctx)
+{
+	return walk_and_send();
 }
 
 /* Builds and sends the event for one finished open; with -F and a relative
@@ -278,6 +299,37 @@ int open_regs_creat(struct trace_event_raw_sys_exit *ctx)
 			 O_CREAT | O_WRONLY | O_TRUNC, PT_REGS_PARM2_SYSCALL(regs));
 }
 
+/* Every syscall's exit: the opens, with their arguments from the
+ * registers they were entered with. */
+SEC("raw_tp/sys_exit")
+int BPF_PROG(open_raw_exit, struct pt_regs *regs, long ret)
+{
+	long nr = SYSCALL_NR(regs);
+	__u64 a1, a2, a3;
+
+	if (nr != nr_openat && nr != nr_open && nr != nr_openat2 && nr != nr_creat)
+		return 0;
+	if (compat_syscall())
+		return 0;
+	a1 = PT_REGS_PARM1_CORE_SYSCALL(regs);
+	a2 = PT_REGS_PARM2_CORE_SYSCALL(regs);
+	a3 = PT_REGS_PARM3_CORE_SYSCALL(regs);
+	if (nr == nr_openat)
+		return regs_exit(ctx, ret, a1, (const char *)a2, a3,
+				 PT_REGS_PARM4_CORE_SYSCALL(regs));
+	if (nr == nr_open)
+		return regs_exit(ctx, ret, AT_FDCWD, (const char *)a1, a2, a3);
+	if (nr == nr_creat)
+		return regs_exit(ctx, ret, AT_FDCWD, (const char *)a1, O_CREAT | O_WRONLY | O_TRUNC,
+				 a2);
+	{
+		struct open_how how = {};
+
+		bpf_probe_read_user(&how, sizeof(how), (void *)a3);
+		return regs_exit(ctx, ret, a1, (const char *)a2, how.flags, how.mode);
+	}
+}
+
 /* open(filename, flags, mode) */
 SEC("tracepoint/syscalls/sys_enter_open")
 int open_enter_open(struct trace_event_raw_sys_enter *ctx)
@@ -345,6 +397,18 @@ int open_follow_fork(struct trace_event_raw_sched_process_fork *ctx)
 
 	if (bpf_map_lookup_elem(&pid_filter, &tgid))
 		bpf_map_update_elem(&pid_filter, &child, &yes, BPF_ANY);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(open_raw_follow_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u32 child_tgid = BPF_CORE_READ(child, tgid);
+	__u8 yes = 1;
+
+	if (bpf_map_lookup_elem(&pid_filter, &tgid))
+		bpf_map_update_elem(&pid_filter, &child_tgid, &yes, BPF_ANY);
 	return 0;
 }
 

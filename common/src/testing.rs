@@ -198,6 +198,22 @@ pub fn loaded_program_ids() -> Vec<u32> {
         .collect()
 }
 
+/// Of `held`, the programs still loaded once the kernel has had time to
+/// free them: a detached program runs no more, but is freed after an RCU
+/// grace period, from a work queue (raw tracepoints do not wait for one
+/// when detached, as classic ones do).
+pub fn still_loaded(held: &[u32]) -> Vec<u32> {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let loaded = loaded_program_ids();
+        let left: Vec<u32> = held.iter().copied().filter(|id| loaded.contains(id)).collect();
+        if left.is_empty() || Instant::now() >= deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// Ids of the BPF programs a process holds open, from /proc/PID/fdinfo.
 pub fn program_ids_of(pid: u32) -> Vec<u32> {
     let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fdinfo")) else {
@@ -218,12 +234,7 @@ pub fn stop_and_check_unloaded(traced: Traced) -> Finished {
     let held = program_ids_of(traced.pid());
     assert!(!held.is_empty(), "the running tool holds no BPF program");
     let finished = traced.stop();
-    let loaded = loaded_program_ids();
-    let left: Vec<u32> = held
-        .iter()
-        .copied()
-        .filter(|id| loaded.contains(id))
-        .collect();
+    let left = still_loaded(&held);
     assert!(
         left.is_empty(),
         "programs {left:?} are still loaded after exit"
@@ -368,7 +379,7 @@ pub mod contract {
     use std::process::{Command, Stdio};
     use std::time::{Duration, Instant};
 
-    use super::{loaded_program_ids, program_ids_of, require_root, run, Traced};
+    use super::{program_ids_of, require_root, run, still_loaded, Traced};
 
     /// How a tool is run for the contract: the arguments it traces with,
     /// and what its final report (after a stop signal) contains.
@@ -457,8 +468,7 @@ pub mod contract {
             std::thread::sleep(Duration::from_millis(300));
             let f = tool.signal(sig);
             assert_eq!(f.status.code(), Some(0), "signal {sig}: {f:?}");
-            let loaded = loaded_program_ids();
-            let left: Vec<u32> = held.into_iter().filter(|id| loaded.contains(id)).collect();
+            let left = still_loaded(&held);
             assert!(
                 left.is_empty(),
                 "signal {sig}: programs {left:?} still loaded"

@@ -321,12 +321,27 @@ fn opensnoop_rejects_bad_arguments() {
     );
 }
 
+/// The programs `--dry-run -F` loads with `disable` in BPFTOOLS_DISABLE.
+fn dry_run_listing(disable: &str) -> String {
+    let dry = Command::new(BIN)
+        .args(["--dry-run", "-F"])
+        .env("BPFTOOLS_DISABLE", disable)
+        .output()
+        .unwrap();
+    assert!(dry.status.success(), "{dry:?}");
+    String::from_utf8_lossy(&dry.stdout).into_owned()
+}
+
 #[test]
 fn opensnoop_dry_run_loads_without_attaching() {
     require_root();
-    let finished = run(BIN, &["--dry-run", "-F"]);
-    assert!(finished.status.success(), "{finished:?}");
-    let out = finished.stdout.join("\n");
+    // One program on raw sys_exit (it detaches at once), and the walker.
+    let out = dry_run_listing("");
+    assert!(out.contains("raw_tp sys_exit (open_raw_exit)"), "{out}");
+    assert!(out.contains("(open_raw_walk_dirs)"), "-F loads the walker: {out}");
+    assert!(!out.contains("syscalls:"), "{out}");
+    // Without raw tracepoints: the classic exit tracepoints.
+    let out = dry_run_listing("raw_tp");
     for hook in [
         "sys_exit_open ",
         "sys_exit_openat ",
@@ -335,33 +350,20 @@ fn opensnoop_dry_run_loads_without_attaching() {
     ] {
         assert!(out.contains(hook), "{hook} missing: {out}");
     }
-    assert!(
-        out.contains("(open_walk_dirs)"),
-        "-F loads the walker: {out}"
-    );
+    assert!(out.contains("(open_walk_dirs)"), "{out}");
+    assert!(!out.contains("open_raw_"), "{out}");
 }
 
-/// Kernels before 5.15 lack bpf_task_pt_regs and take the entry+exit
-/// variant: run it here by pretending the helper is missing.
-#[test]
-fn opensnoop_entry_exit_fallback_works_too() {
-    require_root();
-    let dry = Command::new(BIN)
-        .args(["--dry-run"])
-        .env("BPFTOOLS_DISABLE", "task_pt_regs")
-        .output()
-        .unwrap();
-    let listing = String::from_utf8_lossy(&dry.stdout);
-    assert!(listing.contains("(open_enter_openat)"), "{listing}");
-    assert!(!listing.contains("open_regs_"), "{listing}");
-
+/// Runs opensnoop -F with `disable` in BPFTOOLS_DISABLE and checks that it
+/// sees cat open a relative path, resolved.
+fn sees_a_relative_open_with(disable: &str) {
     let dir = scratch_dir("os-fallback");
     fs::create_dir_all(dir.join("sub")).unwrap();
     fs::write(dir.join("sub/file"), b"x").unwrap();
     let tool = Traced::start_command(
         Command::new(BIN)
             .args(["--json", "-F", "-n", "cat"])
-            .env("BPFTOOLS_DISABLE", "task_pt_regs"),
+            .env("BPFTOOLS_DISABLE", disable),
     );
     Command::new("cat")
         .arg("sub/file")
@@ -370,9 +372,27 @@ fn opensnoop_entry_exit_fallback_works_too() {
         .unwrap();
     let finished = tool.stop();
     let hits = opens_of(&finished, &dir.join("sub/file"));
-    assert_eq!(hits.len(), 1, "{:?}", finished.stdout);
+    assert_eq!(hits.len(), 1, "{disable}: {:?}", finished.stdout);
     assert_eq!(hits[0]["comm"], "cat");
     assert!(hits[0]["fd"].as_i64().unwrap() >= 0);
+}
+
+/// Without raw tracepoints, the classic exit tracepoints with the
+/// arguments from bpf_task_pt_regs (5.15+).
+#[test]
+fn opensnoop_classic_tracepoints_work_too() {
+    require_root();
+    sees_a_relative_open_with("raw_tp");
+}
+
+/// Without raw tracepoints or bpf_task_pt_regs: the entry+exit variant.
+#[test]
+fn opensnoop_entry_exit_fallback_works_too() {
+    require_root();
+    let listing = dry_run_listing("raw_tp,task_pt_regs");
+    assert!(listing.contains("(open_enter_openat)"), "{listing}");
+    assert!(!listing.contains("open_regs_"), "{listing}");
+    sees_a_relative_open_with("raw_tp,task_pt_regs");
 }
 
 /// The tool's child processes (its started command), from /proc.

@@ -63,11 +63,8 @@ fn runqlat_counts_preempted_tasks_per_process() {
     let held = common::testing::program_ids_of(tool.pid());
     let (finished, pids) = contend(tool, 1.5);
     assert!(finished.status.success(), "{finished:?}");
-    let loaded = common::testing::loaded_program_ids();
-    assert!(
-        held.iter().all(|id| !loaded.contains(id)),
-        "programs left loaded"
-    );
+    let left = common::testing::still_loaded(&held);
+    assert!(left.is_empty(), "programs {left:?} left loaded");
     let hists = finished.json();
     for pid in &pids {
         let h = hists

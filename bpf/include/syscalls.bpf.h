@@ -1,0 +1,34 @@
+/* Syscalls seen from the raw sys_enter/sys_exit tracepoints: one program
+ * for every syscall of the system, so the number is tested first. Raw
+ * tracepoints detach without waiting for an RCU grace period, where each
+ * classic syscalls:* tracepoint waits for one (under a global mutex): the
+ * difference between a tool that exits at once and one that takes a
+ * tenth of a second per tracepoint. */
+#ifndef __SYSCALLS_BPF_H
+#define __SYSCALLS_BPF_H
+
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+
+/* The syscall a task's saved user registers belong to. */
+#if defined(__TARGET_ARCH_x86)
+#define SYSCALL_NR(regs) BPF_CORE_READ(regs, orig_ax)
+#elif defined(__TARGET_ARCH_arm64)
+#define SYSCALL_NR(regs) BPF_CORE_READ(regs, syscallno)
+#endif
+
+/* A 32-bit syscall of a 64-bit kernel (int 0x80, an ia32 program): its
+ * numbers are another table's; the syscalls:* tracepoints skip them too. */
+static __always_inline bool compat_syscall(void)
+{
+#if defined(__TARGET_ARCH_x86)
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+	/* TS_COMPAT */
+	return BPF_CORE_READ(task, thread_info.status) & 0x0002;
+#else
+	return false;
+#endif
+}
+
+#endif
