@@ -1,17 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 /* execsnoop: one event per exec, argv read at syscall entry (the old image's
  * memory is gone once a successful exec returns), emitted at exit with the
- * result. Covers execve and execveat (fexecve, container runtimes). */
+ * result. Covers execve and execveat (fexecve, container runtimes).
+ * Two variants, the front end loads one: raw sys_enter/sys_exit where raw
+ * tracepoints exist (they detach at once, syscalls.bpf.h), else the classic
+ * syscalls:* tracepoints. */
 #include <vmlinux.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include "execsnoop.h"
 #include "events.bpf.h"
 #include "filters.bpf.h"
+#include "syscalls.bpf.h"
 
 const volatile bool include_failed = false;
 const volatile __u32 filter_ppid = 0;
 const volatile __u32 max_args = DEFAULT_MAX_ARGS;
+/* The syscalls' numbers on this architecture. */
+const volatile long nr_execve = -1;
+const volatile long nr_execveat = -1;
 
 static const struct event empty_event = {};
 
@@ -75,8 +82,7 @@ static __always_inline int exec_enter(void *ctx, const char *const *argv)
 	return 0;
 }
 
-SEC("tracepoint")
-int exec_read_args(void *ctx)
+static __always_inline int read_argv(void)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0, size = 0;
 	const char *const *argv;
@@ -118,6 +124,19 @@ int exec_read_args(void *ctx)
 done:
 	e->args_size = size;
 	return 0;
+}
+
+/* Tail call targets are of their caller's program type: one each. */
+SEC("tracepoint")
+int exec_read_args(void *ctx)
+{
+	return read_argv();
+}
+
+SEC("raw_tp")
+int exec_raw_read_args(void *ctx)
+{
+	return read_argv();
 }
 
 static __always_inline int exec_exit(long ret)
@@ -169,6 +188,31 @@ SEC("tracepoint/syscalls/sys_exit_execveat")
 int execveat_exit(struct trace_event_raw_sys_exit *ctx)
 {
 	return exec_exit(ctx->ret);
+}
+
+SEC("raw_tp/sys_enter")
+int BPF_PROG(exec_raw_enter, struct pt_regs *regs, long id)
+{
+	if (id != nr_execve && id != nr_execveat)
+		return 0;
+	if (compat_syscall())
+		return 0;
+	/* execve(filename, argv, envp); execveat(dfd, filename, argv, envp, flags) */
+	return exec_enter(ctx, (const char *const *)(id == nr_execve ?
+						      PT_REGS_PARM2_CORE_SYSCALL(regs) :
+						      PT_REGS_PARM3_CORE_SYSCALL(regs)));
+}
+
+/* A successful exec keeps the syscall's number in the new image's
+ * registers. */
+SEC("raw_tp/sys_exit")
+int BPF_PROG(exec_raw_exit, struct pt_regs *regs, long ret)
+{
+	long nr = SYSCALL_NR(regs);
+
+	if (nr != nr_execve && nr != nr_execveat)
+		return 0;
+	return exec_exit(ret);
 }
 
 /* Keeps the limits in BTF for the front end. */

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* opensnoop: open, openat, openat2 and creat.
  *
- * Three variants; the front end loads one. Where raw tracepoints exist, one
- * program on raw sys_exit reads the arguments from the registers the
- * syscall was entered with (its argument) and detaches at once
- * (syscalls.bpf.h). Where only classic tracepoints do and bpf_task_pt_regs exists
+ * Three variants; the front end loads one. Where tp_btf exists, one
+ * program on sys_exit reads the arguments from the registers the syscall
+ * was entered with (its argument) and detaches at once (syscalls.bpf.h).
+ * Elsewhere, classic tracepoints: where bpf_task_pt_regs exists
  * (5.15+), one program per syscall runs at exit and reads the arguments from
  * the task's saved user registers: no entry tracepoint and no map traffic,
  * a third of the cost per open. Elsewhere, the arguments are kept in a hash
@@ -184,16 +184,11 @@ int open_walk_dirs(void *ctx)
 	return walk_and_send();
 }
 
-SEC("raw_tp")
-int open_raw_walk_dirs(void *ctx)
-{
-	return walk_and_send();
-}
 
 /* Builds and sends the event for one finished open; with -F and a relative
  * path, the walker program finishes and sends it. */
 static __always_inline int send_open(void *ctx, __u64 id, long ret, __s32 dfd, const char *fname,
-				     __s32 flags, __u32 mode)
+				     __s32 flags, __u32 mode, bool walk_inline)
 {
 	__u32 zero = 0;
 	struct event *e;
@@ -221,8 +216,12 @@ static __always_inline int send_open(void *ctx, __u64 id, long ret, __s32 dfd, c
 		len = 1;
 	}
 	e->size = len;
-	if (full_path && e->buf[0] != '/')
+	if (full_path && e->buf[0] != '/') {
+		/* One program verifies the walk once without a tail call. */
+		if (walk_inline)
+			return walk_and_send();
 		bpf_tail_call(ctx, &walker, 0);
+	}
 	/* Without -F, with an absolute path, or if the tail call failed. */
 	if (len <= PATH_MAX)
 		emit(e, __builtin_offsetof(struct event, buf) + len);
@@ -240,7 +239,7 @@ static __always_inline int open_exit(struct trace_event_raw_sys_exit *ctx)
 		return 0;
 	args = *found;
 	bpf_map_delete_elem(&start, &tid);
-	return send_open(ctx, id, ctx->ret, args.dfd, args.fname, args.flags, args.mode);
+	return send_open(ctx, id, ctx->ret, args.dfd, args.fname, args.flags, args.mode, false);
 }
 
 /* The registers the task entered the syscall with; they still hold its
@@ -251,13 +250,13 @@ static __always_inline struct pt_regs *user_regs(void)
 }
 
 static __always_inline int regs_exit(void *ctx, long ret, __s32 dfd, const char *fname,
-				     __s32 flags, __u32 mode)
+				     __s32 flags, __u32 mode, bool walk_inline)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 
 	if (!open_allowed(id, flags))
 		return 0;
-	return send_open(ctx, id, ret, dfd, fname, flags, mode);
+	return send_open(ctx, id, ret, dfd, fname, flags, mode, walk_inline);
 }
 
 SEC("tracepoint/syscalls/sys_exit_open")
@@ -266,7 +265,7 @@ int open_regs_open(struct trace_event_raw_sys_exit *ctx)
 	struct pt_regs *regs = user_regs();
 
 	return regs_exit(ctx, ctx->ret, AT_FDCWD, (const char *)PT_REGS_PARM1_SYSCALL(regs),
-			 PT_REGS_PARM2_SYSCALL(regs), PT_REGS_PARM3_SYSCALL(regs));
+			 PT_REGS_PARM2_SYSCALL(regs), PT_REGS_PARM3_SYSCALL(regs), false);
 }
 
 SEC("tracepoint/syscalls/sys_exit_openat")
@@ -276,7 +275,7 @@ int open_regs_openat(struct trace_event_raw_sys_exit *ctx)
 
 	return regs_exit(ctx, ctx->ret, PT_REGS_PARM1_SYSCALL(regs),
 			 (const char *)PT_REGS_PARM2_SYSCALL(regs), PT_REGS_PARM3_SYSCALL(regs),
-			 PT_REGS_PARM4_SYSCALL(regs));
+			 PT_REGS_PARM4_SYSCALL(regs), false);
 }
 
 SEC("tracepoint/syscalls/sys_exit_openat2")
@@ -287,7 +286,7 @@ int open_regs_openat2(struct trace_event_raw_sys_exit *ctx)
 
 	bpf_probe_read_user(&how, sizeof(how), (void *)PT_REGS_PARM3_SYSCALL(regs));
 	return regs_exit(ctx, ctx->ret, PT_REGS_PARM1_SYSCALL(regs),
-			 (const char *)PT_REGS_PARM2_SYSCALL(regs), how.flags, how.mode);
+			 (const char *)PT_REGS_PARM2_SYSCALL(regs), how.flags, how.mode, false);
 }
 
 SEC("tracepoint/syscalls/sys_exit_creat")
@@ -296,13 +295,14 @@ int open_regs_creat(struct trace_event_raw_sys_exit *ctx)
 	struct pt_regs *regs = user_regs();
 
 	return regs_exit(ctx, ctx->ret, AT_FDCWD, (const char *)PT_REGS_PARM1_SYSCALL(regs),
-			 O_CREAT | O_WRONLY | O_TRUNC, PT_REGS_PARM2_SYSCALL(regs));
+			 O_CREAT | O_WRONLY | O_TRUNC, PT_REGS_PARM2_SYSCALL(regs), false);
 }
 
-/* Every syscall's exit: the opens, with their arguments from the
- * registers they were entered with. */
-SEC("raw_tp/sys_exit")
-int BPF_PROG(open_raw_exit, struct pt_regs *regs, long ret)
+/* Every syscall's exit (tp_btf: the registers are read directly, the
+ * cheapest test of the syscall's number): the opens, with their arguments
+ * from the registers they were entered with. */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(open_btf_exit, struct pt_regs *regs, long ret)
 {
 	long nr = SYSCALL_NR(regs);
 	__u64 a1, a2, a3;
@@ -311,22 +311,22 @@ int BPF_PROG(open_raw_exit, struct pt_regs *regs, long ret)
 		return 0;
 	if (compat_syscall())
 		return 0;
-	a1 = PT_REGS_PARM1_CORE_SYSCALL(regs);
-	a2 = PT_REGS_PARM2_CORE_SYSCALL(regs);
-	a3 = PT_REGS_PARM3_CORE_SYSCALL(regs);
+	a1 = PT_REGS_PARM1_SYSCALL(regs);
+	a2 = PT_REGS_PARM2_SYSCALL(regs);
+	a3 = PT_REGS_PARM3_SYSCALL(regs);
 	if (nr == nr_openat)
-		return regs_exit(ctx, ret, a1, (const char *)a2, a3,
-				 PT_REGS_PARM4_CORE_SYSCALL(regs));
+		return regs_exit(ctx, ret, a1, (const char *)a2, a3, PT_REGS_PARM4_SYSCALL(regs),
+				 true);
 	if (nr == nr_open)
-		return regs_exit(ctx, ret, AT_FDCWD, (const char *)a1, a2, a3);
+		return regs_exit(ctx, ret, AT_FDCWD, (const char *)a1, a2, a3, true);
 	if (nr == nr_creat)
 		return regs_exit(ctx, ret, AT_FDCWD, (const char *)a1, O_CREAT | O_WRONLY | O_TRUNC,
-				 a2);
+				 a2, true);
 	{
 		struct open_how how = {};
 
 		bpf_probe_read_user(&how, sizeof(how), (void *)a3);
-		return regs_exit(ctx, ret, a1, (const char *)a2, how.flags, how.mode);
+		return regs_exit(ctx, ret, a1, (const char *)a2, how.flags, how.mode, true);
 	}
 }
 
@@ -400,11 +400,11 @@ int open_follow_fork(struct trace_event_raw_sched_process_fork *ctx)
 	return 0;
 }
 
-SEC("raw_tp/sched_process_fork")
-int BPF_PROG(open_raw_follow_fork, struct task_struct *parent, struct task_struct *child)
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(open_btf_follow_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	__u32 child_tgid = BPF_CORE_READ(child, tgid);
+	__u32 child_tgid = child->tgid;
 	__u8 yes = 1;
 
 	if (bpf_map_lookup_elem(&pid_filter, &tgid))

@@ -8,7 +8,8 @@ use clap::Parser;
 use common::cli::{self, CommonArgs};
 use common::filters::Filters;
 use common::lifecycle::{self, Banner, Setup, Tool};
-use common::maps;
+use common::{maps, probe};
+use libbpf_rs::skel::OpenSkel;
 use common::output::{self, c_str, c_string, escape, Clock, Out};
 use regex::bytes::Regex;
 use serde_json::json;
@@ -125,11 +126,27 @@ impl Tool for Execsnoop {
         rodata.include_failed = self.args.fails;
         rodata.max_args = self.args.max_args;
         rodata.filter_ppid = self.args.ppid.unwrap_or(0);
+        // Raw sys_enter/sys_exit where raw tracepoints exist (they detach
+        // at once); else the classic syscalls:* tracepoints.
+        let raw = probe::features().raw_tp;
+        if raw {
+            rodata.nr_execve = libc::SYS_execve;
+            rodata.nr_execveat = libc::SYS_execveat;
+        }
+        for mut prog in open.open_object_mut().progs_mut() {
+            let is_raw = prog.name().to_string_lossy().starts_with("exec_raw_");
+            prog.set_autoload(is_raw == raw);
+        }
         Ok(())
     }
 
     fn loaded(&mut self, skel: &mut ExecsnoopSkel<'_>) -> Result<()> {
-        maps::install_tail_call(&skel.maps.read_args, &skel.progs.exec_read_args)
+        let reader = if skel.progs.exec_raw_read_args.autoload() {
+            &skel.progs.exec_raw_read_args
+        } else {
+            &skel.progs.exec_read_args
+        };
+        maps::install_tail_call(&skel.maps.read_args, reader)
     }
 
     fn banner(&self) -> Banner {

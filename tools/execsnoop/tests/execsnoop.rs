@@ -289,14 +289,56 @@ fn execsnoop_rejects_bad_arguments() {
     }
 }
 
+/// The programs `--dry-run` loads with `disable` in BPFTOOLS_DISABLE.
+fn dry_run_listing(disable: &str) -> String {
+    let dry = Command::new(BIN)
+        .arg("--dry-run")
+        .env("BPFTOOLS_DISABLE", disable)
+        .output()
+        .unwrap();
+    assert!(dry.status.success(), "{dry:?}");
+    String::from_utf8_lossy(&dry.stdout).into_owned()
+}
+
 #[test]
 fn execsnoop_dry_run_loads_without_attaching() {
     require_root();
-    let finished = run(BIN, &["--dry-run"]);
-    assert!(finished.status.success(), "{finished:?}");
-    let out = finished.stdout.join("\n");
+    // Raw sys_enter and sys_exit: they detach at once.
+    let out = dry_run_listing("");
+    assert!(
+        out.contains("raw_tp sys_enter (exec_raw_enter)")
+            && out.contains("raw_tp sys_exit (exec_raw_exit)"),
+        "{out}"
+    );
+    assert!(!out.contains("syscalls:"), "{out}");
+    let out = dry_run_listing("raw_tp");
     assert!(
         out.contains("sys_enter_execve") && out.contains("sys_exit_execveat"),
         "{out}"
     );
+    assert!(!out.contains("exec_raw_"), "{out}");
+}
+
+/// Without raw tracepoints: the classic syscalls:* tracepoints see an
+/// exec with its arguments, and a failed one with -x.
+#[test]
+fn execsnoop_classic_tracepoints_work_too() {
+    require_root();
+    let prog = unique_program("esc");
+    let missing = Path::new("/nonexistent-dir-for-execsnoop")
+        .join(unique_program("escx").file_name().unwrap());
+    let tool = Traced::start_command(
+        Command::new(BIN)
+            .args(["--json", "-x"])
+            .env("BPFTOOLS_DISABLE", "raw_tp"),
+    );
+    Command::new(&prog).arg("classic").status().unwrap();
+    assert!(Command::new(&missing).spawn().is_err());
+    let finished = stop_and_check_unloaded(tool);
+    let events = execs_of(&finished, &prog);
+    assert_eq!(events.len(), 1, "{:?}", finished.stdout);
+    assert_eq!(strings(&events[0]["args"]), [prog.to_str().unwrap(), "classic"]);
+    let failed = execs_of(&finished, &missing);
+    assert_eq!(failed.len(), 1, "{:?}", finished.stdout);
+    assert_eq!(failed[0]["ret"], -2);
 }

@@ -183,22 +183,22 @@ impl Tool for Opensnoop {
         rodata.full_path = args.full_path;
         rodata.flag_mask = args.flag_filter.iter().fold(0, |m, f| m | *f as u32);
         rodata.match_rdonly = args.flag_filter.contains(&libc::O_RDONLY);
-        // Raw sys_exit where raw tracepoints exist (they detach at once);
-        // else the classic tracepoints, at exit only with bpf_task_pt_regs.
-        let raw = probe::features().raw_tp;
-        if raw {
+        // sys_exit as tp_btf where it exists (it detaches at once); else
+        // the classic tracepoints, at exit only with bpf_task_pt_regs.
+        let btf = probe::features().tp_btf;
+        if btf {
             rodata.nr_open = libc::SYS_open;
             rodata.nr_openat = libc::SYS_openat;
             rodata.nr_openat2 = libc::SYS_openat2;
             rodata.nr_creat = libc::SYS_creat;
         }
         let obj = open.open_object_mut();
-        if raw {
+        if btf {
             probe::skip_programs(obj, "open_enter_");
             probe::skip_programs(obj, "open_exit_");
             probe::skip_programs(obj, "open_regs_");
         } else {
-            probe::skip_programs(obj, "open_raw_");
+            probe::skip_programs(obj, "open_btf_");
             if probe::task_pt_regs() {
                 probe::skip_programs(obj, "open_enter_");
                 probe::skip_programs(obj, "open_exit_");
@@ -206,18 +206,17 @@ impl Tool for Opensnoop {
                 probe::skip_programs(obj, "open_regs_");
             }
         }
-        let (walker, follower) = if raw {
-            ("open_walk_dirs", "open_follow_fork")
+        let follower = if btf {
+            "open_follow_fork"
         } else {
-            ("open_raw_walk_dirs", "open_raw_follow_fork")
+            "open_btf_follow_fork"
         };
         for mut prog in obj.progs_mut() {
             let name = prog.name().to_string_lossy().into_owned();
-            // Only the walker of the loaded variant's type, with -F; the
-            // fork follower for a started command's children.
-            let unused = name == walker
+            // The walker for the classic programs' -F (the tp_btf one walks
+            // itself); the fork follower for a started command's children.
+            let unused = (name == "open_walk_dirs" && (btf || !args.full_path))
                 || name == follower
-                || (name.ends_with("walk_dirs") && !args.full_path)
                 || (name.ends_with("follow_fork") && setup.child.is_none());
             if unused {
                 prog.set_autoload(false);
@@ -227,13 +226,8 @@ impl Tool for Opensnoop {
     }
 
     fn loaded(&mut self, skel: &mut OpensnoopSkel<'_>) -> Result<()> {
-        if self.args.full_path {
-            let walker = if skel.progs.open_raw_walk_dirs.autoload() {
-                &skel.progs.open_raw_walk_dirs
-            } else {
-                &skel.progs.open_walk_dirs
-            };
-            maps::install_tail_call(&skel.maps.walker, walker)?;
+        if skel.progs.open_walk_dirs.autoload() {
+            maps::install_tail_call(&skel.maps.walker, &skel.progs.open_walk_dirs)?;
         }
         Ok(())
     }

@@ -335,13 +335,13 @@ fn dry_run_listing(disable: &str) -> String {
 #[test]
 fn opensnoop_dry_run_loads_without_attaching() {
     require_root();
-    // One program on raw sys_exit (it detaches at once), and the walker.
+    // One program on sys_exit as tp_btf (it detaches at once; -F walks
+    // in it).
     let out = dry_run_listing("");
-    assert!(out.contains("raw_tp sys_exit (open_raw_exit)"), "{out}");
-    assert!(out.contains("(open_raw_walk_dirs)"), "-F loads the walker: {out}");
-    assert!(!out.contains("syscalls:"), "{out}");
-    // Without raw tracepoints: the classic exit tracepoints.
-    let out = dry_run_listing("raw_tp");
+    assert_eq!(out.lines().count(), 2, "{out}");
+    assert!(out.contains("tp_btf sys_exit (open_btf_exit)"), "{out}");
+    // Without tp_btf: the classic exit tracepoints.
+    let out = dry_run_listing("tp_btf");
     for hook in [
         "sys_exit_open ",
         "sys_exit_openat ",
@@ -351,7 +351,7 @@ fn opensnoop_dry_run_loads_without_attaching() {
         assert!(out.contains(hook), "{hook} missing: {out}");
     }
     assert!(out.contains("(open_walk_dirs)"), "{out}");
-    assert!(!out.contains("open_raw_"), "{out}");
+    assert!(!out.contains("open_btf_"), "{out}");
 }
 
 /// Runs opensnoop -F with `disable` in BPFTOOLS_DISABLE and checks that it
@@ -377,22 +377,29 @@ fn sees_a_relative_open_with(disable: &str) {
     assert!(hits[0]["fd"].as_i64().unwrap() >= 0);
 }
 
-/// Without raw tracepoints, the classic exit tracepoints with the
-/// arguments from bpf_task_pt_regs (5.15+).
+/// The default: tp_btf sys_exit, walking -F's directories itself.
+#[test]
+fn opensnoop_btf_sys_exit_resolves_relative_paths() {
+    require_root();
+    sees_a_relative_open_with("");
+}
+
+/// Without tp_btf, the classic exit tracepoints with the arguments from
+/// bpf_task_pt_regs (5.15+).
 #[test]
 fn opensnoop_classic_tracepoints_work_too() {
     require_root();
-    sees_a_relative_open_with("raw_tp");
+    sees_a_relative_open_with("tp_btf");
 }
 
-/// Without raw tracepoints or bpf_task_pt_regs: the entry+exit variant.
+/// Without tp_btf or bpf_task_pt_regs: the entry+exit variant.
 #[test]
 fn opensnoop_entry_exit_fallback_works_too() {
     require_root();
-    let listing = dry_run_listing("raw_tp,task_pt_regs");
+    let listing = dry_run_listing("tp_btf,task_pt_regs");
     assert!(listing.contains("(open_enter_openat)"), "{listing}");
     assert!(!listing.contains("open_regs_"), "{listing}");
-    sees_a_relative_open_with("raw_tp,task_pt_regs");
+    sees_a_relative_open_with("tp_btf,task_pt_regs");
 }
 
 /// The tool's child processes (its started command), from /proc.
