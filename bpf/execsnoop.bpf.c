@@ -2,23 +2,22 @@
 /* execsnoop: one event per exec, argv read at syscall entry (the old image's
  * memory is gone once a successful exec returns), emitted at exit with the
  * result. Covers execve and execveat (fexecve, container runtimes).
- * Two variants, the front end loads one: raw sys_enter/sys_exit where raw
- * tracepoints exist (they detach at once, syscalls.bpf.h), else the classic
- * syscalls:* tracepoints. */
+ * Two variants, the front end loads one. Where tp_btf exists and failed
+ * execs are not asked for (-x), one program on sched_process_exec reads the
+ * arguments from the new image, where the kernel copied them: nothing runs
+ * on other syscalls, and it detaches at once. Otherwise the syscalls:*
+ * tracepoints, whose every exec is seen, failed or not. */
 #include <vmlinux.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
 #include "execsnoop.h"
 #include "events.bpf.h"
 #include "filters.bpf.h"
-#include "syscalls.bpf.h"
 
 const volatile bool include_failed = false;
 const volatile __u32 filter_ppid = 0;
 const volatile __u32 max_args = DEFAULT_MAX_ARGS;
-/* The syscalls' numbers on this architecture. */
-const volatile long nr_execve = -1;
-const volatile long nr_execveat = -1;
 
 static const struct event empty_event = {};
 
@@ -115,7 +114,6 @@ static __always_inline int read_argv(void)
 		 * size the same range on every iteration, so the verifier prunes
 		 * the loop's states instead of walking each one: faster start. */
 		size = (size + len) & 8191;
-		e->args_count++;
 	}
 	/* Stopped at the limit: say so when there was more. */
 	argp = 0;
@@ -129,12 +127,6 @@ done:
 /* Tail call targets are of their caller's program type: one each. */
 SEC("tracepoint")
 int exec_read_args(void *ctx)
-{
-	return read_argv();
-}
-
-SEC("raw_tp")
-int exec_raw_read_args(void *ctx)
 {
 	return read_argv();
 }
@@ -190,29 +182,55 @@ int execveat_exit(struct trace_event_raw_sys_exit *ctx)
 	return exec_exit(ctx->ret);
 }
 
-SEC("raw_tp/sys_enter")
-int BPF_PROG(exec_raw_enter, struct pt_regs *regs, long id)
-{
-	if (id != nr_execve && id != nr_execveat)
-		return 0;
-	if (compat_syscall())
-		return 0;
-	/* execve(filename, argv, envp); execveat(dfd, filename, argv, envp, flags) */
-	return exec_enter(ctx, (const char *const *)(id == nr_execve ?
-						      PT_REGS_PARM2_CORE_SYSCALL(regs) :
-						      PT_REGS_PARM3_CORE_SYSCALL(regs)));
-}
+/* The event is built here: it is too large for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct event);
+} scratch SEC(".maps");
 
-/* A successful exec keeps the syscall's number in the new image's
- * registers. */
-SEC("raw_tp/sys_exit")
-int BPF_PROG(exec_raw_exit, struct pt_regs *regs, long ret)
+/* A successful exec, in the new image: its arguments are the block
+ * [arg_start, arg_end) of NUL-terminated strings the kernel copied onto
+ * the new stack. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(exec_btf_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	long nr = SYSCALL_NR(regs);
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, uid = (__u32)bpf_get_current_uid_gid();
+	__u32 zero = 0, ppid;
+	unsigned long start, len;
+	struct mm_struct *mm;
+	struct event *e;
 
-	if (nr != nr_execve && nr != nr_execveat)
+	if (!uid_allowed(uid) || !cgroup_allowed())
 		return 0;
-	return exec_exit(ret);
+	ppid = BPF_CORE_READ(p, real_parent, tgid);
+	if (filter_ppid && ppid != filter_ppid)
+		return 0;
+	e = bpf_map_lookup_elem(&scratch, &zero);
+	if (!e)
+		return 0;
+	e->ts_ns = bpf_ktime_get_ns();
+	e->pid = tgid;
+	e->ppid = ppid;
+	e->uid = uid;
+	e->cpu = bpf_get_smp_processor_id();
+	e->retval = 0;
+	e->truncated = 0;
+	bpf_get_current_comm(&e->comm, sizeof(e->comm));
+	BPF_CORE_READ_STR_INTO(&e->pcomm, p, real_parent, comm);
+	mm = BPF_CORE_READ(p, mm);
+	start = BPF_CORE_READ(mm, arg_start);
+	len = BPF_CORE_READ(mm, arg_end) - start;
+	if (len > sizeof(e->args)) {
+		len = sizeof(e->args);
+		e->truncated = 1;
+	}
+	if (!len || bpf_probe_read_user(e->args, len, (void *)start))
+		len = 0;
+	e->args_size = len;
+	emit(e, __builtin_offsetof(struct event, args) + len);
+	return 0;
 }
 
 /* Keeps the limits in BTF for the front end. */

@@ -13,7 +13,7 @@ enum execsnoop_limits {
 };
 
 /* Only the used part of args[] crosses into user space: args_size bytes of
- * NUL-terminated strings, args_count of them. */
+ * NUL-terminated strings (the front end applies --max-args). */
 struct event {
 	__u64 ts_ns;
 	__u32 pid;
@@ -21,11 +21,10 @@ struct event {
 	__u32 uid;
 	__u32 cpu;
 	__s32 retval;
-	__u32 args_count;
 	__u32 args_size;
 	/* An argument was cut at ARGSIZE, or more arguments followed max_args. */
 	__u8 truncated;
-	__u8 pad[3];
+	__u8 pad[7];
 	char comm[TASK_COMM_LEN];
 	char pcomm[TASK_COMM_LEN];
 	char args[FULL_MAX_ARGS_ARR];

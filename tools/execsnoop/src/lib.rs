@@ -126,27 +126,22 @@ impl Tool for Execsnoop {
         rodata.include_failed = self.args.fails;
         rodata.max_args = self.args.max_args;
         rodata.filter_ppid = self.args.ppid.unwrap_or(0);
-        // Raw sys_enter/sys_exit where raw tracepoints exist (they detach
-        // at once); else the classic syscalls:* tracepoints.
-        let raw = probe::features().raw_tp;
-        if raw {
-            rodata.nr_execve = libc::SYS_execve;
-            rodata.nr_execveat = libc::SYS_execveat;
-        }
+        // sched_process_exec as tp_btf where it exists: it runs on execs
+        // only, and detaches at once. Failed execs (-x) are seen only at
+        // the syscalls, whose tracepoints run on every syscall.
+        let btf = probe::features().tp_btf && !self.args.fails;
         for mut prog in open.open_object_mut().progs_mut() {
-            let is_raw = prog.name().to_string_lossy().starts_with("exec_raw_");
-            prog.set_autoload(is_raw == raw);
+            let is_btf = prog.name().to_string_lossy().starts_with("exec_btf_");
+            prog.set_autoload(is_btf == btf);
         }
         Ok(())
     }
 
     fn loaded(&mut self, skel: &mut ExecsnoopSkel<'_>) -> Result<()> {
-        let reader = if skel.progs.exec_raw_read_args.autoload() {
-            &skel.progs.exec_raw_read_args
-        } else {
-            &skel.progs.exec_read_args
-        };
-        maps::install_tail_call(&skel.maps.read_args, reader)
+        if skel.progs.exec_read_args.autoload() {
+            maps::install_tail_call(&skel.maps.read_args, &skel.progs.exec_read_args)?;
+        }
+        Ok(())
     }
 
     fn banner(&self) -> Banner {
@@ -183,17 +178,22 @@ fn header(args: &Args) -> String {
     h + &format!("{:>3} ARGS", "RET")
 }
 
-/// The NUL-separated arguments the kernel side captured.
-fn arguments(e: &types::event) -> Vec<&[u8]> {
+/// The NUL-terminated arguments the kernel side captured, at most `max`;
+/// true if there were more.
+fn arguments(e: &types::event, max: usize) -> (Vec<&[u8]>, bool) {
     let size = (e.args_size as usize).min(e.args.len());
-    output::c_bytes_n(&e.args[..size])
-        .split(|&b| b == 0)
-        .take(e.args_count as usize)
-        .collect()
+    let bytes = output::c_bytes_n(&e.args[..size]);
+    let bytes = bytes.strip_suffix(b"\0").unwrap_or(bytes);
+    if bytes.is_empty() {
+        return (Vec::new(), false);
+    }
+    let mut all = bytes.split(|&b| b == 0);
+    let argv: Vec<&[u8]> = all.by_ref().take(max).collect();
+    (argv, all.next().is_some())
 }
 
 fn print_event(out: &mut Out, args: &Args, clock: &Clock, e: &types::event) -> io::Result<()> {
-    let argv = arguments(e);
+    let (argv, more) = arguments(e, args.max_args as usize);
     if let Some(re) = &args.name {
         if !re.is_match(output::c_bytes(&e.comm)) {
             return Ok(());
@@ -204,7 +204,7 @@ fn print_event(out: &mut Out, args: &Args, clock: &Clock, e: &types::event) -> i
             return Ok(());
         }
     }
-    let truncated = e.truncated != 0;
+    let truncated = e.truncated != 0 || more;
     if args.common.json {
         let argv: Vec<String> = argv
             .iter()
@@ -272,15 +272,16 @@ mod tests {
     }
 
     #[test]
-    fn arguments_split_at_nuls_up_to_the_count() {
+    fn arguments_split_at_nuls_up_to_the_maximum() {
         let mut e = types::event::default();
-        for (i, b) in b"ls\0-la\0/tmp\0".iter().enumerate() {
+        for (i, b) in b"ls\0\0/tmp\0".iter().enumerate() {
             e.args[i] = *b as i8;
         }
-        e.args_size = 11;
-        e.args_count = 3;
-        assert_eq!(arguments(&e), vec![&b"ls"[..], b"-la", b"/tmp"]);
-        e.args_count = 2;
-        assert_eq!(arguments(&e), vec![&b"ls"[..], b"-la"]);
+        e.args_size = 9;
+        // An empty argument stays one.
+        assert_eq!(arguments(&e, 20), (vec![&b"ls"[..], b"", b"/tmp"], false));
+        assert_eq!(arguments(&e, 2), (vec![&b"ls"[..], b""], true));
+        e.args_size = 0;
+        assert_eq!(arguments(&e, 20), (Vec::<&[u8]>::new(), false));
     }
 }
