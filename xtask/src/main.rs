@@ -197,7 +197,14 @@ fn run_tool(args: &[String]) -> Result<()> {
 /// What the integration tests' workloads use besides the build: network
 /// namespaces and nftables (tcpretrans), a C compiler for the small traced
 /// programs (offcputime, memleak; clang is a build package already).
-const TEST_PACKAGES: &[&str] = &["iproute2", "nftables"];
+/// The tests' workloads: tcpretrans's lossy namespace; memleak's other
+/// allocators.
+const TEST_PACKAGES: &[&str] = &[
+    "iproute2",
+    "nftables",
+    "libjemalloc2",
+    "libtcmalloc-minimal4",
+];
 
 fn test(cargo_args: &[String]) -> Result<()> {
     deps(TEST_PACKAGES)?;

@@ -193,6 +193,19 @@ impl Symbolizer {
         }
     }
 
+    /// Parses the kernel's symbols now (blazesym keeps them), so that a
+    /// report at Ctrl-C does not start with that: call it while tracing.
+    pub fn warm_kernel(&mut self) {
+        let first = std::fs::File::open("/proc/kallsyms").ok().and_then(|f| {
+            use std::io::BufRead;
+            let line = std::io::BufReader::new(f).lines().next()?.ok()?;
+            u64::from_str_radix(line.split_whitespace().next()?, 16).ok()
+        });
+        if let Some(addr) = first.filter(|a| *a != 0) {
+            self.prefetch_kernel([addr]);
+        }
+    }
+
     /// Symbolizes the kernel addresses not seen before, in one batch.
     pub fn prefetch_kernel(&mut self, addrs: impl IntoIterator<Item = u64>) {
         let mut todo: Vec<u64> = addrs

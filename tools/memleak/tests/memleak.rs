@@ -304,6 +304,11 @@ fn stack_storage_is_bounded_by_available_memory() {
 /// Runs ml-churn under `memleak -p` (with `env` set) and returns memleak's
 /// final report and its stderr (with -v: where each probe went).
 fn churn_under_memleak(env: &[(&str, &str)]) -> (Vec<Value>, String) {
+    churn_with_allocator(None, env)
+}
+
+/// ml-churn with `allocator` preloaded and given to memleak's -O.
+fn churn_with_allocator(allocator: Option<&str>, env: &[(&str, &str)]) -> (Vec<Value>, String) {
     use std::io::{BufRead, BufReader, Write};
     use std::process::Stdio;
     require_root();
@@ -315,7 +320,15 @@ fn churn_under_memleak(env: &[(&str, &str)]) -> (Vec<Value>, String) {
             "ml-churn",
         )
     });
-    let mut target = Command::new(bin)
+    let mut target = Command::new(bin);
+    if let Some(lib) = allocator {
+        assert!(
+            std::path::Path::new(lib).exists(),
+            "{lib} is missing (cargo xtask test installs it)"
+        );
+        target.env("LD_PRELOAD", lib);
+    }
+    let mut target = target
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -323,11 +336,12 @@ fn churn_under_memleak(env: &[(&str, &str)]) -> (Vec<Value>, String) {
     let mut lines = BufReader::new(target.stdout.take().unwrap()).lines();
     assert_eq!(lines.next().unwrap().unwrap(), "ready");
     let pid = target.id().to_string();
-    let tool = Traced::start_command(
-        Command::new(BIN)
-            .args(["-p", &pid, "--json", "-v", "-o", "0", "-T", "100", "3600"])
-            .envs(env.iter().copied()),
-    );
+    let mut args = vec!["-p", &pid, "--json", "-v", "-o", "0", "-T", "100"];
+    if let Some(lib) = allocator {
+        args.extend(["-O", lib]);
+    }
+    args.push("3600");
+    let tool = Traced::start_command(Command::new(BIN).args(&args).envs(env.iter().copied()));
     let mut stdin = target.stdin.take().unwrap();
     writeln!(stdin, "go").unwrap();
     assert_eq!(lines.next().unwrap().unwrap(), "done");
@@ -451,4 +465,25 @@ fn churn_counted_exactly_with_a_probe_per_function() {
     assert!(stderr.contains("a uprobe (and uretprobe) per function"), "{stderr}");
     assert!(stderr.contains("free: probe +0x"), "{stderr}");
     assert_eq!(allocations(&entries), 500, "{entries:?}");
+}
+
+const JEMALLOC: &str = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
+const TCMALLOC: &str = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4";
+
+#[test]
+fn jemalloc_churn_counted_exactly() {
+    let (entries, stderr) = churn_with_allocator(Some(JEMALLOC), &[]);
+    assert!(stderr.contains("libjemalloc.so.2"), "{stderr}");
+    assert_eq!(allocations(&entries), 500, "{entries:?}");
+    let leaks = entry_from(&entries, "leak_one").expect("no stack from leak_one");
+    assert_eq!(leaks["allocations"], 500);
+}
+
+#[test]
+fn tcmalloc_churn_counted_exactly() {
+    let (entries, stderr) = churn_with_allocator(Some(TCMALLOC), &[]);
+    assert!(stderr.contains("libtcmalloc_minimal.so.4"), "{stderr}");
+    assert_eq!(allocations(&entries), 500, "{entries:?}");
+    let leaks = entry_from(&entries, "leak_one").expect("no stack from leak_one");
+    assert_eq!(leaks["allocations"], 500);
 }

@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 use clap::Parser;
 use common::cli::{self, CommonArgs, IdList};
 use common::filters::Filters;
+use common::sym::Symbolizer;
 use common::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 use common::output::Out;
 use common::run::usage;
@@ -112,6 +113,10 @@ struct Offcputime {
     args: Args,
     /// --svg's file, created before tracing so that a bad path fails first.
     svg: Option<std::fs::File>,
+    /// Names only: offcputime prints no file:line.
+    symbolizer: Symbolizer,
+    /// The kernel's symbols are parsed (in the first idle moment).
+    warmed: bool,
 }
 
 impl Tool for Offcputime {
@@ -133,7 +138,13 @@ impl Tool for Offcputime {
             ),
             None => None,
         };
-        Ok(Offcputime { args, svg })
+        let symbolizer = Symbolizer::with_source_lines(false).verbose(args.common.verbose);
+        Ok(Offcputime {
+            args,
+            svg,
+            symbolizer,
+            warmed: false,
+        })
     }
 
     fn common(&self) -> &CommonArgs {
@@ -192,8 +203,23 @@ impl Tool for Offcputime {
         }
     }
 
+    fn idle(&mut self) -> bool {
+        // While tracing, not after Ctrl-C: the report then starts at once.
+        if !self.warmed && !self.args.user_stacks_only {
+            self.symbolizer.warm_kernel();
+        }
+        self.warmed = true;
+        false
+    }
+
     fn report(&mut self, skel: &OffcputimeSkel<'_>, out: &mut Out, _: When) -> Result<()> {
-        report::print(&self.args, self.svg.take(), &skel.maps, out)
+        report::print(
+            &self.args,
+            self.svg.take(),
+            &skel.maps,
+            out,
+            &mut self.symbolizer,
+        )
     }
 
     fn error_note(&self, index: u32) -> Option<&'static str> {

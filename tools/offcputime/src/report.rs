@@ -38,6 +38,7 @@ pub fn print(
     svg: Option<std::fs::File>,
     skel_maps: &skel::OffcputimeMaps,
     out: &mut Out,
+    symbolizer: &mut Symbolizer,
 ) -> Result<()> {
     let mut entries: Vec<(types::oc_key, Box<u64>)> = maps::drain_as(&skel_maps.info)?;
     // BCC's order: ascending, the largest last (next to the prompt).
@@ -55,8 +56,6 @@ pub fn print(
             }
         }
     }
-    // Names only: offcputime prints no file:line.
-    let mut symbolizer = Symbolizer::with_source_lines(false).verbose(args.common.verbose);
     let kernel_ids: HashSet<i32> = entries.iter().map(|(k, _)| k.kern_stack_id).collect();
     symbolizer.prefetch_kernel(
         kernel_ids
