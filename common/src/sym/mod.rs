@@ -116,6 +116,8 @@ pub struct Symbolizer {
     kept: std::collections::HashSet<u32>,
     /// Say on stderr why addresses could not be symbolized (-v).
     verbose: bool,
+    /// file:line wanted (and so DWARF read).
+    lines: bool,
 }
 
 impl Default for Symbolizer {
@@ -143,6 +145,7 @@ impl Symbolizer {
             user: HashMap::new(),
             kept: Default::default(),
             verbose: false,
+            lines,
         }
     }
 
@@ -244,6 +247,10 @@ impl Symbolizer {
             return;
         }
         let mut process = Process::new(Pid::from(pid));
+        // Without lines, names from the symbol tables alone: DWARF would
+        // cost a parse of each binary's debug info for the rare stripped
+        // function it names.
+        process.debug_syms = self.lines;
         // Cached memory maps outlive the process; /proc/PID/map_files does not.
         process.map_files = !self.kept.contains(&pid);
         let src = Source::Process(process);
