@@ -118,7 +118,12 @@ fn tracing_prog_loads(target: &str, attach_type: libbpf_sys::bpf_attach_type) ->
     if btf_id <= 0 {
         return false;
     }
-    trivial_program(libbpf_sys::BPF_PROG_TYPE_TRACING, attach_type, btf_id as u32).is_some()
+    trivial_program(
+        libbpf_sys::BPF_PROG_TYPE_TRACING,
+        attach_type,
+        btf_id as u32,
+    )
+    .is_some()
 }
 
 /// Loads `r0 = 0; exit` as a program of `prog_type`, expecting
@@ -197,7 +202,8 @@ pub fn uprobe_links() -> UprobeLinks {
                 };
             // SAFETY: the program fd is open; opts and what it points to
             // outlive the call.
-            let fd = unsafe { libbpf_sys::bpf_link_create(prog.as_raw_fd(), 0, attach_type, &opts) };
+            let fd =
+                unsafe { libbpf_sys::bpf_link_create(prog.as_raw_fd(), 0, attach_type, &opts) };
             if fd >= 0 {
                 // SAFETY: an fd we own (no kernel should get here with "/").
                 drop(unsafe { OwnedFd::from_raw_fd(fd) });

@@ -206,7 +206,11 @@ pub fn still_loaded(held: &[u32]) -> Vec<u32> {
     let deadline = Instant::now() + Duration::from_secs(2);
     loop {
         let loaded = loaded_program_ids();
-        let left: Vec<u32> = held.iter().copied().filter(|id| loaded.contains(id)).collect();
+        let left: Vec<u32> = held
+            .iter()
+            .copied()
+            .filter(|id| loaded.contains(id))
+            .collect();
         if left.is_empty() || Instant::now() >= deadline {
             return left;
         }

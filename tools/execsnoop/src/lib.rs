@@ -8,9 +8,9 @@ use clap::Parser;
 use common::cli::{self, CommonArgs};
 use common::filters::Filters;
 use common::lifecycle::{self, Banner, Setup, Tool};
+use common::output::{self, c_str, c_string, escape, Clock, Out};
 use common::{maps, probe};
 use libbpf_rs::skel::OpenSkel;
-use common::output::{self, c_str, c_string, escape, Clock, Out};
 use regex::bytes::Regex;
 use serde_json::json;
 

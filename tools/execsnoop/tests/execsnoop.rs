@@ -306,7 +306,10 @@ fn execsnoop_dry_run_loads_without_attaching() {
     // sched_process_exec only: nothing runs on other syscalls.
     let out = dry_run_listing("");
     assert_eq!(out.lines().count(), 2, "{out}");
-    assert!(out.contains("tp_btf sched_process_exec (exec_btf_exec)"), "{out}");
+    assert!(
+        out.contains("tp_btf sched_process_exec (exec_btf_exec)"),
+        "{out}"
+    );
     let out = dry_run_listing("tp_btf");
     assert!(
         out.contains("sys_enter_execve") && out.contains("sys_exit_execveat"),

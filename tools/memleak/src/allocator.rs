@@ -109,14 +109,20 @@ pub fn plan(lib: &Path, prefix: &str) -> Result<Plan> {
     {
         let Some(function) = function else {
             if *name == "malloc" || *name == "free" {
-                bail!("{} defines no {symbol}: is it the allocator?", lib.display());
+                bail!(
+                    "{} defines no {symbol}: is it the allocator?",
+                    lib.display()
+                );
             }
-            plan.skipped.push(format!("{symbol}: not in {}", lib.display()));
+            plan.skipped
+                .push(format!("{symbol}: not in {}", lib.display()));
             continue;
         };
         if let Some(same) = plan.probes.iter().find(|p| p.start == function.file_offset) {
-            plan.skipped
-                .push(format!("{symbol}: the same code as {}, probed once", same.symbol));
+            plan.skipped.push(format!(
+                "{symbol}: the same code as {}, probed once",
+                same.symbol
+            ));
             continue;
         }
         // An entry-only probe may go past a prologue that would be
@@ -150,12 +156,23 @@ pub fn attach(
     plan: &Plan,
     links: UprobeLinks,
 ) -> Result<Vec<Link>> {
-    let context = || format!("attaching to the allocator in {} (pid {pid})", plan.lib.display());
+    let context = || {
+        format!(
+            "attaching to the allocator in {} (pid {pid})",
+            plan.lib.display()
+        )
+    };
     let mut multi = |name: &str, probes: &[&Probe], at_entry: bool, retprobe: bool, session| {
         let opts = UprobeMultiOpts {
             offsets: probes
                 .iter()
-                .map(|p| if at_entry { p.entry_offset() } else { p.start as usize })
+                .map(|p| {
+                    if at_entry {
+                        p.entry_offset()
+                    } else {
+                        p.start as usize
+                    }
+                })
                 .collect(),
             cookies: probes.iter().map(|p| u64::from(p.fn_id.0)).collect(),
             retprobe,
@@ -197,7 +214,12 @@ pub fn attach(
                     };
                     out.push(
                         program(skel, exit)?
-                            .attach_uprobe_with_opts(pid as i32, &plan.lib, probe.start as usize, opts)
+                            .attach_uprobe_with_opts(
+                                pid as i32,
+                                &plan.lib,
+                                probe.start as usize,
+                                opts,
+                            )
                             .with_context(context)?,
                     );
                 }
@@ -279,7 +301,7 @@ pub fn check_object(path: &Path, prefix: &str) -> Result<()> {
         )));
     }
     let wanted = format!("{prefix}malloc");
-    if placement::lookup(path, &[wanted.clone()])[0].is_none() {
+    if placement::lookup(path, std::slice::from_ref(&wanted))[0].is_none() {
         return Err(usage(format!(
             "-O {}: defines no {wanted} (is -S right?)",
             path.display()

@@ -442,19 +442,28 @@ fn every_allocator_path_counted_once_with_session_probes() {
 #[test]
 fn every_allocator_path_counted_once_with_multi_probes() {
     let stderr = allocator_paths_counted("uprobe_session");
-    assert!(stderr.contains("uprobe_multi links, entry and return"), "{stderr}");
+    assert!(
+        stderr.contains("uprobe_multi links, entry and return"),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn every_allocator_path_counted_once_with_a_probe_per_function() {
     let stderr = allocator_paths_counted("uprobe_multi");
-    assert!(stderr.contains("a uprobe (and uretprobe) per function"), "{stderr}");
+    assert!(
+        stderr.contains("a uprobe (and uretprobe) per function"),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn churn_counted_exactly_with_multi_probes() {
     let (entries, stderr) = churn_under_memleak(&[("BPFTOOLS_DISABLE", "uprobe_session")]);
-    assert!(stderr.contains("uprobe_multi links, entry and return"), "{stderr}");
+    assert!(
+        stderr.contains("uprobe_multi links, entry and return"),
+        "{stderr}"
+    );
     assert!(stderr.contains("free: probe +0x"), "{stderr}");
     assert_eq!(allocations(&entries), 500, "{entries:?}");
 }
@@ -462,7 +471,10 @@ fn churn_counted_exactly_with_multi_probes() {
 #[test]
 fn churn_counted_exactly_with_a_probe_per_function() {
     let (entries, stderr) = churn_under_memleak(&[("BPFTOOLS_DISABLE", "uprobe_multi")]);
-    assert!(stderr.contains("a uprobe (and uretprobe) per function"), "{stderr}");
+    assert!(
+        stderr.contains("a uprobe (and uretprobe) per function"),
+        "{stderr}"
+    );
     assert!(stderr.contains("free: probe +0x"), "{stderr}");
     assert_eq!(allocations(&entries), 500, "{entries:?}");
 }

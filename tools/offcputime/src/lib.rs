@@ -10,10 +10,10 @@ use anyhow::{Context, Result};
 use clap::Parser;
 use common::cli::{self, CommonArgs, IdList};
 use common::filters::Filters;
-use common::sym::Symbolizer;
 use common::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 use common::output::Out;
 use common::run::usage;
+use common::sym::Symbolizer;
 use common::{maps, probe};
 use libbpf_rs::skel::OpenSkel;
 
