@@ -27,6 +27,9 @@ const volatile bool user_stacks = true;
 /* A followed call, from its entry to its return, by thread: the size
  * asked for, the stack pointer at the entry (which tells this call's return
  * from a nested call's), and posix_memalign's result pointer. */
+/* How far below its caller's entry a nested allocator call's stack can be. */
+#define NESTED_MAX (64 * 1024)
+
 struct pending {
 	__u64 size;
 	__u64 sp;
@@ -186,7 +189,10 @@ static __always_inline bool follow(struct pt_regs *ctx, __u64 size, __u64 memptr
 	struct pending *outer = bpf_map_lookup_elem(&pending, &tid);
 	struct pending p = { .size = size, .sp = PT_REGS_SP(ctx), .memptr = memptr };
 
-	if (outer && outer->sp > p.sp)
+	/* The outer call's frame is near: a pending call far above is not
+	 * this one's caller (its return was never seen: a thread that exited
+	 * inside the allocator, and a new one with its id). */
+	if (outer && outer->sp > p.sp && outer->sp - p.sp < NESTED_MAX)
 		return false;
 	return bpf_map_update_elem(&pending, &tid, &p, BPF_ANY) == 0;
 }
