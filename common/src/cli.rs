@@ -52,8 +52,27 @@ pub struct HistogramArgs {
     /// Print p50, p90, p99, p99.9 and max of each histogram
     #[arg(long)]
     pub percentiles: bool,
+    /// Also write each interval's histograms to FILE as an HdrHistogram
+    /// interval log (V2, compressed), which HdrHistogram's tools read
+    #[arg(long, value_name = "FILE")]
+    pub hdr_log: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub interval: IntervalCount,
+}
+
+impl HistogramArgs {
+    /// True if the kernel must keep the fine histograms too.
+    pub fn fine(&self) -> bool {
+        self.percentiles || self.hdr_log.is_some()
+    }
+
+    /// Opens --hdr-log's file, for `what` (the tool and its unit).
+    pub fn hdr_log(&self, what: &str) -> anyhow::Result<Option<crate::hdrlog::HdrLog>> {
+        self.hdr_log
+            .as_deref()
+            .map(|p| crate::hdrlog::HdrLog::create(p, what))
+            .transpose()
+    }
 }
 
 /// A comma-separated list of process or thread ids, e.g. `-p 123,456`.

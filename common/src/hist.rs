@@ -1,10 +1,15 @@
 //! Histograms aggregated in the kernel (bits.bpf.h): BCC's log2 table,
 //! percentiles from the fine log-linear twin, and JSON.
 //!
-//! Percentiles are read straight off the fine buckets by rank, so a
-//! percentile always lies in the log2 slot holding the same rank.
+//! The fine twin is loaded into an HdrHistogram, each bucket's count at its
+//! middle value: HdrHistogram's 3 significant digits resolve far finer than
+//! a fine bucket (1/16), so every value stays inside its bucket, and a
+//! percentile lies in the log2 slot holding the same rank. The same
+//! histogram goes to `--hdr-log` (hdrlog.rs).
 
 use std::io::{self, Write};
+
+use hdrhistogram::Histogram;
 
 use serde_json::{json, Map, Value};
 
@@ -54,35 +59,34 @@ pub struct Percentiles {
     pub max: u64,
 }
 
-/// The value of rank `ceil(q * n)`, as the middle of its fine bucket.
-fn quantile(fine: &[u32], n: u64, q: f64) -> u64 {
-    let rank = ((q * n as f64).ceil() as u64).max(1);
-    let mut seen = 0u64;
-    for (s, &c) in fine.iter().enumerate() {
-        seen += c as u64;
-        if seen >= rank {
-            let (lo, hi) = fine_bounds(s);
-            return lo + (hi - lo) / 2;
-        }
+/// A fine histogram as an HdrHistogram (values in the tool's unit); `None`
+/// when it is empty.
+pub fn to_hdr(fine: &[u32]) -> Option<Histogram<u64>> {
+    let mut h = Histogram::<u64>::new(3).ok()?;
+    for (s, &c) in fine.iter().enumerate().filter(|(_, &c)| c > 0) {
+        let (lo, hi) = fine_bounds(s);
+        h.record_n(lo + (hi - lo) / 2, u64::from(c)).ok()?;
     }
-    0
+    (!h.is_empty()).then_some(h)
 }
 
-/// Percentiles of a fine histogram; `None` when it is empty. The max is
-/// the top of the highest non-empty bucket (within 1/16 of the true max).
-pub fn percentiles(fine: &[u32]) -> Option<Percentiles> {
-    let n: u64 = fine.iter().map(|&c| c as u64).sum();
-    if n == 0 {
-        return None;
+/// Percentiles of an HdrHistogram made by `to_hdr` (what `--hdr-log`'s
+/// readers compute too); the max is given: the top of the highest
+/// non-empty fine bucket (within 1/16 of the true max).
+pub fn percentiles_of(h: &Histogram<u64>, max: u64) -> Percentiles {
+    Percentiles {
+        p50: h.value_at_quantile(0.50),
+        p90: h.value_at_quantile(0.90),
+        p99: h.value_at_quantile(0.99),
+        p999: h.value_at_quantile(0.999),
+        max,
     }
+}
+
+/// Percentiles of a fine histogram; `None` when it is empty.
+pub fn percentiles(fine: &[u32]) -> Option<Percentiles> {
     let top = fine.iter().rposition(|&c| c > 0)?;
-    Some(Percentiles {
-        p50: quantile(fine, n, 0.50),
-        p90: quantile(fine, n, 0.90),
-        p99: quantile(fine, n, 0.99),
-        p999: quantile(fine, n, 0.999),
-        max: fine_bounds(top).1,
-    })
+    Some(percentiles_of(&to_hdr(fine)?, fine_bounds(top).1))
 }
 
 fn stars(out: &mut dyn Write, val: u32, max: u32, width: u32) -> io::Result<()> {
@@ -180,6 +184,22 @@ pub struct Section {
     pub count: u64,
     pub total: u64,
     pub percentiles: Option<Percentiles>,
+    /// The fine histogram, for `--hdr-log`.
+    pub hdr: Option<Histogram<u64>>,
+}
+
+impl Section {
+    /// Adds what the fine histogram gives: percentiles when `percentiles`,
+    /// and the HdrHistogram itself.
+    pub fn with_fine(mut self, fine: Option<&[u32]>, percentiles: bool) -> Section {
+        if let Some(fine) = fine {
+            if percentiles {
+                self.percentiles = self::percentiles(fine);
+            }
+            self.hdr = to_hdr(fine);
+        }
+        self
+    }
 }
 
 /// How an aggregating tool prints its report.

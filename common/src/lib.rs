@@ -25,6 +25,7 @@ skeleton!("common");
 
 pub mod cli;
 pub mod filters;
+pub mod hdrlog;
 pub mod hist;
 pub mod launch;
 pub mod lifecycle;

@@ -10,6 +10,7 @@ use anyhow::{bail, Result};
 use clap::Parser;
 use common::cli::{self, CommonArgs, HistogramArgs};
 use common::filters::Filters;
+use common::hdrlog::HdrLog;
 use common::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 use common::output::Out;
 use common::probe::{self, Hook};
@@ -82,6 +83,7 @@ pub fn main() -> std::process::ExitCode {
 struct Biolatency {
     args: Args,
     targ_dev: Option<u32>,
+    hdr_log: Option<HdrLog>,
 }
 
 impl Tool for Biolatency {
@@ -91,7 +93,15 @@ impl Tool for Biolatency {
 
     fn new(args: Args) -> Result<Self> {
         let targ_dev = args.disk.as_deref().map(disks::resolve).transpose()?;
-        Ok(Biolatency { args, targ_dev })
+        let unit = if args.milliseconds { "msecs" } else { "usecs" };
+        let hdr_log = args
+            .hist
+            .hdr_log(&format!("biolatency, block I/O latency in {unit}"))?;
+        Ok(Biolatency {
+            args,
+            targ_dev,
+            hdr_log,
+        })
     }
 
     fn common(&self) -> &CommonArgs {
@@ -112,7 +122,7 @@ impl Tool for Biolatency {
         rodata.per_flags = args.flags;
         rodata.queued = args.queued;
         rodata.millis = args.milliseconds;
-        rodata.fine = args.hist.percentiles;
+        rodata.fine = args.hist.fine();
         rodata.filter_dev = self.targ_dev.is_some();
         rodata.targ_dev = self.targ_dev.unwrap_or(0);
         choose_programs(open.open_object_mut(), args.queued)
@@ -127,7 +137,22 @@ impl Tool for Biolatency {
     }
 
     fn report(&mut self, skel: &BiolatencySkel<'_>, out: &mut Out, _: When) -> Result<()> {
-        report(out, &self.args, skel)
+        let sections = sections(&self.args, skel)?;
+        let style = hist::Style {
+            unit: if self.args.milliseconds {
+                "msecs"
+            } else {
+                "usecs"
+            },
+            json: self.args.common.json,
+            timestamp: self.args.timestamp,
+            extension: self.args.extension,
+        };
+        hist::print_report(out, &style, &sections)?;
+        if let Some(log) = &mut self.hdr_log {
+            log.write(&sections)?;
+        }
+        Ok(())
     }
 }
 
@@ -172,11 +197,11 @@ fn choose_programs(obj: &mut libbpf_rs::OpenObject, queued: bool) -> Result<()> 
     Ok(())
 }
 
-fn report(out: &mut Out, args: &Args, skel: &BiolatencySkel) -> Result<()> {
-    let unit = if args.milliseconds { "msecs" } else { "usecs" };
+/// The interval's histograms, drained from the kernel.
+fn sections(args: &Args, skel: &BiolatencySkel) -> Result<Vec<hist::Section>> {
     let mut entries: Vec<(types::hist_key, Box<types::hist>)> = maps::drain_as(&skel.maps.hists)?;
     entries.sort_by_key(|(k, _)| (k.dev, k.flags));
-    let fine: Vec<(types::hist_key, Box<types::fine_hist>)> = if args.hist.percentiles {
+    let fine: Vec<(types::hist_key, Box<types::fine_hist>)> = if args.hist.fine() {
         maps::drain_as(&skel.maps.fine_hists)?
     } else {
         Vec::new()
@@ -202,21 +227,17 @@ fn report(out: &mut Out, args: &Args, skel: &BiolatencySkel) -> Result<()> {
                 slots: h.slots.to_vec(),
                 count: h.count,
                 total: h.total,
-                percentiles: fine
-                    .iter()
-                    .find(|(k, _)| k.dev == key.dev && k.flags == key.flags)
-                    .and_then(|(_, f)| hist::percentiles(&f.slots)),
+                ..Default::default()
             }
+            .with_fine(
+                fine.iter()
+                    .find(|(k, _)| k.dev == key.dev && k.flags == key.flags)
+                    .map(|(_, f)| &f.slots[..]),
+                args.hist.percentiles,
+            )
         })
         .collect();
-    let style = hist::Style {
-        unit,
-        json: args.common.json,
-        timestamp: args.timestamp,
-        extension: args.extension,
-    };
-    hist::print_report(out, &style, &sections)?;
-    Ok(())
+    Ok(sections)
 }
 
 #[cfg(test)]

@@ -12,8 +12,8 @@ use crate::placement::{self, Placement};
 use crate::skel::types::alloc_fn;
 use crate::skel::MemleakSkel;
 
-/// The allocator's functions: name, cookie, their own entry program (for
-/// per-function uprobes), and whether the call is followed to its return.
+/// The allocator's functions: name (its per-function entry program is
+/// `<name>_enter`), cookie, and whether the call is followed to its return.
 const FUNCTIONS: &[(&str, alloc_fn, bool)] = &[
     ("malloc", alloc_fn::FN_MALLOC, true),
     ("calloc", alloc_fn::FN_CALLOC, true),

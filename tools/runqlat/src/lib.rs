@@ -7,6 +7,7 @@ use anyhow::{Context, Result};
 use clap::Parser;
 use common::cli::{self, CommonArgs, HistogramArgs, IdList};
 use common::filters::Filters;
+use common::hdrlog::HdrLog;
 use common::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 use common::output::{c_string, escape, Out};
 use common::{hist, maps, probe, process};
@@ -73,6 +74,7 @@ pub fn main() -> std::process::ExitCode {
 struct Runqlat {
     args: Args,
     cgroup_id: u64,
+    hdr_log: Option<HdrLog>,
 }
 
 impl Tool for Runqlat {
@@ -88,7 +90,15 @@ impl Tool for Runqlat {
                 .ino(),
             None => 0,
         };
-        Ok(Runqlat { args, cgroup_id })
+        let unit = if args.milliseconds { "msecs" } else { "usecs" };
+        let hdr_log = args
+            .hist
+            .hdr_log(&format!("runqlat, run queue latency in {unit}"))?;
+        Ok(Runqlat {
+            args,
+            cgroup_id,
+            hdr_log,
+        })
     }
 
     fn common(&self) -> &CommonArgs {
@@ -106,7 +116,7 @@ impl Tool for Runqlat {
         rodata.per_thread = args.tids;
         rodata.per_pidns = args.pidnss;
         rodata.millis = args.milliseconds;
-        rodata.fine = args.hist.percentiles;
+        rodata.fine = args.hist.fine();
         rodata.targ_cgroup_id = self.cgroup_id;
         // Wakeup times: task storage for tp_btf, a hash map for raw_tp.
         probe::pick_task_state_variant(
@@ -142,6 +152,9 @@ impl Tool for Runqlat {
         };
         let sections = collect(&self.args, skel)?;
         hist::print_report(out, &style, &sections)?;
+        if let Some(log) = &mut self.hdr_log {
+            log.write(&sections)?;
+        }
         Ok(())
     }
 }
@@ -149,7 +162,7 @@ impl Tool for Runqlat {
 fn collect(args: &Args, skel: &RunqlatSkel) -> Result<Vec<hist::Section>> {
     let mut entries: Vec<(u32, Box<types::rq_hist>)> = maps::drain_as(&skel.maps.hists)?;
     entries.sort_by_key(|(k, _)| *k);
-    let fine: Vec<(u32, Box<types::fine_hist>)> = if args.hist.percentiles {
+    let fine: Vec<(u32, Box<types::fine_hist>)> = if args.hist.fine() {
         maps::drain_as(&skel.maps.fine_hists)?
     } else {
         Vec::new()
@@ -184,11 +197,14 @@ fn collect(args: &Args, skel: &RunqlatSkel) -> Result<Vec<hist::Section>> {
                 slots: h.hist.slots.to_vec(),
                 count: h.hist.count,
                 total: h.hist.total,
-                percentiles: fine
-                    .iter()
-                    .find(|(k, _)| k == key)
-                    .and_then(|(_, f)| hist::percentiles(&f.slots)),
+                ..Default::default()
             }
+            .with_fine(
+                fine.iter()
+                    .find(|(k, _)| k == key)
+                    .map(|(_, f)| &f.slots[..]),
+                args.hist.percentiles,
+            )
         })
         .collect())
 }

@@ -227,3 +227,58 @@ fn runqlat_dry_run_and_bad_arguments() {
         assert!(f.stderr.contains(needle), "{}", f.stderr);
     }
 }
+
+/// The histograms of an HdrHistogram interval log, in order.
+fn read_hdr_log(path: &std::path::Path) -> Vec<hdrhistogram::Histogram<u64>> {
+    use base64::Engine;
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    use hdrhistogram::serialization::Deserializer;
+    let bytes = fs::read(path).unwrap();
+    IntervalLogIterator::new(&bytes)
+        .filter_map(|entry| match entry.expect("a well-formed interval log") {
+            LogEntry::Interval(h) => Some(h),
+            _ => None,
+        })
+        .map(|h| {
+            let raw = base64::engine::general_purpose::STANDARD
+                .decode(h.encoded_histogram())
+                .unwrap();
+            Deserializer::new()
+                .deserialize(&mut std::io::Cursor::new(raw))
+                .expect("a V2 histogram")
+        })
+        .collect()
+}
+
+#[test]
+fn runqlat_hdr_log_holds_the_percentiles_it_printed() {
+    let log = std::env::temp_dir().join(format!("{}.hlog", unique("rq-hdr")));
+    let tool = start(&[
+        "--json",
+        "--percentiles",
+        "--hdr-log",
+        log.to_str().unwrap(),
+        "1",
+        "3",
+    ]);
+    let cores = thread::available_parallelism().map_or(2, |n| n.get());
+    let spinners: Vec<Spinner> = (0..cores + 2).map(|_| Spinner::new()).collect();
+    let finished = tool.wait(Duration::from_secs(20));
+    drop(spinners);
+    assert!(finished.status.success(), "{finished:?}");
+    let printed = finished.json();
+    let logged = read_hdr_log(&log);
+    let _ = fs::remove_file(&log);
+    assert_eq!(printed.len(), 3, "{printed:?}");
+    assert_eq!(logged.len(), printed.len(), "one log entry per interval");
+    for (p, h) in printed.iter().zip(&logged) {
+        assert_eq!(p["count"].as_u64(), Some(h.len()), "{p}");
+        for (key, q) in [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999)] {
+            assert_eq!(
+                p["percentiles"][key].as_u64(),
+                Some(h.value_at_quantile(q)),
+                "{key}: {p}"
+            );
+        }
+    }
+}
