@@ -56,11 +56,44 @@ pub struct HistogramArgs {
     /// interval log (V2, compressed), which HdrHistogram's tools read
     #[arg(long, value_name = "FILE")]
     pub hdr_log: Option<std::path::PathBuf>,
+    /// Serve the histograms (cumulative, in seconds) as Prometheus metrics
+    /// at http://ADDR/metrics, read from the kernel at each scrape
+    /// (ADDR: HOST:PORT, or :PORT for every address)
+    #[arg(long, value_name = "ADDR")]
+    pub prometheus: Option<String>,
+    /// Write the same metrics to FILE each interval and at exit, atomically
+    /// (node_exporter's textfile collector)
+    #[arg(long, value_name = "FILE")]
+    pub prom_file: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub interval: IntervalCount,
 }
 
 impl HistogramArgs {
+    /// The metrics to keep for --prometheus or --prom-file, if asked.
+    pub fn metrics(
+        &self,
+        name: &'static str,
+        help: &'static str,
+        per_sec: f64,
+    ) -> anyhow::Result<crate::prom::Metrics> {
+        let server = self
+            .prometheus
+            .as_deref()
+            .map(crate::prom::Server::bind)
+            .transpose()?;
+        if let Some(path) = &self.prom_file {
+            // Fail before tracing, not at the first interval.
+            crate::prom::write_file(path, "")?;
+        }
+        Ok(crate::prom::Metrics::new(
+            (server.is_some() || self.prom_file.is_some())
+                .then(|| crate::prom::Histograms::new(name, help, per_sec)),
+            server,
+            self.prom_file.clone(),
+        ))
+    }
+
     /// True if the kernel must keep the fine histograms too.
     pub fn fine(&self) -> bool {
         self.percentiles || self.hdr_log.is_some()

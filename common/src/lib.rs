@@ -34,6 +34,7 @@ pub mod maps;
 pub mod output;
 pub mod probe;
 pub mod process;
+pub mod prom;
 pub mod run;
 pub mod signals;
 pub mod sym;

@@ -128,6 +128,16 @@ pub trait Tool: Sized {
         Ok(())
     }
 
+    /// A descriptor the loop waits on too (`--prometheus`'s socket).
+    fn extra_fd(&self) -> Option<std::os::fd::RawFd> {
+        None
+    }
+
+    /// `extra_fd` is readable.
+    fn extra_ready(&mut self, _skel: &SkelOf<'_, Self>) -> Result<()> {
+        Ok(())
+    }
+
     /// Called whenever the loop wakes (at least every 100 ms); true ends
     /// tracing, with a final report (memleak: every traced process is gone).
     fn idle(&mut self) -> bool {
@@ -381,6 +391,7 @@ fn event_loop<'o, T: Tool>(
             pollfd(libc::STDOUT_FILENO, 0),
             pollfd(ring.as_ref().map_or(-1, |r| r.epoll_fd()), libc::POLLIN),
             pollfd(child.map_or(-1, |c| c.pidfd()), libc::POLLIN),
+            pollfd(tool.borrow().extra_fd().unwrap_or(-1), libc::POLLIN),
         ];
         // SAFETY: fds is a valid array of pollfds for the call's duration.
         unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, wait_ms(wait)) };
@@ -400,6 +411,9 @@ fn event_loop<'o, T: Tool>(
         }
         if child.is_some_and(|c| c.exited()) {
             break Ended::ChildExited;
+        }
+        if fds[4].revents != 0 {
+            tool.borrow_mut().extra_ready(skel)?;
         }
         if tool.borrow_mut().idle() {
             break Ended::Done;

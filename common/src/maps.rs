@@ -139,6 +139,22 @@ where
         .collect())
 }
 
+/// [`drain_as`] when `drain`, else every entry read and left in place
+/// (`--prometheus`'s scrapes between reports).
+pub fn read_as<K, V>(map: &dyn MapCore, drain: bool) -> Result<Vec<(K, Box<V>)>>
+where
+    K: plain::Plain + Default,
+    V: plain::Plain + Default,
+{
+    if drain {
+        return drain_as(map);
+    }
+    Ok(entries_as(map)?
+        .into_iter()
+        .map(|(k, v)| (k, Box::new(v)))
+        .collect())
+}
+
 /// Every entry of a map, decoded, left in place.
 pub fn entries_as<K, V>(map: &dyn MapCore) -> Result<Vec<(K, V)>>
 where

@@ -197,13 +197,14 @@ fn run_tool(args: &[String]) -> Result<()> {
 /// What the integration tests' workloads use besides the build: network
 /// namespaces and nftables (tcpretrans), a C compiler for the small traced
 /// programs (offcputime, memleak; clang is a build package already).
-/// The tests' workloads: tcpretrans's lossy namespace; memleak's other
-/// allocators.
+/// The tests' workloads and consumers: tcpretrans's lossy namespace;
+/// memleak's other allocators; a Prometheus server scraping runqlat.
 const TEST_PACKAGES: &[&str] = &[
     "iproute2",
     "nftables",
     "libjemalloc2",
     "libtcmalloc-minimal4",
+    "prometheus",
 ];
 
 fn test(cargo_args: &[String]) -> Result<()> {

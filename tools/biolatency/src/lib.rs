@@ -84,6 +84,7 @@ struct Biolatency {
     args: Args,
     targ_dev: Option<u32>,
     hdr_log: Option<HdrLog>,
+    metrics: common::prom::Metrics,
 }
 
 impl Tool for Biolatency {
@@ -97,10 +98,16 @@ impl Tool for Biolatency {
         let hdr_log = args
             .hist
             .hdr_log(&format!("biolatency, block I/O latency in {unit}"))?;
+        let metrics = args.hist.metrics(
+            "biolatency_block_io_latency",
+            "Block I/O latency, from issue (or insert, with -Q) to completion",
+            if args.milliseconds { 1e3 } else { 1e6 },
+        )?;
         Ok(Biolatency {
             args,
             targ_dev,
             hdr_log,
+            metrics,
         })
     }
 
@@ -137,7 +144,7 @@ impl Tool for Biolatency {
     }
 
     fn report(&mut self, skel: &BiolatencySkel<'_>, out: &mut Out, _: When) -> Result<()> {
-        let sections = sections(&self.args, skel)?;
+        let sections = sections(&self.args, skel, true)?;
         let style = hist::Style {
             unit: if self.args.milliseconds {
                 "msecs"
@@ -152,7 +159,15 @@ impl Tool for Biolatency {
         if let Some(log) = &mut self.hdr_log {
             log.write(&sections)?;
         }
-        Ok(())
+        self.metrics.reported(&sections)
+    }
+
+    fn extra_fd(&self) -> Option<std::os::fd::RawFd> {
+        self.metrics.fd()
+    }
+
+    fn extra_ready(&mut self, skel: &BiolatencySkel<'_>) -> Result<()> {
+        self.metrics.serve(|| sections(&self.args, skel, false))
     }
 }
 
@@ -197,12 +212,14 @@ fn choose_programs(obj: &mut libbpf_rs::OpenObject, queued: bool) -> Result<()> 
     Ok(())
 }
 
-/// The interval's histograms, drained from the kernel.
-fn sections(args: &Args, skel: &BiolatencySkel) -> Result<Vec<hist::Section>> {
-    let mut entries: Vec<(types::hist_key, Box<types::hist>)> = maps::drain_as(&skel.maps.hists)?;
+/// The histograms the kernel holds, drained (a report) or left in place
+/// (a scrape).
+fn sections(args: &Args, skel: &BiolatencySkel, drain: bool) -> Result<Vec<hist::Section>> {
+    let mut entries: Vec<(types::hist_key, Box<types::hist>)> =
+        maps::read_as(&skel.maps.hists, drain)?;
     entries.sort_by_key(|(k, _)| (k.dev, k.flags));
     let fine: Vec<(types::hist_key, Box<types::fine_hist>)> = if args.hist.fine() {
-        maps::drain_as(&skel.maps.fine_hists)?
+        maps::read_as(&skel.maps.fine_hists, drain)?
     } else {
         Vec::new()
     };

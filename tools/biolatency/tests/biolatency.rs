@@ -312,3 +312,42 @@ fn biolatency_fallbacks_count_io_with_flags() {
         assert!(writes >= WRITES, "{hook}: {hists:?}");
     }
 }
+
+/// A real Prometheus server scrapes biolatency every second while writes
+/// go to a loop device: its count is -e's, its p99 the tool's within one
+/// log2 bucket.
+#[test]
+fn prometheus_scrapes_agree_with_the_report() {
+    use common::testing::prometheus::{free_port, promtool_check, Prometheus};
+    let lo = Loop::new();
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let tool = start(&[
+        "--json",
+        "-e",
+        "--percentiles",
+        "-d",
+        lo.name(),
+        "--prometheus",
+        &addr,
+    ]);
+    let prometheus = Prometheus::start(&addr);
+    direct_writes(Path::new(&lo.dev), WRITES);
+    promtool_check(port);
+    // Two scrapes after the last write.
+    std::thread::sleep(Duration::from_secs(3));
+    let count = prometheus.query("biolatency_block_io_latency_seconds_count");
+    let p99 =
+        prometheus.query("histogram_quantile(0.99, biolatency_block_io_latency_seconds_bucket)");
+    drop(prometheus);
+    let finished = stop_and_check_unloaded(tool);
+    assert!(finished.status.success(), "{finished:?}");
+    let hists = histograms(&finished);
+    assert_eq!(hists.len(), 1, "{hists:?}");
+    assert!(count >= WRITES as f64, "{count}");
+    assert_eq!(hists[0]["count"].as_u64(), Some(count as u64), "{hists:?}");
+    common::testing::prometheus::assert_same_log2_slot(
+        p99 * 1e6,
+        hists[0]["percentiles"]["p99"].as_u64().unwrap() as f64,
+    );
+}

@@ -75,6 +75,7 @@ struct Runqlat {
     args: Args,
     cgroup_id: u64,
     hdr_log: Option<HdrLog>,
+    metrics: common::prom::Metrics,
 }
 
 impl Tool for Runqlat {
@@ -94,10 +95,16 @@ impl Tool for Runqlat {
         let hdr_log = args
             .hist
             .hdr_log(&format!("runqlat, run queue latency in {unit}"))?;
+        let metrics = args.hist.metrics(
+            "runqlat_run_queue_latency",
+            "Time runnable tasks waited on a run queue",
+            if args.milliseconds { 1e3 } else { 1e6 },
+        )?;
         Ok(Runqlat {
             args,
             cgroup_id,
             hdr_log,
+            metrics,
         })
     }
 
@@ -150,20 +157,30 @@ impl Tool for Runqlat {
             timestamp: self.args.timestamp,
             extension: false,
         };
-        let sections = collect(&self.args, skel)?;
+        let sections = collect(&self.args, skel, true)?;
         hist::print_report(out, &style, &sections)?;
         if let Some(log) = &mut self.hdr_log {
             log.write(&sections)?;
         }
-        Ok(())
+        self.metrics.reported(&sections)
+    }
+
+    fn extra_fd(&self) -> Option<std::os::fd::RawFd> {
+        self.metrics.fd()
+    }
+
+    fn extra_ready(&mut self, skel: &RunqlatSkel<'_>) -> Result<()> {
+        self.metrics.serve(|| collect(&self.args, skel, false))
     }
 }
 
-fn collect(args: &Args, skel: &RunqlatSkel) -> Result<Vec<hist::Section>> {
-    let mut entries: Vec<(u32, Box<types::rq_hist>)> = maps::drain_as(&skel.maps.hists)?;
+/// The histograms the kernel holds, drained (a report) or left in place
+/// (a scrape).
+fn collect(args: &Args, skel: &RunqlatSkel, drain: bool) -> Result<Vec<hist::Section>> {
+    let mut entries: Vec<(u32, Box<types::rq_hist>)> = maps::read_as(&skel.maps.hists, drain)?;
     entries.sort_by_key(|(k, _)| *k);
     let fine: Vec<(u32, Box<types::fine_hist>)> = if args.hist.fine() {
-        maps::drain_as(&skel.maps.fine_hists)?
+        maps::read_as(&skel.maps.fine_hists, drain)?
     } else {
         Vec::new()
     };

@@ -282,3 +282,80 @@ fn runqlat_hdr_log_holds_the_percentiles_it_printed() {
         }
     }
 }
+
+/// A real Prometheus server (Debian's) scrapes runqlat every second; its
+/// view agrees with the tool's own report: the same count, and p99 within
+/// one log2 bucket.
+#[test]
+fn prometheus_scrapes_agree_with_the_report() {
+    use common::testing::prometheus::{free_port, promtool_check, Prometheus};
+    require_root();
+    let spinners: Vec<Spinner> = (0..thread::available_parallelism().map_or(2, |n| n.get()) + 2)
+        .map(|_| Spinner::new())
+        .collect();
+    let pids = spinners
+        .iter()
+        .map(|s| s.pid().to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let tool = start(&[
+        "--json",
+        "--percentiles",
+        "-p",
+        &pids,
+        "--prometheus",
+        &addr,
+    ]);
+    promtool_check(port);
+    let prometheus = Prometheus::start(&addr);
+    // Load for a few scrapes, then none: the spinners' last waits are in.
+    thread::sleep(Duration::from_secs(5));
+    drop(spinners);
+    thread::sleep(Duration::from_secs(3));
+    let count = prometheus.query("runqlat_run_queue_latency_seconds_count");
+    let p99 =
+        prometheus.query("histogram_quantile(0.99, runqlat_run_queue_latency_seconds_bucket)");
+    drop(prometheus);
+    let finished = tool.stop();
+    assert!(finished.status.success(), "{finished:?}");
+    let report = finished.json();
+    assert_eq!(report.len(), 1, "{report:?}");
+    assert!(count > 0.0);
+    assert_eq!(
+        report[0]["count"].as_u64(),
+        Some(count as u64),
+        "{report:?}"
+    );
+    common::testing::prometheus::assert_same_log2_slot(
+        p99 * 1e6,
+        report[0]["percentiles"]["p99"].as_u64().unwrap() as f64,
+    );
+}
+
+/// --prom-file: the metrics written at each interval (atomically), with
+/// the count of every report so far.
+#[test]
+fn prom_file_holds_the_cumulative_count() {
+    let file = std::env::temp_dir().join(format!("{}.prom", unique("rq-prom")));
+    let tool = start(&["--json", "--prom-file", file.to_str().unwrap(), "1", "2"]);
+    let cores = thread::available_parallelism().map_or(2, |n| n.get());
+    let spinners: Vec<Spinner> = (0..cores + 2).map(|_| Spinner::new()).collect();
+    let finished = tool.wait(Duration::from_secs(20));
+    drop(spinners);
+    assert!(finished.status.success(), "{finished:?}");
+    let total: u64 = finished
+        .json()
+        .iter()
+        .map(|h| h["count"].as_u64().unwrap())
+        .sum();
+    let text = fs::read_to_string(&file).unwrap();
+    let _ = fs::remove_file(&file);
+    let count = text
+        .lines()
+        .find_map(|l| l.strip_prefix("runqlat_run_queue_latency_seconds_count{} "))
+        .unwrap_or_else(|| panic!("no count in {text}"));
+    assert_eq!(count.parse::<u64>().unwrap(), total, "{text}");
+    assert!(!file.with_extension("tmp").exists());
+}

@@ -1,0 +1,303 @@
+//! Prometheus metrics from the in-kernel aggregates: `--prometheus ADDR`
+//! serves them at `/metrics` (read from the kernel at scrape time), and
+//! `--prom-file PATH` writes them each interval for node_exporter's
+//! textfile collector (atomically: a temporary file renamed over PATH).
+//! The exposition format is prometheus-client's, never hand-written.
+//!
+//! Histograms are cumulative since the tool started, in seconds. BCC's log2
+//! slot i holds the integer values 2^i to 2^(i+1)-1 of the tool's unit,
+//! measured by truncating (a 3.9 us wait counts as 3): every value in it is
+//! below 2^(i+1) units, which is the slot's `le` bound (slot 0 holds 0 and
+//! 1: le 2 units). Hence no value is ever counted under a bound it exceeds.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::fd::{AsRawFd, RawFd};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::registry::{Registry, Unit};
+use serde_json::Value;
+
+use crate::hist::Section;
+
+/// One labelled histogram, cumulative.
+#[derive(Debug, Clone, Default)]
+struct Series {
+    slots: Vec<u64>,
+    count: u64,
+    /// In the tool's unit.
+    sum: u64,
+}
+
+/// A histogram metric's series by label set, cumulative since the start.
+#[derive(Debug, Clone)]
+pub struct Histograms {
+    name: &'static str,
+    help: &'static str,
+    /// The kernel's units per second (1e6 for usecs): dividing by it keeps
+    /// decimal values exact where multiplying by 1e-6 would not.
+    per_sec: f64,
+    series: BTreeMap<Vec<(String, String)>, Series>,
+}
+
+impl Histograms {
+    pub fn new(name: &'static str, help: &'static str, per_sec: f64) -> Histograms {
+        Histograms {
+            name,
+            help,
+            per_sec,
+            series: BTreeMap::new(),
+        }
+    }
+
+    /// Adds histograms drained from the kernel (one interval's).
+    pub fn add(&mut self, sections: &[Section]) {
+        for s in sections {
+            let labels = s
+                .labels
+                .iter()
+                .map(|(k, v)| {
+                    let v = match v {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    (k.clone(), v)
+                })
+                .collect();
+            let series = self.series.entry(labels).or_default();
+            if series.slots.len() < s.slots.len() {
+                series.slots.resize(s.slots.len(), 0);
+            }
+            for (total, &c) in series.slots.iter_mut().zip(&s.slots) {
+                *total += u64::from(c);
+            }
+            series.count += s.count;
+            series.sum += s.total;
+        }
+    }
+
+    /// The metrics in Prometheus's text format.
+    pub fn encode(&self) -> Result<String> {
+        let mut registry = Registry::default();
+        registry.register_collector(Box::new(self.clone()));
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry)
+            .context("encoding the metrics")?;
+        Ok(text)
+    }
+}
+
+impl Collector for Histograms {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> std::fmt::Result {
+        let mut family = encoder.encode_descriptor(
+            self.name,
+            self.help,
+            Some(&Unit::Seconds),
+            MetricType::Histogram,
+        )?;
+        for (labels, s) in &self.series {
+            let mut buckets: Vec<(f64, u64)> = s
+                .slots
+                .iter()
+                .enumerate()
+                .map(|(i, &c)| ((1u64 << (i + 1)) as f64 / self.per_sec, c))
+                .collect();
+            buckets.push((f64::MAX, 0));
+            family
+                .encode_family(labels)?
+                .encode_histogram::<NoLabelSet>(
+                    s.sum as f64 / self.per_sec,
+                    s.count,
+                    &buckets,
+                    None,
+                )?;
+        }
+        Ok(())
+    }
+}
+
+/// Writes `text` to `path` atomically: a reader sees the old file or the
+/// new one, never half of one.
+pub fn write_file(path: &Path, text: &str) -> Result<()> {
+    let mut tmp = PathBuf::from(path);
+    tmp.set_extension("tmp");
+    fs::write(&tmp, text).with_context(|| format!("--prom-file: writing {}", tmp.display()))?;
+    fs::rename(&tmp, path).with_context(|| format!("--prom-file: renaming to {}", path.display()))
+}
+
+/// `--prometheus`'s listening socket; the tool's loop waits on it too.
+pub struct Server {
+    listener: TcpListener,
+}
+
+impl Server {
+    /// Listens on `addr` (`:9435` means every address).
+    pub fn bind(addr: &str) -> Result<Server> {
+        let full = if addr.starts_with(':') {
+            format!("0.0.0.0{addr}")
+        } else {
+            addr.to_string()
+        };
+        let sock: SocketAddr = full.parse().map_err(|_| {
+            crate::run::usage(format!("--prometheus {addr}: not HOST:PORT or :PORT"))
+        })?;
+        let listener = TcpListener::bind(sock)
+            .with_context(|| format!("--prometheus: listening on {sock}"))?;
+        listener.set_nonblocking(true)?;
+        Ok(Server { listener })
+    }
+
+    pub fn fd(&self) -> RawFd {
+        self.listener.as_raw_fd()
+    }
+
+    /// Answers the connections waiting, each with `metrics()` for GET
+    /// /metrics (read when asked), 404 otherwise.
+    pub fn serve(&self, mut metrics: impl FnMut() -> Result<String>) -> Result<()> {
+        while let Ok((stream, _)) = self.listener.accept() {
+            // A client that stalls costs the loop a second at most.
+            let _ = answer(stream, &mut metrics);
+        }
+        Ok(())
+    }
+}
+
+/// --prometheus and --prom-file, for a histogram tool: the histograms of
+/// the reports so far; the scrapes add what the kernel holds since.
+pub struct Metrics {
+    histograms: Option<Histograms>,
+    server: Option<Server>,
+    file: Option<PathBuf>,
+}
+
+impl Metrics {
+    pub fn new(
+        histograms: Option<Histograms>,
+        server: Option<Server>,
+        file: Option<PathBuf>,
+    ) -> Metrics {
+        Metrics {
+            histograms,
+            server,
+            file,
+        }
+    }
+
+    /// After a report: adds its (drained) histograms, writes --prom-file.
+    pub fn reported(&mut self, sections: &[Section]) -> anyhow::Result<()> {
+        let Some(h) = &mut self.histograms else {
+            return Ok(());
+        };
+        h.add(sections);
+        if let Some(path) = &self.file {
+            write_file(path, &h.encode()?)?;
+        }
+        Ok(())
+    }
+
+    pub fn fd(&self) -> Option<std::os::fd::RawFd> {
+        self.server.as_ref().map(Server::fd)
+    }
+
+    /// Answers the scrapes waiting: the reports' histograms plus `current`
+    /// (what the kernel holds, read and left in place).
+    pub fn serve(
+        &self,
+        mut current: impl FnMut() -> anyhow::Result<Vec<Section>>,
+    ) -> anyhow::Result<()> {
+        let (Some(server), Some(h)) = (&self.server, &self.histograms) else {
+            return Ok(());
+        };
+        server.serve(|| {
+            let mut snapshot = h.clone();
+            snapshot.add(&current()?);
+            snapshot.encode()
+        })
+    }
+}
+
+fn answer(mut stream: TcpStream, metrics: &mut impl FnMut() -> Result<String>) -> Result<()> {
+    stream.set_nonblocking(false)?;
+    stream.set_read_timeout(Some(Duration::from_secs(1)))?;
+    stream.set_write_timeout(Some(Duration::from_secs(1)))?;
+    let mut request = Vec::new();
+    let mut buf = [0u8; 2048];
+    while !request.windows(4).any(|w| w == b"\r\n\r\n") && request.len() < 16384 {
+        let n = stream.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        request.extend_from_slice(&buf[..n]);
+    }
+    let line = request.split(|&b| b == b'\r').next().unwrap_or_default();
+    let mut parts = line.split(|&b| b == b' ');
+    let (method, target) = (parts.next(), parts.next());
+    let path = target.map(|t| t.split(|&b| b == b'?').next().unwrap_or_default());
+    let (status, kind, body) = if method == Some(b"GET") && path == Some(b"/metrics") {
+        match metrics() {
+            Ok(text) => (
+                "200 OK",
+                "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                text,
+            ),
+            Err(e) => (
+                "500 Internal Server Error",
+                "text/plain",
+                format!("{e:#}\n"),
+            ),
+        }
+    } else {
+        (
+            "404 Not Found",
+            "text/plain",
+            "only /metrics is served\n".into(),
+        )
+    };
+    write!(
+        stream,
+        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Map;
+
+    #[test]
+    fn log2_slots_become_cumulative_buckets_in_seconds() {
+        let mut h = Histograms::new("x_latency", "latency", 1e6);
+        let mut labels = Map::new();
+        labels.insert("disk".into(), Value::from("vda"));
+        let section = Section {
+            labels,
+            // slot 0: 0-1 us, slot 1: 2-3 us, slot 3: 8-15 us
+            slots: vec![1, 2, 0, 4],
+            count: 7,
+            total: 50,
+            ..Default::default()
+        };
+        h.add(std::slice::from_ref(&section));
+        h.add(&[section]);
+        let text = h.encode().unwrap();
+        for line in [
+            "x_latency_seconds_sum{disk=\"vda\"} 0.0001",
+            "x_latency_seconds_count{disk=\"vda\"} 14",
+            "x_latency_seconds_bucket{le=\"0.000002\",disk=\"vda\"} 2",
+            "x_latency_seconds_bucket{le=\"0.000004\",disk=\"vda\"} 6",
+            "x_latency_seconds_bucket{le=\"0.000016\",disk=\"vda\"} 14",
+            "x_latency_seconds_bucket{le=\"+Inf\",disk=\"vda\"} 14",
+        ] {
+            assert!(text.contains(line), "{line} missing:\n{text}");
+        }
+    }
+}
