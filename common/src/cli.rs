@@ -56,8 +56,17 @@ pub struct HistogramArgs {
     /// interval log (V2, compressed), which HdrHistogram's tools read
     #[arg(long, value_name = "FILE")]
     pub hdr_log: Option<std::path::PathBuf>,
-    /// Serve the histograms (cumulative, in seconds) as Prometheus metrics
-    /// at http://ADDR/metrics, read from the kernel at each scrape
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
+    #[command(flatten)]
+    pub interval: IntervalCount,
+}
+
+/// --prometheus and --prom-file.
+#[derive(Args, Debug, Clone, Default)]
+pub struct MetricsArgs {
+    /// Serve the figures (cumulative, histograms in seconds) as Prometheus
+    /// metrics at http://ADDR/metrics, read from the kernel at each scrape
     /// (ADDR: HOST:PORT, or :PORT for every address)
     #[arg(long, value_name = "ADDR")]
     pub prometheus: Option<String>,
@@ -65,32 +74,36 @@ pub struct HistogramArgs {
     /// (node_exporter's textfile collector)
     #[arg(long, value_name = "FILE")]
     pub prom_file: Option<std::path::PathBuf>,
-    #[command(flatten)]
-    pub interval: IntervalCount,
 }
 
-impl HistogramArgs {
-    /// The metrics to keep for --prometheus or --prom-file, if asked.
-    pub fn metrics(
-        &self,
-        name: &'static str,
-        help: &'static str,
-        per_sec: f64,
-    ) -> anyhow::Result<crate::prom::Metrics> {
+impl MetricsArgs {
+    /// The listening socket and file, if either was asked for; checked
+    /// before tracing.
+    pub fn exporter(&self) -> anyhow::Result<Option<crate::prom::Exporter>> {
         let server = self
             .prometheus
             .as_deref()
             .map(crate::prom::Server::bind)
             .transpose()?;
         if let Some(path) = &self.prom_file {
-            // Fail before tracing, not at the first interval.
             crate::prom::write_file(path, "")?;
         }
+        Ok((server.is_some() || self.prom_file.is_some())
+            .then(|| crate::prom::Exporter::new(server, self.prom_file.clone())))
+    }
+}
+
+impl HistogramArgs {
+    /// The histogram metrics to keep for --prometheus or --prom-file.
+    pub fn metrics(
+        &self,
+        name: &'static str,
+        help: &'static str,
+        per_sec: f64,
+    ) -> anyhow::Result<crate::prom::Metrics> {
         Ok(crate::prom::Metrics::new(
-            (server.is_some() || self.prom_file.is_some())
-                .then(|| crate::prom::Histograms::new(name, help, per_sec)),
-            server,
-            self.prom_file.clone(),
+            crate::prom::Histograms::new(name, help, per_sec),
+            self.metrics.exporter()?,
         ))
     }
 

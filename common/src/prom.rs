@@ -20,7 +20,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use prometheus_client::collector::Collector;
-use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric, NoLabelSet};
+use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::{Registry, Unit};
 use serde_json::Value;
@@ -85,12 +86,7 @@ impl Histograms {
 
     /// The metrics in Prometheus's text format.
     pub fn encode(&self) -> Result<String> {
-        let mut registry = Registry::default();
-        registry.register_collector(Box::new(self.clone()));
-        let mut text = String::new();
-        prometheus_client::encoding::text::encode(&mut text, &registry)
-            .context("encoding the metrics")?;
-        Ok(text)
+        encode(self.clone())
     }
 }
 
@@ -169,58 +165,113 @@ impl Server {
     }
 }
 
-/// --prometheus and --prom-file, for a histogram tool: the histograms of
-/// the reports so far; the scrapes add what the kernel holds since.
-pub struct Metrics {
-    histograms: Option<Histograms>,
+/// Where the metrics go: `--prometheus`'s socket, `--prom-file`'s file.
+pub struct Exporter {
     server: Option<Server>,
     file: Option<PathBuf>,
 }
 
+impl Exporter {
+    pub fn new(server: Option<Server>, file: Option<PathBuf>) -> Exporter {
+        Exporter { server, file }
+    }
+
+    /// After a report: writes --prom-file.
+    pub fn reported(&self, text: impl FnOnce() -> Result<String>) -> Result<()> {
+        match &self.file {
+            Some(path) => write_file(path, &text()?),
+            None => Ok(()),
+        }
+    }
+
+    pub fn fd(&self) -> Option<RawFd> {
+        self.server.as_ref().map(Server::fd)
+    }
+
+    /// Answers the scrapes waiting with `text()`.
+    pub fn serve(&self, text: impl FnMut() -> Result<String>) -> Result<()> {
+        match &self.server {
+            Some(server) => server.serve(text),
+            None => Ok(()),
+        }
+    }
+}
+
+/// --prometheus and --prom-file, for a histogram tool: the histograms of
+/// the reports so far; the scrapes add what the kernel holds since.
+pub struct Metrics {
+    histograms: Histograms,
+    exporter: Option<Exporter>,
+}
+
 impl Metrics {
-    pub fn new(
-        histograms: Option<Histograms>,
-        server: Option<Server>,
-        file: Option<PathBuf>,
-    ) -> Metrics {
+    pub fn new(histograms: Histograms, exporter: Option<Exporter>) -> Metrics {
         Metrics {
             histograms,
-            server,
-            file,
+            exporter,
         }
     }
 
     /// After a report: adds its (drained) histograms, writes --prom-file.
-    pub fn reported(&mut self, sections: &[Section]) -> anyhow::Result<()> {
-        let Some(h) = &mut self.histograms else {
+    pub fn reported(&mut self, sections: &[Section]) -> Result<()> {
+        let Some(exporter) = &self.exporter else {
             return Ok(());
         };
-        h.add(sections);
-        if let Some(path) = &self.file {
-            write_file(path, &h.encode()?)?;
-        }
-        Ok(())
+        self.histograms.add(sections);
+        exporter.reported(|| self.histograms.encode())
     }
 
-    pub fn fd(&self) -> Option<std::os::fd::RawFd> {
-        self.server.as_ref().map(Server::fd)
+    pub fn fd(&self) -> Option<RawFd> {
+        self.exporter.as_ref().and_then(Exporter::fd)
     }
 
     /// Answers the scrapes waiting: the reports' histograms plus `current`
     /// (what the kernel holds, read and left in place).
-    pub fn serve(
-        &self,
-        mut current: impl FnMut() -> anyhow::Result<Vec<Section>>,
-    ) -> anyhow::Result<()> {
-        let (Some(server), Some(h)) = (&self.server, &self.histograms) else {
+    pub fn serve(&self, mut current: impl FnMut() -> Result<Vec<Section>>) -> Result<()> {
+        let Some(exporter) = &self.exporter else {
             return Ok(());
         };
-        server.serve(|| {
-            let mut snapshot = h.clone();
+        exporter.serve(|| {
+            let mut snapshot = self.histograms.clone();
             snapshot.add(&current()?);
             snapshot.encode()
         })
     }
+}
+
+/// Counters (`<name>_total`), for tools that count: cachestat's hits,
+/// misses and dirties.
+#[derive(Debug, Clone, Default)]
+pub struct Counters {
+    /// Name (without `_total`), help, value.
+    pub values: Vec<(&'static str, &'static str, u64)>,
+}
+
+impl Counters {
+    /// The counters in Prometheus's text format.
+    pub fn encode(&self) -> Result<String> {
+        encode(self.clone())
+    }
+}
+
+impl Collector for Counters {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> std::fmt::Result {
+        for (name, help, value) in &self.values {
+            let metric = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
+            ConstCounter::new(*value).encode(metric)?;
+        }
+        Ok(())
+    }
+}
+
+/// A collector's metrics in Prometheus's text format.
+fn encode(collector: impl Collector) -> Result<String> {
+    let mut registry = Registry::default();
+    registry.register_collector(Box::new(collector));
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry)
+        .context("encoding the metrics")?;
+    Ok(text)
 }
 
 fn answer(mut stream: TcpStream, metrics: &mut impl FnMut() -> Result<String>) -> Result<()> {

@@ -13,6 +13,7 @@ use common::maps;
 use common::note;
 use common::output::Out;
 use common::probe::{self, Hook};
+use common::prom::Exporter;
 use libbpf_rs::skel::OpenSkel;
 use libbpf_rs::OpenObject;
 
@@ -49,6 +50,8 @@ struct Args {
     #[arg(value_parser = cli::positive_u64)]
     count: Option<u64>,
     #[command(flatten)]
+    metrics: cli::MetricsArgs,
+    #[command(flatten)]
     common: CommonArgs,
 }
 
@@ -82,6 +85,8 @@ struct Cachestat {
     args: Args,
     mode: Hook,
     previous: [u64; COUNTERS],
+    exporter: Option<Exporter>,
+    totals: stats::Totals,
 }
 
 impl Tool for Cachestat {
@@ -90,10 +95,13 @@ impl Tool for Cachestat {
     const MAN: &'static str = include_str!("../man.roff");
 
     fn new(args: Args) -> Result<Self> {
+        let exporter = args.metrics.exporter()?;
         Ok(Cachestat {
             args,
             mode: Hook::Fentry,
             previous: [0; COUNTERS],
+            exporter,
+            totals: stats::Totals::default(),
         })
     }
 
@@ -153,7 +161,35 @@ impl Tool for Cachestat {
             *d = now[i].saturating_sub(self.previous[i]);
         }
         self.previous = now;
-        stats::print_interval(out, &self.args, &delta, self.mode)
+        stats::print_interval(out, &self.args, &delta, self.mode)?;
+        if let Some(exporter) = &self.exporter {
+            self.totals.advance(&now, self.mode == Hook::Fentry);
+            exporter.reported(|| self.totals.counters().encode())?;
+        }
+        Ok(())
+    }
+
+    fn extra_fd(&self) -> Option<std::os::fd::RawFd> {
+        self.exporter.as_ref().and_then(Exporter::fd)
+    }
+
+    fn extra_ready(&mut self, skel: &CachestatSkel<'_>) -> Result<()> {
+        let Cachestat {
+            exporter: Some(exporter),
+            totals,
+            mode,
+            ..
+        } = self
+        else {
+            return Ok(());
+        };
+        exporter.serve(|| {
+            totals.advance(
+                &stats::read_counters(&skel.maps.counts)?,
+                *mode == Hook::Fentry,
+            );
+            totals.counters().encode()
+        })
     }
 }
 

@@ -95,6 +95,54 @@ impl Stats {
     }
 }
 
+/// Hits, misses and dirties since the start, for --prometheus: the sum of
+/// each reading's figures, each clipped at zero as an interval's are, so
+/// that they only grow, as counters must.
+#[derive(Debug, Default)]
+pub struct Totals {
+    last: [u64; COUNTERS],
+    hits: u64,
+    misses: u64,
+    dirties: u64,
+}
+
+impl Totals {
+    /// Adds what the counters gained since the last reading.
+    pub fn advance(&mut self, now: &[u64; COUNTERS], fentry: bool) {
+        let mut delta = [0u64; COUNTERS];
+        for (i, d) in delta.iter_mut().enumerate() {
+            *d = now[i].saturating_sub(self.last[i]);
+        }
+        self.last = *now;
+        let s = Stats::from_counters(&delta, fentry);
+        self.hits += s.hits;
+        self.misses += s.misses;
+        self.dirties += s.dirties;
+    }
+
+    pub fn counters(&self) -> common::prom::Counters {
+        common::prom::Counters {
+            values: vec![
+                (
+                    "cachestat_page_cache_hits",
+                    "Page cache accesses that found the page",
+                    self.hits,
+                ),
+                (
+                    "cachestat_page_cache_misses",
+                    "Pages read into the page cache (not written)",
+                    self.misses,
+                ),
+                (
+                    "cachestat_page_cache_dirties",
+                    "Page cache pages dirtied",
+                    self.dirties,
+                ),
+            ],
+        }
+    }
+}
+
 /// Buffers and Cached from /proc/meminfo, in MiB.
 pub fn meminfo_mb() -> Result<(u64, u64)> {
     let text = std::fs::read_to_string("/proc/meminfo").context("reading /proc/meminfo")?;

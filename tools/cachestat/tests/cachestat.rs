@@ -251,3 +251,40 @@ fn raw_tp_variant_counts_too() {
         "{misses} misses for 2048 pages"
     );
 }
+
+/// A real Prometheus server scrapes cachestat while a file is read cold
+/// then warm: its counters are the sums of the tool's lines (within 2%:
+/// each reading clips an interval's hits at zero, and scrapes read at
+/// other moments than the lines).
+#[test]
+fn prometheus_counters_are_the_lines_sums() {
+    // No promtool lint here: it reads the older text format, where a
+    // counter's HELP names the `_total` sample, and OpenMetrics (what
+    // prometheus-client writes, and Prometheus asks for) names the family.
+    use common::testing::prometheus::{free_port, Prometheus};
+    let _cache = CACHE.lock().unwrap();
+    let file = TestFile::new(16);
+    // One process (the -p filter's) reads it cold, then warm.
+    let read = format!("cat {0} {0}", file.0.display());
+    drop_page_cache();
+    let workload = Held::new(&read);
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let tool = start(&["--json", "-p", &workload.pid(), "--prometheus", &addr, "1"]);
+    let prometheus = Prometheus::start(&addr);
+    workload.run();
+    // Two scrapes after the reads.
+    thread::sleep(Duration::from_secs(3));
+    let hits = prometheus.query("cachestat_page_cache_hits_total");
+    let misses = prometheus.query("cachestat_page_cache_misses_total");
+    drop(prometheus);
+    let finished = stop_and_check_unloaded(tool);
+    assert!(finished.status.success(), "{finished:?}");
+    let lines = finished.json();
+    let sum = |k: &str| -> u64 { lines.iter().map(|l| l[k].as_u64().unwrap()).sum() };
+    assert!(misses > 0.5 * (16 * 256) as f64, "{misses} misses");
+    assert!(hits > 0.5 * (16 * 256) as f64, "{hits} hits");
+    let close = |a: u64, b: f64| (a as f64 - b).abs() <= 0.02 * (16 * 256) as f64;
+    assert!(close(sum("misses"), misses), "{misses} vs {lines:?}");
+    assert!(close(sum("hits"), hits), "{hits} vs {lines:?}");
+}
