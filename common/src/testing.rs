@@ -544,9 +544,16 @@ pub mod contract {
 
     /// Runs `bin args…` with a deadline; the exit status code, or a panic
     /// naming the signal that killed it.
-    fn exit_code(bin: &str, args: &[&str], stdout: Stdio, stderr: Stdio) -> i32 {
+    fn exit_code(
+        bin: &str,
+        args: &[&str],
+        cwd: &std::path::Path,
+        stdout: Stdio,
+        stderr: Stdio,
+    ) -> i32 {
         let mut child = Command::new(bin)
             .args(args)
+            .current_dir(cwd)
             .stdin(Stdio::null())
             .stdout(stdout)
             .stderr(stderr)
@@ -580,6 +587,10 @@ pub mod contract {
     /// nothing loaded.
     pub fn hostile_input_never_crashes(spec: &Spec) {
         require_root();
+        // Options naming output files (--svg, --hdr-log, --prom-file) create
+        // them, relative names included: in a scratch directory, not here.
+        let cwd = std::env::temp_dir().join(super::unique("hostile"));
+        std::fs::create_dir_all(&cwd).unwrap();
         let many: String = (1..=1100)
             .map(|i| i.to_string())
             .collect::<Vec<_>>()
@@ -596,7 +607,7 @@ pub mod contract {
         }
         for args in &runs {
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            let code = exit_code(spec.bin, &args, Stdio::null(), Stdio::piped());
+            let code = exit_code(spec.bin, &args, &cwd, Stdio::null(), Stdio::piped());
             assert!(matches!(code, 0..=2), "{args:?}: exit status {code}");
         }
         let full = || {
@@ -611,6 +622,7 @@ pub mod contract {
             let code = exit_code(
                 spec.bin,
                 &args,
+                &cwd,
                 if out { full().into() } else { Stdio::null() },
                 if err { full().into() } else { Stdio::null() },
             );
@@ -621,6 +633,7 @@ pub mod contract {
             let code = exit_code(
                 spec.bin,
                 &args,
+                &cwd,
                 if out { full().into() } else { Stdio::null() },
                 if err { full().into() } else { Stdio::null() },
             );
@@ -629,6 +642,7 @@ pub mod contract {
                 "/dev/full tracing: exit status {code}"
             );
         }
+        let _ = std::fs::remove_dir_all(&cwd);
         // Every run above has exited and been reaped, and the tools pin
         // nothing, so none of their programs can stay loaded; the signal
         // test checks a live tool's programs go with it.
