@@ -264,6 +264,36 @@ impl Collector for Counters {
     }
 }
 
+/// Counter families with labels: name (without `_total`), help, and each
+/// series' labels and value.
+#[derive(Debug, Clone, Default)]
+pub struct LabelledCounters {
+    #[allow(clippy::type_complexity)]
+    pub families: Vec<(
+        &'static str,
+        &'static str,
+        Vec<(Vec<(String, String)>, u64)>,
+    )>,
+}
+
+impl LabelledCounters {
+    pub fn encode(&self) -> Result<String> {
+        encode(self.clone())
+    }
+}
+
+impl Collector for LabelledCounters {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> std::fmt::Result {
+        for (name, help, series) in &self.families {
+            let mut family = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
+            for (labels, value) in series {
+                ConstCounter::new(*value).encode(family.encode_family(labels)?)?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A collector's metrics in Prometheus's text format.
 fn encode(collector: impl Collector) -> Result<String> {
     let mut registry = Registry::default();

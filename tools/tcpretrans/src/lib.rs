@@ -1,6 +1,7 @@
 //! tcpretrans: trace TCP retransmits, read from the socket in the kernel's
 //! own tracepoint, so that no kprobe is needed.
 
+mod metrics;
 mod print;
 
 use std::io;
@@ -12,6 +13,8 @@ use common::filters::Filters;
 use common::lifecycle::{self, Banner, Setup, Tool, When};
 use common::output::{Clock, Out};
 use common::probe::{self, Hook};
+use common::prom::Exporter;
+use common::run::usage;
 use common::{maps, note};
 use libbpf_rs::skel::OpenSkel;
 use libbpf_rs::OpenObject;
@@ -77,6 +80,8 @@ struct Args {
     #[arg(long)]
     synack: bool,
     #[command(flatten)]
+    metrics: cli::MetricsArgs,
+    #[command(flatten)]
     common: CommonArgs,
 }
 
@@ -88,6 +93,8 @@ struct Tcpretrans {
     args: Args,
     clock: Clock,
     event: types::event,
+    exporter: Option<Exporter>,
+    retransmits: metrics::Retransmits,
 }
 
 impl Tool for Tcpretrans {
@@ -96,10 +103,19 @@ impl Tool for Tcpretrans {
     const MAN: &'static str = include_str!("../man.roff");
 
     fn new(args: Args) -> Result<Self> {
+        if args.count && (args.metrics.prometheus.is_some() || args.metrics.prom_file.is_some()) {
+            return Err(usage(
+                "-c counts in the kernel and prints at the end: metrics come from the \
+                 retransmits as they are traced, without -c",
+            ));
+        }
+        let exporter = args.metrics.exporter()?;
         Ok(Tcpretrans {
             args,
             clock: Clock::start(),
             event: types::event::default(),
+            exporter,
+            retransmits: metrics::Retransmits::default(),
         })
     }
 
@@ -138,12 +154,38 @@ impl Tool for Tcpretrans {
 
     fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
         maps::copy_record(&mut self.event, data);
+        if self.exporter.is_some() {
+            self.retransmits.add(&self.event);
+        }
         print::print_event(out, &self.args, &self.clock, &self.event)
+    }
+
+    fn extra_fd(&self) -> Option<std::os::fd::RawFd> {
+        self.exporter.as_ref().and_then(Exporter::fd)
+    }
+
+    fn extra_ready(&mut self, _: &TcpretransSkel<'_>) -> Result<()> {
+        match &self.exporter {
+            Some(exporter) => exporter.serve(|| self.retransmits.encode()),
+            None => Ok(()),
+        }
+    }
+
+    fn idle(&mut self) -> bool {
+        if let Some(exporter) = &self.exporter {
+            if let Err(e) = self.retransmits.write_file(exporter, false) {
+                note!("{e:#}");
+            }
+        }
+        false
     }
 
     fn report(&mut self, skel: &TcpretransSkel<'_>, out: &mut Out, when: When) -> Result<()> {
         if self.args.count && when == When::End {
             print::print_counts(out, &self.args, skel)?;
+        }
+        if let (Some(exporter), When::End) = (&self.exporter, when) {
+            self.retransmits.write_file(exporter, true)?;
         }
         Ok(())
     }

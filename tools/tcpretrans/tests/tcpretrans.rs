@@ -263,3 +263,49 @@ fn dry_runs_verify_every_variant() {
         assert!(stdout.contains("tcp_retransmit_synack"), "{stdout}");
     }
 }
+
+/// --prometheus (scraped by a real Prometheus) and --prom-file: the
+/// retransmits of a lossy flow, by flow, are the events the tool printed.
+#[test]
+fn prometheus_counts_the_flows_retransmits() {
+    use common::testing::prometheus::{free_port, Prometheus};
+    let ns = netns();
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let file = std::env::temp_dir().join(format!("{}.prom", unique("tr-prom")));
+    let tool = start(&[
+        "--json",
+        "--prometheus",
+        &addr,
+        "--prom-file",
+        file.to_str().unwrap(),
+    ]);
+    let prometheus = Prometheus::start(&addr);
+    let lport = lossy_transfer(&ns, v4(5105), 20);
+    // Two scrapes after the transfer.
+    thread::sleep(Duration::from_secs(3));
+    let scraped = prometheus
+        .query("sum(tcpretrans_flow_retransmits_total{dport=\"5105\",daddr=\"127.0.0.1\"})");
+    drop(prometheus);
+    let finished = stop_and_check_unloaded(tool);
+    assert!(finished.status.success(), "{finished:?}");
+    let printed = finished
+        .json()
+        .into_iter()
+        .filter(|e| e["dport"] == 5105 && e["daddr"] == "127.0.0.1")
+        .count();
+    assert!(printed > 0 && flow_events(&finished, lport, 5105).len() <= printed);
+    assert_eq!(scraped as usize, printed, "{:?}", finished.stdout);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let _ = std::fs::remove_file(&file);
+    let in_file: u64 = text
+        .lines()
+        .filter(|l| {
+            l.starts_with("tcpretrans_flow_retransmits_total{")
+                && l.contains("daddr=\"127.0.0.1\"")
+                && l.contains("dport=\"5105\"")
+        })
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(in_file as usize, printed, "{text}");
+}
