@@ -192,11 +192,12 @@ impl Section {
     /// Adds what the fine histogram gives: percentiles when `percentiles`,
     /// and the HdrHistogram itself.
     pub fn with_fine(mut self, fine: Option<&[u32]>, percentiles: bool) -> Section {
-        if let Some(fine) = fine {
-            if percentiles {
-                self.percentiles = self::percentiles(fine);
+        let Some(fine) = fine else { return self };
+        self.hdr = to_hdr(fine);
+        if percentiles {
+            if let (Some(h), Some(top)) = (&self.hdr, fine.iter().rposition(|&c| c > 0)) {
+                self.percentiles = Some(percentiles_of(h, fine_bounds(top).1));
             }
-            self.hdr = to_hdr(fine);
         }
         self
     }

@@ -239,35 +239,10 @@ impl Metrics {
     }
 }
 
-/// Counters (`<name>_total`), for tools that count: cachestat's hits,
-/// misses and dirties.
+/// Counter families (`<name>_total`): name, help, and each series' labels
+/// (none for a lone counter) and value.
 #[derive(Debug, Clone, Default)]
 pub struct Counters {
-    /// Name (without `_total`), help, value.
-    pub values: Vec<(&'static str, &'static str, u64)>,
-}
-
-impl Counters {
-    /// The counters in Prometheus's text format.
-    pub fn encode(&self) -> Result<String> {
-        encode(self.clone())
-    }
-}
-
-impl Collector for Counters {
-    fn encode(&self, mut encoder: DescriptorEncoder) -> std::fmt::Result {
-        for (name, help, value) in &self.values {
-            let metric = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
-            ConstCounter::new(*value).encode(metric)?;
-        }
-        Ok(())
-    }
-}
-
-/// Counter families with labels: name (without `_total`), help, and each
-/// series' labels and value.
-#[derive(Debug, Clone, Default)]
-pub struct LabelledCounters {
     #[allow(clippy::type_complexity)]
     pub families: Vec<(
         &'static str,
@@ -276,13 +251,13 @@ pub struct LabelledCounters {
     )>,
 }
 
-impl LabelledCounters {
+impl Counters {
     pub fn encode(&self) -> Result<String> {
         encode(self.clone())
     }
 }
 
-impl Collector for LabelledCounters {
+impl Collector for Counters {
     fn encode(&self, mut encoder: DescriptorEncoder) -> std::fmt::Result {
         for (name, help, series) in &self.families {
             let mut family = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;

@@ -10,7 +10,6 @@ use anyhow::{bail, Result};
 use clap::Parser;
 use common::cli::{self, CommonArgs, HistogramArgs};
 use common::filters::Filters;
-use common::hdrlog::HdrLog;
 use common::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 use common::output::Out;
 use common::probe::{self, Hook};
@@ -83,8 +82,7 @@ pub fn main() -> std::process::ExitCode {
 struct Biolatency {
     args: Args,
     targ_dev: Option<u32>,
-    hdr_log: Option<HdrLog>,
-    metrics: common::prom::Metrics,
+    outputs: cli::HistogramOutputs,
 }
 
 impl Tool for Biolatency {
@@ -94,20 +92,16 @@ impl Tool for Biolatency {
 
     fn new(args: Args) -> Result<Self> {
         let targ_dev = args.disk.as_deref().map(disks::resolve).transpose()?;
-        let unit = if args.milliseconds { "msecs" } else { "usecs" };
-        let hdr_log = args
-            .hist
-            .hdr_log(&format!("biolatency, block I/O latency in {unit}"))?;
-        let metrics = args.hist.metrics(
+        let outputs = args.hist.outputs(
+            "biolatency, block I/O latency",
             "biolatency_block_io_latency",
             "Block I/O latency, from issue (or insert, with -Q) to completion",
-            if args.milliseconds { 1e3 } else { 1e6 },
+            args.milliseconds,
         )?;
         Ok(Biolatency {
             args,
             targ_dev,
-            hdr_log,
-            metrics,
+            outputs,
         })
     }
 
@@ -156,18 +150,15 @@ impl Tool for Biolatency {
             extension: self.args.extension,
         };
         hist::print_report(out, &style, &sections)?;
-        if let Some(log) = &mut self.hdr_log {
-            log.write(&sections)?;
-        }
-        self.metrics.reported(&sections)
+        self.outputs.reported(&sections)
     }
 
     fn extra_fd(&self) -> Option<std::os::fd::RawFd> {
-        self.metrics.fd()
+        self.outputs.fd()
     }
 
     fn extra_ready(&mut self, skel: &BiolatencySkel<'_>) -> Result<()> {
-        self.metrics.serve(|| sections(&self.args, skel, false))
+        self.outputs.serve(|| sections(&self.args, skel, false))
     }
 }
 

@@ -121,22 +121,23 @@ impl Totals {
     }
 
     pub fn counters(&self) -> common::prom::Counters {
+        let lone = |n: u64| vec![(Vec::new(), n)];
         common::prom::Counters {
-            values: vec![
+            families: vec![
                 (
                     "cachestat_page_cache_hits",
                     "Page cache accesses that found the page",
-                    self.hits,
+                    lone(self.hits),
                 ),
                 (
                     "cachestat_page_cache_misses",
                     "Pages read into the page cache (not written)",
-                    self.misses,
+                    lone(self.misses),
                 ),
                 (
                     "cachestat_page_cache_dirties",
                     "Page cache pages dirtied",
-                    self.dirties,
+                    lone(self.dirties),
                 ),
             ],
         }

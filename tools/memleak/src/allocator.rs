@@ -58,6 +58,8 @@ pub fn programs(links: UprobeLinks) -> &'static [&'static str] {
 /// One probed function of the allocator.
 #[derive(Debug, Clone)]
 pub struct Probe {
+    /// The function's name in FUNCTIONS.
+    name: &'static str,
     pub symbol: String,
     fn_id: alloc_fn,
     /// Followed to its return (it hands out a block).
@@ -69,13 +71,6 @@ pub struct Probe {
 }
 
 impl Probe {
-    fn name(&self) -> &'static str {
-        FUNCTIONS
-            .iter()
-            .find(|f| f.1 == self.fn_id)
-            .map_or("", |f| f.0)
-    }
-
     fn entry_offset(&self) -> usize {
         (self.start + self.place.offset) as usize
     }
@@ -137,6 +132,7 @@ pub fn plan(lib: &Path, prefix: &str) -> Result<Plan> {
             placement::entry_only(lib, &function)
         };
         plan.probes.push(Probe {
+            name,
             symbol,
             fn_id: *fn_id,
             returns: *returns,
@@ -223,7 +219,7 @@ pub fn attach(
                             .with_context(context)?,
                     );
                 }
-                let enter = format!("{}_enter", probe.name());
+                let enter = format!("{}_enter", probe.name);
                 out.push(
                     program(skel, &enter)?
                         .attach_uprobe_with_opts(

@@ -7,7 +7,6 @@ use anyhow::{Context, Result};
 use clap::Parser;
 use common::cli::{self, CommonArgs, HistogramArgs, IdList};
 use common::filters::Filters;
-use common::hdrlog::HdrLog;
 use common::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 use common::output::{c_string, escape, Out};
 use common::{hist, maps, probe, process};
@@ -74,8 +73,7 @@ pub fn main() -> std::process::ExitCode {
 struct Runqlat {
     args: Args,
     cgroup_id: u64,
-    hdr_log: Option<HdrLog>,
-    metrics: common::prom::Metrics,
+    outputs: cli::HistogramOutputs,
 }
 
 impl Tool for Runqlat {
@@ -91,20 +89,16 @@ impl Tool for Runqlat {
                 .ino(),
             None => 0,
         };
-        let unit = if args.milliseconds { "msecs" } else { "usecs" };
-        let hdr_log = args
-            .hist
-            .hdr_log(&format!("runqlat, run queue latency in {unit}"))?;
-        let metrics = args.hist.metrics(
+        let outputs = args.hist.outputs(
+            "runqlat, run queue latency",
             "runqlat_run_queue_latency",
             "Time runnable tasks waited on a run queue",
-            if args.milliseconds { 1e3 } else { 1e6 },
+            args.milliseconds,
         )?;
         Ok(Runqlat {
             args,
             cgroup_id,
-            hdr_log,
-            metrics,
+            outputs,
         })
     }
 
@@ -159,18 +153,15 @@ impl Tool for Runqlat {
         };
         let sections = collect(&self.args, skel, true)?;
         hist::print_report(out, &style, &sections)?;
-        if let Some(log) = &mut self.hdr_log {
-            log.write(&sections)?;
-        }
-        self.metrics.reported(&sections)
+        self.outputs.reported(&sections)
     }
 
     fn extra_fd(&self) -> Option<std::os::fd::RawFd> {
-        self.metrics.fd()
+        self.outputs.fd()
     }
 
     fn extra_ready(&mut self, skel: &RunqlatSkel<'_>) -> Result<()> {
-        self.metrics.serve(|| collect(&self.args, skel, false))
+        self.outputs.serve(|| collect(&self.args, skel, false))
     }
 }
 

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use common::prom::{Exporter, LabelledCounters};
+use common::prom::{Counters, Exporter};
 
 use crate::print::{address, kind_name};
 use crate::skel::types;
@@ -46,7 +46,7 @@ impl Retransmits {
     }
 
     pub fn encode(&self) -> Result<String> {
-        LabelledCounters {
+        Counters {
             families: vec![
                 (
                     "tcpretrans_retransmits",
