@@ -32,6 +32,7 @@ pub mod lifecycle;
 pub mod manpage;
 pub mod maps;
 pub mod output;
+pub mod pprof;
 pub mod probe;
 pub mod process;
 pub mod prom;

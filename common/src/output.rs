@@ -144,6 +144,18 @@ pub fn now_hms() -> String {
 
 /// Prints a note on stderr as `tool: message`. A closed or full stderr is
 /// no reason to stop tracing, so failures to write are ignored.
+/// Writes `bytes` to `path` atomically: written to `PATH.tmp`, then renamed
+/// over `path`, so a reader (node_exporter, a profiler's uploader) sees the
+/// old file or the new one, never half of one.
+pub fn replace_file(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = std::path::PathBuf::from(tmp);
+    std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))
+}
+
 pub fn note(message: std::fmt::Arguments) {
     let mut err = io::stderr().lock();
     let _ = writeln!(err, "{}: {message}", crate::run::tool_name());

@@ -11,7 +11,6 @@
 //! 1: le 2 units). Hence no value is ever counted under a bound it exceeds.
 
 use std::collections::BTreeMap;
-use std::fs;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, RawFd};
@@ -122,10 +121,7 @@ impl Collector for Histograms {
 /// Writes `text` to `path` atomically: a reader sees the old file or the
 /// new one, never half of one.
 pub fn write_file(path: &Path, text: &str) -> Result<()> {
-    let mut tmp = PathBuf::from(path);
-    tmp.set_extension("tmp");
-    fs::write(&tmp, text).with_context(|| format!("--prom-file: writing {}", tmp.display()))?;
-    fs::rename(&tmp, path).with_context(|| format!("--prom-file: renaming to {}", path.display()))
+    crate::output::replace_file(path, text.as_bytes()).context("--prom-file")
 }
 
 /// `--prometheus`'s listening socket; the tool's loop waits on it too.

@@ -3,6 +3,7 @@
 mod bench;
 mod dist;
 mod dist_test;
+mod protos;
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -25,6 +26,7 @@ jobs:
   dist [--test]      the .deb, .rpm and tarball in target/dist/ (man pages and
                      completions included); --test proves each in a bare Debian root
   vmlinux            regenerate bpf/include/<arch>/vmlinux.h from this kernel's BTF
+  protos             regenerate common/src/pprof/profile.rs from common/proto/profile.proto
 ";
 
 /// System packages a build needs (the BPF compiler, libbpf's link deps).
@@ -40,6 +42,7 @@ fn main() -> ExitCode {
         Some("bench-table") => bench::bench_table(),
         Some("dist") => dist::main(&args[1..]),
         Some("vmlinux") => vmlinux(),
+        Some("protos") => protos::main(),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             Ok(())
@@ -194,17 +197,17 @@ fn run_tool(args: &[String]) -> Result<()> {
     std::process::exit(status.code().unwrap_or(1));
 }
 
-/// What the integration tests' workloads use besides the build: network
-/// namespaces and nftables (tcpretrans), a C compiler for the small traced
-/// programs (offcputime, memleak; clang is a build package already).
-/// The tests' workloads and consumers: tcpretrans's lossy namespace;
-/// memleak's other allocators; a Prometheus server scraping runqlat.
+/// What the integration tests use besides the build: network namespaces
+/// and nftables (tcpretrans's lossy link), memleak's other allocators, and
+/// the real consumers of the tools' exports: Prometheus and promtool,
+/// go tool pprof. (clang, a build package, compiles the traced programs.)
 const TEST_PACKAGES: &[&str] = &[
     "iproute2",
     "nftables",
     "libjemalloc2",
     "libtcmalloc-minimal4",
     "prometheus",
+    "golang-go",
 ];
 
 fn test(cargo_args: &[String]) -> Result<()> {

@@ -7,6 +7,7 @@ mod mode;
 mod placement;
 mod report;
 
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io;
 use std::path::PathBuf;
@@ -20,7 +21,7 @@ use common::note;
 use common::output::{Clock, Out};
 use common::probe::UprobeLinks;
 use common::sym::Symbolizer;
-use common::{maps, process};
+use common::{maps, pprof, process};
 use libbpf_rs::skel::{OpenSkel, Skel};
 use libbpf_rs::Link;
 
@@ -46,6 +47,7 @@ EXAMPLES:
     memleak -p 1234 -a 10         # list the allocations too, every 10 s
     memleak -c './leaky --arg'    # run a command and trace it
     memleak -p 1234 -f 30 1 > mem.folded   # memory flame graph input
+    memleak -p 1234 --pprof mem.pb.gz 30   # pprof profile, replaced every 30 s
     memleak                       # kernel allocations (kmalloc, kmem_cache, pages)
     memleak -P                    # kernel, with per-CPU allocations too
     memleak -p 1234 -s 5          # sample one allocation in 5
@@ -127,6 +129,11 @@ pub struct Args {
     /// graph, instead of stacks
     #[arg(short = 'f', long, conflicts_with = "json")]
     folded: bool,
+    /// Also write each report, every stack in it, to FILE as a pprof
+    /// profile (gzipped profile.proto: inuse_objects and inuse_space per
+    /// stack, labelled with comm and pid), replaced at each interval
+    #[arg(long, value_name = "FILE")]
+    pprof: Option<PathBuf>,
     /// Interval between reports, in seconds
     #[arg(default_value_t = 5, value_parser = cli::seconds)]
     interval: u64,
@@ -146,6 +153,8 @@ struct Memleak {
     command: Option<Vec<OsString>>,
     /// Traced processes: -p, or the started command.
     pids: Vec<u32>,
+    /// Their names, remembered while they run.
+    comms: HashMap<u32, String>,
     /// A process's allocator (-p, -c), not the kernel's.
     user_mode: bool,
     /// How uprobes attach here, in user mode.
@@ -156,6 +165,10 @@ struct Memleak {
     /// When the traced processes' memory maps were last cached.
     cached_at: Instant,
     clock: Clock,
+    /// --pprof's file, checked writable before tracing.
+    pprof: Option<pprof::Output>,
+    /// When tracing started, for the profile's duration.
+    started: Instant,
 }
 
 impl Tool for Memleak {
@@ -166,8 +179,16 @@ impl Tool for Memleak {
     fn new(args: Args) -> Result<Self> {
         let command = mode::check(&args)?;
         let symbolizer = Symbolizer::new().verbose(args.common.verbose);
+        let pprof = args
+            .pprof
+            .as_deref()
+            .map(pprof::Output::create)
+            .transpose()?;
         Ok(Memleak {
+            pprof,
+            started: Instant::now(),
             pids: args.pid.clone().map(|IdList(p)| p).unwrap_or_default(),
+            comms: HashMap::new(),
             user_mode: args.pid.is_some() || command.is_some(),
             links: None,
             plans: Vec::new(),
@@ -230,6 +251,7 @@ impl Tool for Memleak {
     }
 
     fn attach(&mut self, skel: &mut MemleakSkel<'_>) -> Result<Vec<Link>> {
+        self.started = Instant::now();
         if !self.user_mode {
             return lifecycle::attach_all(skel.object());
         }
@@ -279,6 +301,9 @@ impl Tool for Memleak {
         if self.cached_at.elapsed() >= Duration::from_millis(500) {
             for pid in self.pids.iter().filter(|p| process::alive(**p)) {
                 self.symbolizer.keep_process(*pid);
+                if let Some(comm) = process::comm(*pid) {
+                    self.comms.insert(*pid, comm);
+                }
             }
             self.cached_at = Instant::now();
         }
@@ -289,7 +314,16 @@ impl Tool for Memleak {
     }
 
     fn report(&mut self, skel: &MemleakSkel<'_>, out: &mut Out, _: When) -> Result<()> {
-        report::print(&self.args, skel, &self.pids, out, &mut self.symbolizer)
+        let pprof = self.pprof.as_ref().map(|p| (p, self.started.elapsed()));
+        report::print(
+            &self.args,
+            skel,
+            &self.pids,
+            &self.comms,
+            out,
+            &mut self.symbolizer,
+            pprof,
+        )
     }
 
     fn error_note(&self, index: u32) -> Option<&'static str> {

@@ -1,13 +1,14 @@
 //! The report: outstanding allocations grouped by stack, ranked, printed
 //! as BCC's stacks, folded lines or JSON.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::io::Write;
+use std::time::Duration;
 
 use anyhow::Result;
 use common::output::{now_hms, Out};
-use common::sym::{self, Frame, Symbolizer};
-use common::{maps, note, process};
+use common::sym::{self, Symbolizer};
+use common::{maps, note, pprof, process};
 use serde_json::json;
 
 use crate::skel::{types, MemleakSkel};
@@ -52,20 +53,29 @@ fn collect(args: &Args, skel: &MemleakSkel) -> Result<HashMap<(u32, i32), Group>
     Ok(groups)
 }
 
-fn comm_of(pid: u32) -> String {
-    process::comm(pid).unwrap_or_else(|| format!("pid-{pid}"))
+/// A process's name: remembered while it ran (it may have exited by the
+/// last report), or read now.
+fn comm_of(comms: &HashMap<u32, String>, pid: u32) -> String {
+    comms
+        .get(&pid)
+        .cloned()
+        .or_else(|| process::comm(pid))
+        .unwrap_or_else(|| format!("pid-{pid}"))
 }
 
-/// Prints one report, and with -v how long it took.
+/// Prints one report, and with -v how long it took; with --pprof, writes
+/// the profile (every stack, not only the top ones).
 pub fn print(
     args: &Args,
     skel: &MemleakSkel,
     pids: &[u32],
+    comms: &HashMap<u32, String>,
     out: &mut Out,
     symbolizer: &mut Symbolizer,
+    pprof: Option<(&pprof::Output, Duration)>,
 ) -> Result<()> {
     let started = std::time::Instant::now();
-    let stacks = print_stacks(args, skel, pids, out, symbolizer)?;
+    let stacks = print_stacks(args, skel, pids, comms, out, symbolizer, pprof)?;
     if args.common.verbose {
         note!(
             "report: {stacks} stacks in {} ms, peak RSS {} KiB",
@@ -98,8 +108,10 @@ fn print_stacks(
     args: &Args,
     skel: &MemleakSkel,
     pids: &[u32],
+    comms: &HashMap<u32, String>,
     out: &mut Out,
     symbolizer: &mut Symbolizer,
+    pprof: Option<(&pprof::Output, Duration)>,
 ) -> Result<usize> {
     let groups = collect(args, skel)?;
     let mut ranked: Vec<(&(u32, i32), &Group)> = groups.iter().collect();
@@ -110,28 +122,37 @@ fn print_stacks(
         };
         std::cmp::Reverse((primary, g.count, g.bytes, k.1))
     });
-    ranked.truncate(args.top as usize);
-    // BCC's order: ascending, the biggest last.
-    ranked.reverse();
+    let shown = ranked.len().min(args.top as usize);
+    // The profile has every stack; the printed report the top ones.
+    let wanted = if pprof.is_some() {
+        &ranked[..]
+    } else {
+        &ranked[..shown]
+    };
 
     let mut stacks: HashMap<i32, Vec<u64>> = HashMap::new();
-    for ((_, id), _) in &ranked {
+    for ((_, id), _) in wanted {
         if let Some(addrs) = maps::read_stack(&skel.maps.stack_traces, *id)? {
             stacks.insert(*id, addrs);
         }
     }
     let user_mode = !pids.is_empty();
-    let mut seen_pids: HashSet<u32> = HashSet::new();
-    for ((pid, id), _) in &ranked {
+    for ((pid, id), _) in wanted {
         if let Some(s) = stacks.get(id) {
             if user_mode {
-                seen_pids.insert(*pid);
                 symbolizer.prefetch_user(*pid, sym::lookup_addresses(s));
             } else {
                 symbolizer.prefetch_kernel(sym::lookup_addresses(s));
             }
         }
     }
+    let mut part_of = |pid: u32, id: i32| -> sym::Part {
+        match stacks.get(&id) {
+            Some(s) if user_mode => sym::Part::Frames(symbolizer.user(pid, s)),
+            Some(s) => sym::Part::Frames(sym::trim_tracing_frames(&symbolizer.kernel(s)).to_vec()),
+            None => sym::Part::Missed,
+        }
+    };
     let time = now_hms();
     if !args.common.json && !args.folded {
         writeln!(
@@ -140,19 +161,10 @@ fn print_stacks(
             args.top
         )?;
     }
-    for ((pid, id), g) in &ranked {
-        let frames: Option<Vec<std::rc::Rc<Frame>>> = stacks.get(id).map(|s| {
-            if user_mode {
-                symbolizer.user(*pid, s)
-            } else {
-                sym::trim_tracing_frames(&symbolizer.kernel(s)).to_vec()
-            }
-        });
+    // BCC's order: ascending, the biggest last.
+    for ((pid, id), g) in ranked[..shown].iter().rev() {
+        let part = part_of(*pid, *id);
         if args.common.json {
-            let part = match &frames {
-                Some(f) => sym::Part::Frames(f.clone()),
-                None => sym::Part::Missed,
-            };
             let mut o = json!({
                 "time": time,
                 "bytes": g.bytes,
@@ -173,12 +185,8 @@ fn print_stacks(
             continue;
         }
         if args.folded {
-            let part = match &frames {
-                Some(f) => sym::Part::Frames(f.clone()),
-                None => sym::Part::Missed,
-            };
             let (kernel, user, comm) = if user_mode {
-                (sym::Part::Absent, part, comm_of(*pid))
+                (sym::Part::Absent, part, comm_of(comms, *pid))
             } else {
                 (part, sym::Part::Absent, "[kernel]".to_string())
             };
@@ -203,17 +211,45 @@ fn print_stacks(
             "\t{} bytes in {} allocations from stack",
             g.bytes, g.count
         )?;
-        match &frames {
-            Some(f) => {
+        match &part {
+            sym::Part::Frames(f) => {
                 for frame in f {
                     writeln!(out, "\t\t{}", frame.long_label())?;
                 }
             }
-            None => writeln!(out, "\t\t[Missed Stack]")?,
+            _ => writeln!(out, "\t\t[Missed Stack]")?,
         }
         if pids.len() > 1 {
-            writeln!(out, "\t\t-    {} ({pid})", comm_of(*pid))?;
+            writeln!(out, "\t\t-    {} ({pid})", comm_of(comms, *pid))?;
         }
     }
-    Ok(ranked.len())
+    if let Some((output, traced)) = pprof {
+        let mut profile = pprof::Builder::new(
+            &[("inuse_objects", "count"), ("inuse_space", "bytes")],
+            "inuse_space",
+            traced.as_nanos() as u64,
+        );
+        let mut names: HashMap<u32, String> = HashMap::new();
+        for ((pid, id), g) in &ranked {
+            let part = part_of(*pid, *id);
+            let comm = names.entry(*pid).or_insert_with(|| comm_of(comms, *pid));
+            let (kernel, user) = if user_mode {
+                (sym::Part::Absent, part)
+            } else {
+                (part, sym::Part::Absent)
+            };
+            profile.add(
+                &kernel,
+                &user,
+                *pid,
+                &[g.count as i64, g.bytes as i64],
+                &[
+                    pprof::Label::Str("comm", comm),
+                    pprof::Label::Num("pid", (*pid).into()),
+                ],
+            );
+        }
+        output.write(&profile.finish())?;
+    }
+    Ok(shown)
 }

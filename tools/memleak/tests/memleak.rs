@@ -144,6 +144,54 @@ fn command_is_started_traced_and_reported_at_exit() {
 }
 
 #[test]
+fn pprof_profile_charges_the_leaks_to_the_leaking_function() {
+    use common::testing::pprof::{row, top};
+    let path =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ml-{}.pb.gz", std::process::id()));
+    let cmd = format!("{} 100", leaker_binary().display());
+    // -T 1: the printed report is cut to one stack, the profile is not.
+    let args = [
+        "-c",
+        &cmd,
+        "-o",
+        "0",
+        "-T",
+        "1",
+        "--pprof",
+        path.to_str().unwrap(),
+        "60",
+    ];
+    run_until_done(&args);
+    let (header, bytes) = top(&path, "", "B");
+    assert!(header.contains("Type: inuse_space"), "{header}");
+    assert!(header.contains("File: ml-leaker"), "{header}");
+    // Every one of the 100 leaks, under main, and none of the freed blocks.
+    assert_eq!(row(&bytes, LEAKER_FN).flat, 100 * 4096);
+    assert!(row(&bytes, "main").cum >= 100 * 4096);
+    assert!(bytes.iter().all(|r| r.name != FREED_FN), "{bytes:#?}");
+    let (_, objects) = top(&path, "inuse_objects", "");
+    assert_eq!(row(&objects, LEAKER_FN).flat, 100);
+
+    let profile = common::pprof::decode(&std::fs::read(&path).unwrap()).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let s = |i: i64| profile.string_table[i as usize].as_str();
+    // More stacks than the one printed (libc's stdio buffer, at least).
+    assert!(profile.sample.len() > 1, "{profile:?}");
+    // file:line from DWARF.
+    let leak = profile
+        .function
+        .iter()
+        .find(|f| s(f.name) == LEAKER_FN)
+        .unwrap();
+    assert!(s(leak.filename).ends_with("ml-leaker.c"), "{leak:?}");
+    for sample in &profile.sample {
+        let label = |key: &str| sample.label.iter().find(|l| s(l.key) == key).unwrap();
+        assert_eq!(s(label("comm").str), "ml-leaker");
+        assert!(label("pid").num > 0);
+    }
+}
+
+#[test]
 fn sampling_keeps_about_one_in_n() {
     let cmd = format!("{} 300", leaker_binary().display());
     let finished = run_until_done(&["-c", &cmd, "--json", "-o", "0", "-s", "10", "60"]);
@@ -252,6 +300,11 @@ fn bad_targets_are_errors() {
     assert!(out.stderr.contains("not an ELF object"), "{}", out.stderr);
     let out = run(BIN, &["-P", "-p", "1"]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
+    // An unwritable --pprof fails before anything is traced.
+    let out = run(BIN, &["-p", "1", "--pprof", "/nonexistent/dir/m", "1", "1"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(out.stderr.contains("--pprof"), "{}", out.stderr);
+    assert!(out.stdout.is_empty(), "{out:?}");
 }
 
 #[test]

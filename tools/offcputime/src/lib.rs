@@ -4,7 +4,7 @@
 mod report;
 
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use clap::Parser;
@@ -14,7 +14,7 @@ use common::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 use common::output::Out;
 use common::run::usage;
 use common::sym::Symbolizer;
-use common::{maps, probe};
+use common::{maps, pprof, probe};
 use libbpf_rs::skel::OpenSkel;
 
 common::skeleton!("offcputime");
@@ -31,6 +31,7 @@ EXAMPLES:
     offcputime -f 5        # 5 seconds, and output in folded format
     offcputime -f -p 185 30 > out.folded; flamegraph.pl out.folded > off.svg
     offcputime --svg off.svg -p 185 30   # write the flame graph directly
+    offcputime --pprof off.pb.gz 30; go tool pprof -top off.pb.gz
     offcputime -m 1000     # trace only events that last more than 1000 usec
     offcputime -M 10000    # trace only events that last less than 10000 usec
     offcputime -p 185,190  # only trace threads of these processes
@@ -98,6 +99,11 @@ struct Args {
     /// Also write a flame graph of the result to FILE (SVG)
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
+    /// Also write the result to FILE as a pprof profile (gzipped
+    /// profile.proto: off-CPU nanoseconds per stack, labelled with comm,
+    /// pid and tid), for go tool pprof, Pyroscope, Parca or Grafana
+    #[arg(long, value_name = "FILE")]
+    pprof: Option<PathBuf>,
     /// Duration of the trace, in seconds (default: until Ctrl-C)
     #[arg(value_parser = cli::seconds)]
     duration: Option<u64>,
@@ -117,6 +123,10 @@ struct Offcputime {
     symbolizer: Symbolizer,
     /// The kernel's symbols are parsed (in the first idle moment).
     warmed: bool,
+    /// --pprof's file, checked writable before tracing.
+    pprof: Option<pprof::Output>,
+    /// When tracing started, for the profile's duration.
+    started: Option<Instant>,
 }
 
 impl Tool for Offcputime {
@@ -138,12 +148,19 @@ impl Tool for Offcputime {
             ),
             None => None,
         };
+        let pprof = args
+            .pprof
+            .as_deref()
+            .map(pprof::Output::create)
+            .transpose()?;
         let symbolizer = Symbolizer::with_source_lines(false).verbose(args.common.verbose);
         Ok(Offcputime {
             args,
             svg,
             symbolizer,
             warmed: false,
+            pprof,
+            started: None,
         })
     }
 
@@ -192,6 +209,11 @@ impl Tool for Offcputime {
         Ok(())
     }
 
+    fn loaded(&mut self, _: &mut OffcputimeSkel<'_>) -> Result<()> {
+        self.started = Some(Instant::now());
+        Ok(())
+    }
+
     fn banner(&self) -> Banner {
         Banner::Note(banner(&self.args))
     }
@@ -213,13 +235,14 @@ impl Tool for Offcputime {
     }
 
     fn report(&mut self, skel: &OffcputimeSkel<'_>, out: &mut Out, _: When) -> Result<()> {
-        report::print(
-            &self.args,
-            self.svg.take(),
-            &skel.maps,
-            out,
-            &mut self.symbolizer,
-        )
+        let extra = report::Extra {
+            svg: self.svg.take(),
+            pprof: self.pprof.as_ref().map(|p| {
+                let traced = self.started.map_or(Duration::ZERO, |s| s.elapsed());
+                (p, traced)
+            }),
+        };
+        report::print(&self.args, extra, &skel.maps, out, &mut self.symbolizer)
     }
 
     fn error_note(&self, index: u32) -> Option<&'static str> {

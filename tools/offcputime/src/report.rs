@@ -9,6 +9,7 @@ use anyhow::{bail, Context, Result};
 use common::maps;
 use common::note;
 use common::output::{c_string, escape, Out};
+use common::pprof;
 use common::sym::{self, Part, Stack, Symbolizer};
 use serde_json::json;
 
@@ -33,9 +34,17 @@ pub fn part(
     }
 }
 
+/// Where the report goes besides stdout.
+pub struct Extra<'a> {
+    /// --svg's file.
+    pub svg: Option<std::fs::File>,
+    /// --pprof's, with how long the tool traced.
+    pub pprof: Option<(&'a pprof::Output, std::time::Duration)>,
+}
+
 pub fn print(
     args: &Args,
-    svg: Option<std::fs::File>,
+    extra: Extra,
     skel_maps: &skel::OffcputimeMaps,
     out: &mut Out,
     symbolizer: &mut Symbolizer,
@@ -81,6 +90,13 @@ pub fn print(
 
     let mut folded = Vec::new();
     let want_folded = args.folded || args.svg.is_some();
+    let mut profile = extra.pprof.map(|(_, traced)| {
+        pprof::Builder::new(
+            &[("offcpu", "nanoseconds")],
+            "offcpu",
+            traced.as_nanos() as u64,
+        )
+    });
     for (k, ns) in &entries {
         let us = **ns / 1000;
         let kernel = part(k.kern_stack_id, !args.user_stacks_only, &stacks, |a| {
@@ -102,6 +118,19 @@ pub fn print(
         if want_folded {
             folded.push(sym::folded_line(&stack, us));
         }
+        if let Some(p) = &mut profile {
+            p.add(
+                &kernel,
+                &user,
+                k.tgid,
+                &[**ns as i64],
+                &[
+                    pprof::Label::Str("comm", &comm),
+                    pprof::Label::Num("pid", k.tgid.into()),
+                    pprof::Label::Num("tid", k.tid.into()),
+                ],
+            );
+        }
         if args.common.json {
             out.json(&json!({
                 "tid": k.tid,
@@ -117,8 +146,12 @@ pub fn print(
             sym::write_multi_line(out, &stack, us)?;
         }
     }
-    if let (Some(path), Some(file)) = (&args.svg, svg) {
+    if let (Some(path), Some(file)) = (&args.svg, extra.svg) {
         write_svg(path, file, &folded)?;
+    }
+    if let (Some((output, _)), Some(profile)) = (extra.pprof, profile) {
+        output.write(&profile.finish())?;
+        note!("profile written to {}", output.path().display());
     }
     Ok(())
 }

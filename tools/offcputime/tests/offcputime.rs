@@ -299,15 +299,73 @@ fn sizes_the_kernel_cannot_afford_are_refused_up_front() {
 }
 
 #[test]
-fn an_unwritable_svg_path_fails_before_tracing() {
+fn unwritable_output_paths_fail_before_tracing() {
     require_root();
-    let out = run(BIN, &["--svg", "/nonexistent/dir/x.svg", "60"]);
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
-    assert!(
-        out.stderr.contains("/nonexistent/dir/x.svg"),
-        "{}",
-        out.stderr
-    );
-    // No banner: it never attached, let alone traced for the minute.
-    assert!(out.stdout.is_empty(), "{out:?}");
+    for flag in ["--svg", "--pprof"] {
+        let out = run(BIN, &[flag, "/nonexistent/dir/x", "60"]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        assert!(out.stderr.contains(flag), "{}", out.stderr);
+        assert!(out.stderr.contains("/nonexistent/dir/x"), "{}", out.stderr);
+        // No banner: it never attached, let alone traced for the minute.
+        assert!(out.stdout.is_empty(), "{out:?}");
+    }
+}
+
+#[test]
+fn pprof_profile_gives_go_tool_pprof_the_sleepers_time() {
+    use common::pprof::{decode, KERNEL_MAPPING};
+    use common::testing::pprof::{row, top};
+    let sleeper = Sleeper::start();
+    let pid = sleeper.pid().to_string();
+    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("oc-{pid}.pb.gz"));
+    let finished = trace_for(&["-p", &pid, "-f", "--pprof", path.to_str().unwrap()], "3");
+    assert!(finished.stderr.contains("profile written"), "{finished:?}");
+    let (header, rows) = top(&path, "", "ns");
+    assert!(header.contains("Type: offcpu"), "{header}");
+    assert!(header.contains("File: oc-sleeper"), "{header}");
+    // pprof's figures are the tool's own: each function's time as in the
+    // folded output (microseconds there), about 3 s each for both threads.
+    for function in [MAIN_FN, THREAD_FN] {
+        let ns = row(&rows, function).cum;
+        let us = total_through(&finished, function);
+        assert!(
+            ns / 1000 >= us && ns / 1000 <= us + 100,
+            "{function}: {ns} ns, {us} us"
+        );
+        assert!(
+            (2_500_000_000..=3_200_000_000).contains(&ns),
+            "{function}: {ns} ns"
+        );
+    }
+    assert!(row(&rows, "do_nanosleep").cum >= row(&rows, MAIN_FN).cum);
+
+    // Labels and frame kinds, from the file itself.
+    let profile = decode(&std::fs::read(&path).unwrap()).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let s = |i: i64| profile.string_table[i as usize].as_str();
+    let tids: std::collections::HashSet<i64> = profile
+        .sample
+        .iter()
+        .map(|sample| {
+            let label = |key: &str| sample.label.iter().find(|l| s(l.key) == key).unwrap();
+            assert_eq!(s(label("comm").str), "oc-sleeper");
+            assert_eq!(label("pid").num.to_string(), pid);
+            label("tid").num
+        })
+        .collect();
+    assert_eq!(tids.len(), 2, "both threads: {tids:?}");
+    let mapping_of = |function: &str| {
+        let loc = profile
+            .location
+            .iter()
+            .find(|l| {
+                l.line
+                    .iter()
+                    .any(|line| s(profile.function[line.function_id as usize - 1].name) == function)
+            })
+            .unwrap_or_else(|| panic!("no location in {function}"));
+        s(profile.mapping[loc.mapping_id as usize - 1].filename)
+    };
+    assert_eq!(mapping_of("do_nanosleep"), KERNEL_MAPPING);
+    assert_eq!(mapping_of(MAIN_FN), "oc-sleeper");
 }
