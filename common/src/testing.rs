@@ -21,6 +21,16 @@ pub fn require_root() {
     }
 }
 
+/// Where a test puts files that must sit on a real block device and in the
+/// page cache (biolatency's disk, cachestat's reads): `tmp_dir` (the
+/// crate's CARGO_TARGET_TMPDIR), or BPFTOOLS_TEST_SCRATCH where the build
+/// directory has neither (`cargo xtask vmtest`'s guests see it over 9p).
+pub fn scratch_dir(tmp_dir: &str) -> std::path::PathBuf {
+    std::env::var_os("BPFTOOLS_TEST_SCRATCH")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| tmp_dir.into())
+}
+
 /// A name no other test run uses, for programs and files the tools must find.
 pub fn unique(prefix: &str) -> String {
     let nanos = SystemTime::now()

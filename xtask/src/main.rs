@@ -4,6 +4,7 @@ mod bench;
 mod dist;
 mod dist_test;
 mod protos;
+mod vmtest;
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -26,6 +27,8 @@ jobs:
   dist [--test]      the .deb, .rpm and tarball in target/dist/ (man pages and
                      completions included); --test proves each in a bare Debian root
   vmlinux            regenerate bpf/include/<arch>/vmlinux.h from this kernel's BTF
+  vmtest [--kernel 5.10|6.1|6.12|all] [-- TEST FILTER]
+                     the root integration suite on Debian's kernels, in qemu (TCG)
   protos             regenerate common/src/pprof/profile.rs from common/proto/profile.proto
 ";
 
@@ -43,6 +46,7 @@ fn main() -> ExitCode {
         Some("dist") => dist::main(&args[1..]),
         Some("vmlinux") => vmlinux(),
         Some("protos") => protos::main(),
+        Some("vmtest") => vmtest::main(&args[1..]),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             Ok(())

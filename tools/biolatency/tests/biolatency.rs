@@ -21,7 +21,8 @@ struct Loop {
 
 impl Loop {
     fn new() -> Loop {
-        let backing = Path::new(env!("CARGO_TARGET_TMPDIR")).join(unique("bio-loop"));
+        let backing =
+            common::testing::scratch_dir(env!("CARGO_TARGET_TMPDIR")).join(unique("bio-loop"));
         fs::write(&backing, vec![0u8; 8 << 20]).unwrap();
         let out = Command::new("losetup")
             .args(["--find", "--show"])
@@ -112,8 +113,8 @@ fn biolatency_counts_direct_writes_to_a_loop_device() {
 
 #[test]
 fn biolatency_sees_the_real_disk_and_names_it() {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    let disk = disk_of(dir);
+    let dir = common::testing::scratch_dir(env!("CARGO_TARGET_TMPDIR"));
+    let disk = disk_of(&dir);
     let file = dir.join(unique("bio-real"));
     fs::write(&file, vec![0u8; 4096 * WRITES as usize]).unwrap();
     let tool = start(&["--json", "-D"]);

@@ -3,7 +3,7 @@
 //! workload is one process, held until the tool traces its pid.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::Mutex;
 use std::thread;
@@ -24,7 +24,8 @@ struct TestFile(PathBuf);
 
 impl TestFile {
     fn new(mib: u64) -> TestFile {
-        let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(unique("cachestat"));
+        let path =
+            common::testing::scratch_dir(env!("CARGO_TARGET_TMPDIR")).join(unique("cachestat"));
         let chunk = vec![0x5au8; 1 << 20];
         let mut f = std::fs::File::create(&path).unwrap();
         for _ in 0..mib {
@@ -156,7 +157,8 @@ fn cold_read_misses_and_warm_read_hits() {
 
 #[test]
 fn writes_show_dirties_not_misses() {
-    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(unique("cachestat-w"));
+    let path =
+        common::testing::scratch_dir(env!("CARGO_TARGET_TMPDIR")).join(unique("cachestat-w"));
     let file = TestFile(path);
     let write = format!(
         "dd if=/dev/zero of={} bs=1M count=16 conv=fsync status=none",

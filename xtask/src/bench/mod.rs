@@ -12,6 +12,7 @@ mod peers;
 mod proc;
 mod readme;
 mod report;
+mod scrape;
 mod stats;
 mod workloads;
 
@@ -181,6 +182,11 @@ fn run(
                 memleak::report_phases(&bins.join("memleak"), &scratch.dir, opts.rounds, watch);
             result.extras = Some(memleak::extras(&result, &reports));
             failed = reports.err();
+        }
+        if tool == "runqlat" {
+            let phases = scrape::phases(bins, opts.rounds, watch);
+            result.extras = Some(scrape::extras(&phases));
+            failed = phases.err();
         }
         result.print(opts.rounds);
         done.push((tool.clone(), result.to_json(meta)));

@@ -251,7 +251,11 @@ impl ToolResult {
             None => println!("   no peer ran: ours is measured against untraced only"),
         }
         if let Some(extras) = &self.extras {
-            for line in super::memleak::describe_extras(extras) {
+            let describe = match self.tool.as_str() {
+                "runqlat" => super::scrape::describe_extras,
+                _ => super::memleak::describe_extras,
+            };
+            for line in describe(extras) {
                 println!("   {line}");
             }
         }

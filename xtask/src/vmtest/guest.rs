@@ -1,0 +1,411 @@
+//! One guest: its initramfs, the script it runs on this machine's root
+//! filesystem, qemu, and what came back.
+
+use std::collections::{BTreeMap, HashSet};
+use std::fs;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+
+use super::cpio::Archive;
+use super::kernels::Kernel;
+use super::{output, work_dir};
+
+/// Modules the initramfs loads to reach the root filesystem (with what
+/// they depend on); the rest load from the real root by modprobe.
+const BOOT_MODULES: &[&str] = &["virtio_pci", "9pnet_virtio", "9p"];
+
+/// Modules the tests use, loaded in the guest when they are modules.
+const TEST_MODULES: &[&str] = &[
+    "virtio_scsi",
+    "sd_mod",
+    "ext4",
+    "loop",
+    "veth",
+    "sch_netem",
+    "nf_tables",
+    "nft_chain_nat",
+];
+
+/// The tools whose `--dry-run` (hooks chosen) the matrix records.
+pub const DRY_RUNS: &[(&str, &str)] = &[
+    ("execsnoop", ""),
+    ("opensnoop", ""),
+    ("biolatency", ""),
+    ("runqlat", ""),
+    ("tcpretrans", ""),
+    ("tcpretrans", "-l"),
+    ("cachestat", ""),
+    ("offcputime", ""),
+    ("memleak", ""),
+    ("memleak", "-p 1"),
+];
+
+/// How long one kernel's whole run may take under TCG.
+const TIME_LIMIT: Duration = Duration::from_secs(80 * 60);
+
+/// A test binary, run from its package's directory as cargo runs it.
+pub struct TestBinary {
+    pub name: String,
+    pub path: PathBuf,
+    pub dir: PathBuf,
+}
+
+/// Builds the tools' integration tests (the test profile, as `cargo xtask
+/// test` does) and lists their binaries.
+pub fn build_tests() -> Result<Vec<TestBinary>> {
+    let out = output(crate::cargo().args([
+        "test",
+        "--workspace",
+        "--no-run",
+        "--message-format=json-render-diagnostics",
+    ]))?;
+    let tools = crate::root_dir().join("tools");
+    let mut tests = Vec::new();
+    for line in out.lines() {
+        let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let is_test = msg["target"]["kind"]
+            .as_array()
+            .is_some_and(|k| k.iter().any(|k| k == "test"));
+        let (Some(exe), Some(manifest)) =
+            (msg["executable"].as_str(), msg["manifest_path"].as_str())
+        else {
+            continue;
+        };
+        let dir = Path::new(manifest).parent().unwrap().to_path_buf();
+        if is_test && dir.starts_with(&tools) {
+            let name = format!(
+                "{}/{}",
+                dir.file_name().unwrap().to_string_lossy(),
+                msg["target"]["name"].as_str().unwrap_or("?")
+            );
+            tests.push(TestBinary {
+                name,
+                path: PathBuf::from(exe),
+                dir,
+            });
+        }
+    }
+    tests.sort_by(|a, b| a.name.cmp(&b.name));
+    if tests.is_empty() {
+        bail!("cargo test --no-run listed no integration tests");
+    }
+    Ok(tests)
+}
+
+/// The kernel modules `names` need, dependencies first, as paths under the
+/// modules directory; built-in ones left out.
+fn module_closure(modules: &Path, names: &[&str]) -> Result<Vec<String>> {
+    let deps_text = fs::read_to_string(modules.join("modules.dep"))?;
+    let mut deps: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut by_name: BTreeMap<String, String> = BTreeMap::new();
+    for line in deps_text.lines() {
+        let Some((path, rest)) = line.split_once(':') else {
+            continue;
+        };
+        let base = Path::new(path).file_name().unwrap().to_string_lossy();
+        let name = base.split(".ko").next().unwrap().replace('-', "_");
+        by_name.insert(name, path.to_string());
+        deps.insert(
+            path.to_string(),
+            rest.split_whitespace().map(String::from).collect(),
+        );
+    }
+    let builtin = fs::read_to_string(modules.join("modules.builtin")).unwrap_or_default();
+    let builtin: HashSet<String> = builtin
+        .lines()
+        .filter_map(|l| {
+            Some(
+                Path::new(l)
+                    .file_name()?
+                    .to_string_lossy()
+                    .replace(".ko", ""),
+            )
+        })
+        .map(|n| n.replace('-', "_"))
+        .collect();
+    let mut order = Vec::new();
+    fn visit(p: &str, deps: &BTreeMap<String, Vec<String>>, order: &mut Vec<String>) {
+        if order.iter().any(|o| o == p) {
+            return;
+        }
+        for d in deps.get(p).into_iter().flatten() {
+            visit(d, deps, order);
+        }
+        order.push(p.to_string());
+    }
+    for name in names {
+        match by_name.get(*name) {
+            Some(path) => visit(path, &deps, &mut order),
+            None if builtin.contains(*name) => {}
+            None => bail!("the kernel has no module {name}, built in or not"),
+        }
+    }
+    Ok(order)
+}
+
+/// A module's contents, decompressed (busybox insmod reads plain ELF).
+fn module_bytes(path: &Path) -> Result<Vec<u8>> {
+    let name = path.to_string_lossy();
+    let tool = if name.ends_with(".xz") {
+        "xz"
+    } else if name.ends_with(".zst") {
+        "zstd"
+    } else {
+        return Ok(fs::read(path)?);
+    };
+    let out = Command::new(tool)
+        .args(["-dc"])
+        .arg(path)
+        .output()
+        .with_context(|| format!("running {tool}"))?;
+    if !out.status.success() {
+        bail!(
+            "{tool} -dc {}: {}",
+            path.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(out.stdout)
+}
+
+/// The initramfs: busybox, the boot modules, and an init that mounts this
+/// machine's root over 9p and runs `script` there.
+fn initramfs(kernel: &Kernel, script: &Path) -> Result<Vec<u8>> {
+    let mut a = Archive::default();
+    for d in ["bin", "dev", "proc", "sys", "newroot", "modules"] {
+        a.dir(d);
+    }
+    // The kernel opens it for init's output before devtmpfs is mounted.
+    a.char_device("dev/console", 5, 1);
+    let busybox = fs::read("/bin/busybox").context("reading /bin/busybox (busybox-static)")?;
+    a.file("bin/busybox", 0o755, &busybox);
+    let mut order = String::new();
+    for path in module_closure(&kernel.modules, BOOT_MODULES)? {
+        let base = Path::new(&path).file_name().unwrap().to_string_lossy();
+        let plain = base.split(".ko").next().unwrap().to_string() + ".ko";
+        a.file(
+            &format!("modules/{plain}"),
+            0o644,
+            &module_bytes(&kernel.modules.join(&path))?,
+        );
+        order.push_str(&plain);
+        order.push('\n');
+    }
+    a.file("modules/order", 0o644, order.as_bytes());
+    let init = format!(
+        r#"#!/bin/busybox sh
+bb=/bin/busybox
+$bb mount -t proc proc /proc
+$bb mount -t sysfs sysfs /sys
+$bb mount -t devtmpfs devtmpfs /dev
+for m in $($bb cat /modules/order); do
+    $bb insmod /modules/$m || echo "vmtest: insmod $m failed"
+done
+if ! $bb mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=loose hostroot /newroot; then
+    echo "vmtest: cannot mount the host's root over 9p"
+    $bb poweroff -f
+fi
+$bb umount /proc /sys /dev
+exec $bb switch_root /newroot /bin/sh {}
+"#,
+        script.display()
+    );
+    a.file("init", 0o755, init.as_bytes());
+    Ok(a.finish())
+}
+
+/// What the guest runs, on this machine's root filesystem.
+fn guest_script(
+    kernel: &Kernel,
+    tests: &[TestBinary],
+    filter: &[String],
+    results: &Path,
+) -> String {
+    let bins = crate::root_dir().join("target/debug");
+    let mut s = format!(
+        r#"export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root LANG=C.UTF-8 RUST_BACKTRACE=1
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /run
+mount -t cgroup2 cgroup2 /sys/fs/cgroup
+mount -t bpf bpf /sys/fs/bpf
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+mount -t tmpfs tmpfs /lib/modules
+mkdir -p /lib/modules/{release}
+mount --bind {modules} /lib/modules/{release}
+hostname vmtest
+ip link set lo up
+for m in {test_modules}; do modprobe -q $m 2>/dev/null; done
+for i in $(seq 100); do [ -b /dev/sda ] && break; sleep 0.1; done
+mount -t tmpfs tmpfs /mnt
+mkdir /mnt/scratch
+mkfs.ext4 -q -F /dev/sda && mount /dev/sda /mnt/scratch || echo "vmtest: no scratch disk"
+export BPFTOOLS_TEST_SCRATCH=/mnt/scratch
+R={results}
+echo "vmtest: Linux $(uname -r), $(nproc) CPUs"
+"#,
+        release = kernel.release,
+        modules = kernel.modules.display(),
+        test_modules = TEST_MODULES.join(" "),
+        results = results.display(),
+    );
+    for (i, (tool, args)) in DRY_RUNS.iter().enumerate() {
+        s += &format!(
+            "{} --dry-run {args} > $R/dry-run-{i} 2>&1\n",
+            bins.join(tool).display()
+        );
+    }
+    s += "failed=0\n";
+    let filter: Vec<String> = filter.iter().map(|f| shell_quote(f)).collect();
+    for t in tests {
+        s += &format!(
+            "echo \"vmtest: == {name}\"\n\
+             (cd {dir} && {bin} --test-threads=2 {filter}) || {{ failed=$((failed+1)); echo \"vmtest: FAILED {name}\"; }}\n",
+            name = t.name,
+            dir = t.dir.display(),
+            bin = t.path.display(),
+            filter = filter.join(" "),
+        );
+    }
+    s += "echo $failed > $R/failed\nsync\necho \"vmtest: done, $failed test binaries failed\"\n\
+          echo o > /proc/sysrq-trigger\nsleep 30\n";
+    s
+}
+
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+pub struct Outcome {
+    pub passed: bool,
+    pub summary: String,
+    pub results: PathBuf,
+}
+
+/// Boots the kernel, runs the tests, and reads what came back.
+pub fn run(kernel: &Kernel, tests: &[TestBinary], filter: &[String]) -> Result<Outcome> {
+    let results = work_dir().join("results").join(&kernel.release);
+    let _ = fs::remove_dir_all(&results);
+    fs::create_dir_all(&results)?;
+    let script = results.join("guest.sh");
+    fs::write(&script, guest_script(kernel, tests, filter, &results))?;
+    let initrd = results.join("initrd.cpio");
+    fs::write(&initrd, initramfs(kernel, &script)?)?;
+    let disk = results.join("scratch.img");
+    fs::File::create(&disk)?.set_len(2 << 30)?;
+
+    let mut qemu = Command::new("qemu-system-x86_64");
+    qemu.args([
+        "-accel",
+        "tcg,thread=multi",
+        "-cpu",
+        "max",
+        "-smp",
+        "2",
+        "-m",
+        "2G",
+    ])
+    .args([
+        "-display",
+        "none",
+        "-monitor",
+        "none",
+        "-serial",
+        "stdio",
+        "-no-reboot",
+    ])
+    .args(["-nic", "none"])
+    .arg("-kernel")
+    .arg(&kernel.vmlinuz)
+    .arg("-initrd")
+    .arg(&initrd)
+    .args([
+        "-append",
+        "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init",
+        "-virtfs",
+        "local,path=/,mount_tag=hostroot,security_model=none,multidevs=remap,id=hostroot",
+    ])
+    .arg("-drive")
+    .arg(format!(
+        "file={},format=raw,if=none,id=scratch",
+        disk.display()
+    ))
+    .args([
+        "-device",
+        "virtio-scsi-pci",
+        "-device",
+        "scsi-hd,drive=scratch",
+    ])
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::inherit());
+    let started = Instant::now();
+    let mut child = qemu.spawn().context("starting qemu-system-x86_64")?;
+    let stdout = child.stdout.take().unwrap();
+    let pid = child.id();
+    // The time limit: qemu killed from a watchdog thread.
+    let watchdog = std::thread::spawn(move || {
+        while started.elapsed() < TIME_LIMIT {
+            std::thread::sleep(Duration::from_secs(1));
+            if !Path::new(&format!("/proc/{pid}")).exists() {
+                return;
+            }
+        }
+        // SAFETY: kill(2) on qemu's pid, which we have not reaped yet.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    });
+    let mut log = fs::File::create(results.join("console.log"))?;
+    let (mut passed, mut failed, mut ignored) = (0u64, 0u64, 0u64);
+    for line in BufReader::new(stdout).lines() {
+        let line = line.unwrap_or_default();
+        let line = line.trim_end_matches('\r');
+        println!("{line}");
+        writeln!(log, "{line}")?;
+        if let Some(rest) = line.strip_prefix("test result: ") {
+            let count = |what: &str| {
+                rest.split(';')
+                    .find_map(|p| p.trim().strip_suffix(what)?.trim().parse::<u64>().ok())
+                    .unwrap_or(0)
+            };
+            passed += count("passed");
+            failed += count("failed");
+            ignored += count("ignored");
+        }
+    }
+    let status = child.wait()?;
+    let _ = watchdog.join();
+    let took = started.elapsed();
+    let binaries_failed = fs::read_to_string(results.join("failed"))
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok());
+    let summary = match binaries_failed {
+        Some(n) => format!(
+            "{passed} passed, {failed} failed, {ignored} ignored; {n} test binaries failed; {} min",
+            took.as_secs() / 60
+        ),
+        None => format!(
+            "the guest did not finish (qemu {status}, after {} s): see {}",
+            took.as_secs(),
+            results.join("console.log").display()
+        ),
+    };
+    let _ = fs::remove_file(&disk);
+    Ok(Outcome {
+        passed: binaries_failed == Some(0),
+        summary,
+        results,
+    })
+}

@@ -1,0 +1,150 @@
+//! `cargo xtask vmtest [--kernel 5.10|6.1|6.12|all] [-- TEST FILTER...]`:
+//! the root integration suite on Debian's own kernels, in qemu.
+//!
+//! Each kernel comes from Debian's package registry (5.10 through a private
+//! apt list for bullseye, leaving the machine's sources alone), unpacked
+//! and cached under target/vmtest/. The guest boots it with a small
+//! initramfs (busybox, and the modules that reach the root: virtio, 9p)
+//! which mounts this machine's root filesystem over 9p and switches to it,
+//! so the guest runs the test binaries built here, with this machine's
+//! programs (clang, perf, Prometheus, go), as the host suite runs them. A
+//! virtual disk holds an ext4 scratch filesystem for the tests that need a
+//! real block device and page cache (9p has neither).
+//!
+//! qemu runs with TCG: this machine's /dev/kvm cannot run stock kernels.
+
+mod cpio;
+mod guest;
+mod kernels;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+
+pub use kernels::KERNELS;
+
+const USAGE: &str = "usage: cargo xtask vmtest [--kernel 5.10|6.1|6.12|all] [-- TEST FILTER...]";
+
+/// Packages the VMs need on this machine.
+const PACKAGES: &[&str] = &[
+    "qemu-system-x86",
+    "busybox-static",
+    "kmod",
+    "xz-utils",
+    "zstd",
+];
+
+pub fn work_dir() -> PathBuf {
+    crate::root_dir().join("target/vmtest")
+}
+
+struct Options {
+    kernels: Vec<&'static kernels::Spec>,
+    filter: Vec<String>,
+}
+
+fn parse(args: &[String]) -> Result<Options> {
+    let mut kernels = Vec::new();
+    let mut filter = Vec::new();
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--kernel" => {
+                let name = args.next().context(USAGE)?;
+                if name == "all" {
+                    kernels.extend(KERNELS.iter());
+                } else {
+                    kernels.push(
+                        KERNELS
+                            .iter()
+                            .find(|k| k.name == name)
+                            .with_context(|| format!("no kernel '{name}'\n{USAGE}"))?,
+                    );
+                }
+            }
+            "--" => filter.extend(args.by_ref().cloned()),
+            other => bail!("unknown argument '{other}'\n{USAGE}"),
+        }
+    }
+    if kernels.is_empty() {
+        kernels.extend(KERNELS.iter());
+    }
+    Ok(Options { kernels, filter })
+}
+
+pub fn main(args: &[String]) -> Result<()> {
+    let opts = parse(args)?;
+    if !crate::is_root() {
+        bail!("vmtest exports the root filesystem to the guest over 9p: run it as root");
+    }
+    crate::deps(PACKAGES)?;
+    let tests = guest::build_tests()?;
+    let mut failed = Vec::new();
+    let mut summaries = Vec::new();
+    for spec in &opts.kernels {
+        let started = Instant::now();
+        let kernel = kernels::fetch(spec)?;
+        println!(
+            "\n== vmtest: Linux {} ({}), {} test binaries",
+            kernel.release,
+            kernel.package,
+            tests.len()
+        );
+        let outcome = guest::run(&kernel, &tests, &opts.filter)?;
+        let took = started.elapsed().as_secs();
+        summaries.push(format!(
+            "Linux {:<24} {} ({} s; {})",
+            kernel.release,
+            outcome.summary,
+            took,
+            outcome.results.display()
+        ));
+        if !outcome.passed {
+            failed.push(spec.name);
+        }
+    }
+    println!("\n== vmtest summary");
+    for s in &summaries {
+        println!("   {s}");
+    }
+    if !failed.is_empty() {
+        bail!("tests failed on Linux {}", failed.join(", "));
+    }
+    Ok(())
+}
+
+/// Runs a command, failing with its stderr.
+fn output(cmd: &mut Command) -> Result<String> {
+    let out = cmd.output().with_context(|| format!("running {cmd:?}"))?;
+    if !out.status.success() {
+        bail!(
+            "{cmd:?} failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn parses_kernels_and_filter() {
+        let o = parse(&args("--kernel 6.1 --kernel 5.10 -- opensnoop --exact")).unwrap();
+        let names: Vec<&str> = o.kernels.iter().map(|k| k.name).collect();
+        assert_eq!(names, ["6.1", "5.10"]);
+        assert_eq!(o.filter, ["opensnoop", "--exact"]);
+        assert_eq!(parse(&args("--kernel all")).unwrap().kernels.len(), 3);
+        assert_eq!(parse(&[]).unwrap().kernels.len(), 3);
+        assert!(parse(&args("--kernel 4.19")).is_err());
+        assert!(parse(&args("--fast")).is_err());
+    }
+}
