@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* cachestat: page cache accesses, additions (misses) and dirtied pages,
  * counted per CPU. fentry mode hooks the functions BCC hooks, in their folio
- * form; tracepoint mode (tp_btf, or raw_tp) counts accesses from the page
- * ranges the filemap tracepoints report. The front end loads one mode. */
+ * form (or, before 5.16, their page form); kprobe mode the same where fentry
+ * is missing; tracepoint mode (tp_btf, or raw_tp) counts accesses from the
+ * page ranges the filemap tracepoints report. The front end loads one mode. */
 #include <vmlinux.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
@@ -115,34 +116,41 @@ static __always_inline struct added *added_slot(bool btf, bool create)
 	return bpf_map_lookup_elem(&last_added, &tid);
 }
 
-static __always_inline void on_added(const struct folio *f, bool btf)
+/* `pages` pages at `ptr` (a folio, or a page) added to the cache. */
+static __always_inline void added_pages(__u64 ptr, __u64 pages, bool btf)
 {
 	struct added *a;
-	__u64 pages;
 
-	if (!traced())
-		return;
-	pages = folio_pages(f);
 	count(CNT_ADDED, pages);
 	a = added_slot(btf, true);
 	if (a) {
-		a->folio = (__u64)f;
+		a->folio = ptr;
 		a->pages = pages;
 	}
 }
 
-static __always_inline void on_dirtied(const struct folio *f, bool btf)
+static __always_inline void dirtied_pages(__u64 ptr, __u64 pages, bool btf)
 {
 	struct added *a;
 
-	if (!traced())
-		return;
-	count(CNT_DIRTIED, folio_pages(f));
+	count(CNT_DIRTIED, pages);
 	a = added_slot(btf, false);
-	if (a && a->folio == (__u64)f) {
+	if (a && a->folio == ptr) {
 		count(CNT_WRITE_ADDED, a->pages);
 		a->folio = 0;
 	}
+}
+
+static __always_inline void on_added(const struct folio *f, bool btf)
+{
+	if (traced())
+		added_pages((__u64)f, folio_pages(f), btf);
+}
+
+static __always_inline void on_dirtied(const struct folio *f, bool btf)
+{
+	if (traced())
+		dirtied_pages((__u64)f, folio_pages(f), btf);
 }
 
 /* Pages [index, last] of `mapping`, cut at the end of the file. */
@@ -304,6 +312,89 @@ SEC("fentry/folio_account_dirtied")
 int BPF_PROG(cs_fentry_dirty, struct folio *folio)
 {
 	on_dirtied(folio, true);
+	return 0;
+}
+
+/* Kernels before the folio functions (5.16): the page-based functions BCC
+ * hooks, a page per call. Their state is in the hash maps: task storage
+ * for tracing programs needs 5.11, bpf_get_current_task_btf too. */
+SEC("fentry/add_to_page_cache_lru")
+int BPF_PROG(cs_pfentry_add, struct page *page)
+{
+	if (traced())
+		added_pages((__u64)page, 1, false);
+	return 0;
+}
+
+SEC("fentry/mark_page_accessed")
+int BPF_PROG(cs_pfentry_accessed)
+{
+	if (traced())
+		count(CNT_ACCESSED, 1);
+	return 0;
+}
+
+SEC("fentry/account_page_dirtied")
+int BPF_PROG(cs_pfentry_dirty, struct page *page)
+{
+	if (traced())
+		dirtied_pages((__u64)page, 1, false);
+	return 0;
+}
+
+SEC("fentry/mark_buffer_dirty")
+int BPF_PROG(cs_pfentry_buffer_dirty)
+{
+	if (traced())
+		count(CNT_BUFFER_DIRTIED, 1);
+	return 0;
+}
+
+/* kprobe mode, where fentry is missing: the same functions, folio or page
+ * form, attached by the front end to the names it found. */
+SEC("kprobe")
+int BPF_KPROBE(cs_kprobe_add_folio, void *mapping, const struct folio *folio)
+{
+	on_added(folio, false);
+	return 0;
+}
+
+SEC("kprobe")
+int BPF_KPROBE(cs_kprobe_add_page, struct page *page)
+{
+	if (traced())
+		added_pages((__u64)page, 1, false);
+	return 0;
+}
+
+SEC("kprobe")
+int BPF_KPROBE(cs_kprobe_accessed)
+{
+	if (traced())
+		count(CNT_ACCESSED, 1);
+	return 0;
+}
+
+SEC("kprobe")
+int BPF_KPROBE(cs_kprobe_buffer_dirty)
+{
+	if (traced())
+		count(CNT_BUFFER_DIRTIED, 1);
+	return 0;
+}
+
+SEC("kprobe")
+int BPF_KPROBE(cs_kprobe_dirty_folio, const struct folio *folio)
+{
+	on_dirtied(folio, false);
+	return 0;
+}
+
+SEC("kprobe")
+int BPF_KPROBE(cs_kprobe_dirty_page, struct page *page)
+{
+	if (traced())
+		dirtied_pages((__u64)page, 1, false);
 	return 0;
 }
 

@@ -106,8 +106,14 @@ static __always_inline int read_argv(void)
 			goto done;
 		}
 		len = bpf_probe_read_user_str(&e->args[size], ARGSIZE, argp);
-		if (len <= 0)
+		if (len < 0)
 			goto done;
+		/* Older kernels' strncpy_from_user_nofault (6.1's among them)
+		 * read an empty string as 0 bytes, not 1: still an argument. */
+		if (len == 0) {
+			e->args[size] = 0;
+			len = 1;
+		}
 		if (len == ARGSIZE) /* cut, or exactly ARGSIZE - 1 long */
 			e->truncated = 1;
 		/* A no-op mask (size + len <= FULL_MAX_ARGS_ARR < 8192) that gives

@@ -21,6 +21,59 @@ pub fn require_root() {
     }
 }
 
+/// The running kernel's major and minor version (6 and 1 for
+/// 6.1.0-56-amd64).
+pub fn kernel_version() -> (u32, u32) {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let mut parts = release.trim().split(['.', '-']);
+    let mut next = || parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    (next(), next())
+}
+
+/// For a test of something this kernel may lack (a hook, a link type):
+/// true when `present`. When absent, the test is skipped: said on stderr
+/// and appended to the file named by $BPFTOOLS_TEST_SKIPS (cargo xtask
+/// vmtest lists them per kernel), and false is returned for the test to
+/// return. Absent from a kernel at or after `since`, the version that
+/// brought it, is a failure instead: a test never skips where it should run
+/// (None: a feature of the kernel's configuration, such as kprobes).
+pub fn feature_present(present: bool, feature: &str, since: Option<(u32, u32)>) -> bool {
+    if present {
+        return true;
+    }
+    let running = kernel_version();
+    let version = |(major, minor): (u32, u32)| format!("{major}.{minor}");
+    if let Some(since) = since {
+        assert!(
+            running < since,
+            "{feature} is missing on Linux {}, which should have it (since {})",
+            version(running),
+            version(since)
+        );
+    }
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string();
+    let line = format!(
+        "SKIPPED {test}: {feature} not offered by Linux {}{}",
+        version(running),
+        since.map_or(String::new(), |s| format!(" (since {})", version(s)))
+    );
+    eprintln!("{line}");
+    if let Some(path) = std::env::var_os("BPFTOOLS_TEST_SKIPS") {
+        use std::io::Write;
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(path)
+        {
+            let _ = writeln!(f, "{line}");
+        }
+    }
+    false
+}
+
 /// Where a test puts files that must sit on a real block device and in the
 /// page cache (biolatency's disk, cachestat's reads): `tmp_dir` (the
 /// crate's CARGO_TARGET_TMPDIR), or BPFTOOLS_TEST_SCRATCH where the build

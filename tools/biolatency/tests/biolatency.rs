@@ -254,9 +254,16 @@ fn biolatency_dry_run_and_raw_tp_fallback_load() {
     assert!(f.status.success(), "{f:?}");
     let out = f.stdout.join("\n");
     assert!(out.contains("tp_btf block_rq_issue"), "{out}");
+    // Completion by block_io_done where the kernel has it (6.5+), else by
+    // the final block_rq_complete.
+    let completion = if common::probe::btf_tracepoint_exists("block_io_done") {
+        "tp_btf block_io_done"
+    } else {
+        "tp_btf block_rq_complete"
+    };
     assert!(
-        out.contains("block_io_done"),
-        "completion by block_io_done here: {out}"
+        out.contains(completion),
+        "completion by {completion}: {out}"
     );
 
     // Kernels without tp_btf, or without block_io_done, take these paths.

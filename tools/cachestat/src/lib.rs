@@ -4,7 +4,7 @@ mod stats;
 
 use std::time::Duration;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use clap::Parser;
 use common::cli::{self, CommonArgs, IdList};
 use common::filters::Filters;
@@ -14,8 +14,8 @@ use common::note;
 use common::output::Out;
 use common::probe::{self, Hook};
 use common::prom::Exporter;
-use libbpf_rs::skel::OpenSkel;
-use libbpf_rs::OpenObject;
+use libbpf_rs::skel::{OpenSkel, Skel};
+use libbpf_rs::{Link, OpenObject};
 
 common::skeleton!("cachestat");
 use skel::{CachestatSkel, CachestatSkelBuilder, OpenCachestatSkel};
@@ -64,11 +64,43 @@ const DIRTIED: usize = Counter::CNT_DIRTIED.0 as usize;
 const BUFFER_DIRTIED: usize = Counter::CNT_BUFFER_DIRTIED.0 as usize;
 const COUNTERS: usize = Counter::CNT_MAX.0 as usize;
 
-const FENTRY_ADD: &str = "filemap_add_folio";
-const FENTRY_ACCESSED: &str = "folio_mark_accessed";
-const FENTRY_BUFFER_DIRTY: &str = "mark_buffer_dirty";
-/// folio_account_dirtied is inlined on many builds; its caller serves.
-const FENTRY_DIRTIED: &[&str] = &["folio_account_dirtied", "__folio_mark_dirty"];
+/// The functions BCC hooks, in one kernel generation's names.
+struct Functions {
+    add: &'static str,
+    accessed: &'static str,
+    /// The first of these that can be traced (one is inlined on some builds).
+    dirtied: &'static [&'static str],
+    buffer_dirty: &'static str,
+}
+
+/// 5.16+: folios. folio_account_dirtied is inlined on many builds; its
+/// caller serves.
+const FOLIO_FUNCTIONS: Functions = Functions {
+    add: "filemap_add_folio",
+    accessed: "folio_mark_accessed",
+    dirtied: &["folio_account_dirtied", "__folio_mark_dirty"],
+    buffer_dirty: "mark_buffer_dirty",
+};
+
+/// Before 5.16: pages, BCC's own names.
+const PAGE_FUNCTIONS: Functions = Functions {
+    add: "add_to_page_cache_lru",
+    accessed: "mark_page_accessed",
+    dirtied: &["account_page_dirtied"],
+    buffer_dirty: "mark_buffer_dirty",
+};
+
+impl Functions {
+    /// The functions, with the dirtying one found, if `traceable` says
+    /// every one can be traced.
+    fn traceable(&self, traceable: impl Fn(&str) -> bool) -> Option<[&'static str; 4]> {
+        let dirtied = self.dirtied.iter().copied().find(|f| traceable(f))?;
+        [self.add, self.accessed, self.buffer_dirty]
+            .iter()
+            .all(|f| traceable(f))
+            .then_some([self.add, self.accessed, dirtied, self.buffer_dirty])
+    }
+}
 const TRACEPOINTS: &[&str] = &[
     "mm_filemap_add_to_page_cache",
     "writeback_dirty_folio",
@@ -84,6 +116,8 @@ pub fn main() -> std::process::ExitCode {
 struct Cachestat {
     args: Args,
     mode: Hook,
+    /// kprobe mode: each program and the function it goes on.
+    kprobes: Vec<(&'static str, &'static str)>,
     previous: [u64; COUNTERS],
     exporter: Option<Exporter>,
     totals: stats::Totals,
@@ -99,6 +133,7 @@ impl Tool for Cachestat {
         Ok(Cachestat {
             args,
             mode: Hook::Fentry,
+            kprobes: Vec::new(),
             previous: [0; COUNTERS],
             exporter,
             totals: stats::Totals::default(),
@@ -118,12 +153,28 @@ impl Tool for Cachestat {
         // SAFETY: sysconf has no preconditions.
         let page_size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
         rodata.page_shift = page_size.trailing_zeros();
-        self.mode = choose_programs(open.open_object_mut())?;
+        (self.mode, self.kprobes) = choose_programs(open.open_object_mut())?;
         Ok(())
     }
 
+    fn attach(&mut self, skel: &mut CachestatSkel<'_>) -> Result<Vec<Link>> {
+        let mut links = lifecycle::attach_all(skel.object())?;
+        for (name, function) in &self.kprobes {
+            let prog = skel
+                .object()
+                .progs_mut()
+                .find(|p| p.name() == *name)
+                .with_context(|| format!("no program {name}"))?;
+            links.push(
+                prog.attach_kprobe(false, function)
+                    .with_context(|| format!("attaching a kprobe to {function}"))?,
+            );
+        }
+        Ok(links)
+    }
+
     fn banner(&self) -> Banner {
-        if self.mode != Hook::Fentry {
+        if !stats::exact(self.mode) {
             note!(
                 "tracepoint mode ({}; fentry is not available): hits are \
                  approximated from the page ranges of reads and faults",
@@ -163,7 +214,7 @@ impl Tool for Cachestat {
         self.previous = now;
         stats::print_interval(out, &self.args, &delta, self.mode)?;
         if let Some(exporter) = &self.exporter {
-            self.totals.advance(&now, self.mode == Hook::Fentry);
+            self.totals.advance(&now, stats::exact(self.mode));
             exporter.reported(|| self.totals.counters().encode())?;
         }
         Ok(())
@@ -186,53 +237,94 @@ impl Tool for Cachestat {
         exporter.serve(|| {
             totals.advance(
                 &stats::read_counters(&skel.maps.counts)?,
-                *mode == Hook::Fentry,
+                stats::exact(*mode),
             );
             totals.counters().encode()
         })
     }
 }
 
-/// Chooses fentry mode where every function can be traced, else tracepoint
-/// mode; switches the other programs (and their maps) off and returns the
-/// mode.
-fn choose_programs(obj: &mut OpenObject) -> Result<Hook> {
+/// Chooses the mode: BCC's functions by fentry (folio names, or page names
+/// before 5.16), by kprobes where fentry is missing, else the filemap
+/// tracepoints (6.10+, approximate). Switches the other programs (and their
+/// maps) off; returns the mode and, for kprobes, where each program goes.
+fn choose_programs(obj: &mut OpenObject) -> Result<(Hook, Vec<(&'static str, &'static str)>)> {
     const VARIANTS: probe::TaskStateVariants = probe::TaskStateVariants {
         btf_prefix: "cs_btf_",
         raw_prefix: "cs_raw_",
         storage_maps: &["reads_storage", "last_added_storage"],
         hash_maps: &["reads", "last_added"],
     };
-    let dirtied = FENTRY_DIRTIED
-        .iter()
-        .find(|f| probe::fentry_target(f))
-        .copied();
-    let fentry = [FENTRY_ADD, FENTRY_ACCESSED, FENTRY_BUFFER_DIRTY]
-        .iter()
-        .all(|f| probe::fentry_target(f));
-    if let (Some(dirtied), true) = (dirtied, fentry) {
+    const ALL: &[&str] = &[
+        "cs_fentry_",
+        "cs_pfentry_",
+        "cs_kprobe_",
+        VARIANTS.btf_prefix,
+        VARIANTS.raw_prefix,
+    ];
+    let keep_only = |obj: &mut OpenObject, prefix: &str| {
+        for p in ALL.iter().filter(|p| **p != prefix) {
+            probe::skip_programs(obj, p);
+        }
+    };
+    if let Some([.., dirtied, _]) = FOLIO_FUNCTIONS.traceable(probe::fentry_target) {
         for mut prog in obj.progs_mut() {
             if prog.name().to_string_lossy() == "cs_fentry_dirty" {
                 prog.set_attach_target(0, Some(dirtied.to_string()))?;
             }
         }
         // fentry programs keep per-task state in task storage, as tp_btf.
-        probe::skip_programs(obj, VARIANTS.btf_prefix);
-        probe::skip_programs(obj, VARIANTS.raw_prefix);
+        keep_only(obj, "cs_fentry_");
         probe::skip_maps(obj, VARIANTS.hash_maps)?;
-        return Ok(Hook::Fentry);
+        return Ok((Hook::Fentry, Vec::new()));
+    }
+    if PAGE_FUNCTIONS.traceable(probe::fentry_target).is_some() {
+        keep_only(obj, "cs_pfentry_");
+        probe::skip_maps(obj, VARIANTS.storage_maps)?;
+        return Ok((Hook::Fentry, Vec::new()));
+    }
+    let kprobes = match (
+        FOLIO_FUNCTIONS.traceable(probe::kprobe_target),
+        PAGE_FUNCTIONS.traceable(probe::kprobe_target),
+    ) {
+        (Some([add, accessed, dirtied, buffer]), _) => Some([
+            ("cs_kprobe_add_folio", add),
+            ("cs_kprobe_accessed", accessed),
+            ("cs_kprobe_dirty_folio", dirtied),
+            ("cs_kprobe_buffer_dirty", buffer),
+        ]),
+        (None, Some([add, accessed, dirtied, buffer])) => Some([
+            ("cs_kprobe_add_page", add),
+            ("cs_kprobe_accessed", accessed),
+            ("cs_kprobe_dirty_page", dirtied),
+            ("cs_kprobe_buffer_dirty", buffer),
+        ]),
+        (None, None) => None,
+    };
+    if let Some(kprobes) = kprobes {
+        keep_only(obj, "cs_kprobe_");
+        for mut prog in obj.progs_mut() {
+            let name = prog.name().to_string_lossy().into_owned();
+            if name.starts_with("cs_kprobe_") && !kprobes.iter().any(|(p, _)| *p == name) {
+                prog.set_autoload(false);
+            }
+        }
+        probe::skip_maps(obj, VARIANTS.storage_maps)?;
+        return Ok((Hook::Kprobe, kprobes.to_vec()));
     }
     if let Some(missing) = TRACEPOINTS
         .iter()
         .find(|t| !probe::btf_tracepoint_exists(t))
     {
         bail!(
-            "this kernel offers neither fentry on the page cache functions \
+            "this kernel offers neither fentry nor kprobes on the page cache functions, \
              nor the tracepoint {missing} (filemap tracepoints need Linux 6.10+)"
         );
     }
-    probe::skip_programs(obj, "cs_fentry_");
-    probe::pick_task_state_variant(obj, &VARIANTS)
+    for prefix in ["cs_fentry_", "cs_pfentry_", "cs_kprobe_"] {
+        probe::skip_programs(obj, prefix);
+    }
+    Ok((probe::pick_task_state_variant(obj, &VARIANTS)?, Vec::new()))
 }
 
 #[cfg(test)]

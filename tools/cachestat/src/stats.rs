@@ -12,13 +12,19 @@ use serde_json::json;
 use crate::Args;
 use crate::{ACCESSED, ADDED, BUFFER_DIRTIED, COUNTERS, DIRTIED, WRITE_ADDED};
 
+/// Counted as BCC counts, on the page cache functions (fentry or kprobes),
+/// not approximated from the filemap tracepoints.
+pub fn exact(mode: Hook) -> bool {
+    matches!(mode, Hook::Fentry | Hook::Kprobe)
+}
+
 pub fn print_interval(
     out: &mut Out,
     args: &Args,
     delta: &[u64; COUNTERS],
     mode: Hook,
 ) -> Result<()> {
-    let stats = Stats::from_counters(delta, mode == Hook::Fentry);
+    let stats = Stats::from_counters(delta, exact(mode));
     let (buffers, cached) = meminfo_mb()?;
     let time = now_hms();
     if args.common.json {
@@ -30,7 +36,7 @@ pub fn print_interval(
             "hit_ratio": stats.ratio_percent(),
             "buffers_mb": buffers,
             "cached_mb": cached,
-            "mode": if mode == Hook::Fentry { "fentry" } else { "tracepoint" },
+            "mode": if exact(mode) { mode.to_string() } else { "tracepoint".into() },
         }))?;
     } else {
         if args.timestamp {
@@ -69,7 +75,7 @@ pub struct Stats {
 
 impl Stats {
     /// Misses are pages added to the cache except those a write added;
-    /// hits are accesses that were not misses. In fentry mode, accesses
+    /// hits are accesses that were not misses. In the exact modes, accesses
     /// are BCC's: folio_mark_accessed calls less mark_buffer_dirty calls.
     fn from_counters(c: &[u64; COUNTERS], fentry: bool) -> Stats {
         let accesses = if fentry {

@@ -91,9 +91,15 @@ fn start(args: &[&str]) -> Traced {
     Traced::start(BIN, args)
 }
 
-/// Traces `workload` alone (-p) at 1 s intervals, and sums every line.
-fn totals_for(workload: Held) -> (Finished, u64, u64, u64) {
-    let tool = start(&["--json", "-p", &workload.pid(), "1"]);
+/// Traces `workload` alone (-p) at 1 s intervals with `env`
+/// (BPFTOOLS_DISABLE) for the tool, and sums every line.
+fn totals_with(workload: Held, env: &[(&str, &str)]) -> (Finished, u64, u64, u64) {
+    require_root();
+    let tool = Traced::start_command(
+        Command::new(BIN)
+            .args(["--json", "-p", &workload.pid(), "1"])
+            .envs(env.iter().copied()),
+    );
     workload.run();
     thread::sleep(Duration::from_millis(200));
     let finished = stop_and_check_unloaded(tool);
@@ -106,6 +112,34 @@ fn totals_for(workload: Held) -> (Finished, u64, u64, u64) {
 
 #[test]
 fn cold_read_misses_and_warm_read_hits() {
+    let mode = cold_then_warm_read(&[]);
+    // The mode is the best this kernel offers.
+    let expected = if common::probe::features().fentry {
+        "fentry"
+    } else if common::probe::features().kprobe {
+        "kprobe"
+    } else {
+        "tracepoint"
+    };
+    assert_eq!(mode, expected);
+}
+
+/// kprobes on BCC's functions, where fentry would be chosen (6.1, 6.12)
+/// or is missing.
+#[test]
+fn kprobe_mode_counts_reads_and_writes() {
+    require_root();
+    if !common::testing::feature_present(common::probe::features().kprobe, "kprobes", None) {
+        return;
+    }
+    let env = [("BPFTOOLS_DISABLE", "fentry")];
+    assert_eq!(cold_then_warm_read(&env), "kprobe");
+    writes_dirty_pages(&env);
+}
+
+/// A 32 MiB file read cold, then warm: misses then hits, a page each.
+/// Returns the mode the lines named.
+fn cold_then_warm_read(env: &[(&str, &str)]) -> String {
     let _cache = CACHE.lock().unwrap();
     let file = TestFile::new(32);
     let read = format!(
@@ -114,10 +148,12 @@ fn cold_read_misses_and_warm_read_hits() {
     );
 
     drop_page_cache();
-    let (cold, hits, misses, _) = totals_for(Held::new(&read));
-    assert!(
-        cold.stderr.contains("tracepoint mode") || cold.stdout[0].contains("fentry"),
-        "the mode is stated: {}",
+    let (cold, hits, misses, _) = totals_with(Held::new(&read), env);
+    let mode = cold.json()[0]["mode"].as_str().unwrap().to_string();
+    assert_eq!(
+        cold.stderr.contains("tracepoint mode"),
+        mode == "tracepoint",
+        "an approximate mode is stated: {}",
         cold.stderr
     );
     let pages = FILE_PAGES as f64;
@@ -137,7 +173,7 @@ fn cold_read_misses_and_warm_read_hits() {
         .fold(0.0, f64::max);
     assert!(ratio < 20.0, "cold read hit ratio {ratio}%");
 
-    let (warm, hits, misses, _) = totals_for(Held::new(&read));
+    let (warm, hits, misses, _) = totals_with(Held::new(&read), env);
     assert!(
         (0.95 * pages..=1.15 * pages).contains(&(hits as f64)),
         "warm read: {hits} hits for {FILE_PAGES} pages ({misses} misses)"
@@ -153,10 +189,16 @@ fn cold_read_misses_and_warm_read_hits() {
         !busy.is_empty() && busy.iter().all(|r| *r > 98.0),
         "warm hit ratios {busy:?}"
     );
+    mode
 }
 
 #[test]
 fn writes_show_dirties_not_misses() {
+    writes_dirty_pages(&[]);
+}
+
+/// A 16 MiB write: dirtied pages, not misses.
+fn writes_dirty_pages(env: &[(&str, &str)]) {
     let path =
         common::testing::scratch_dir(env!("CARGO_TARGET_TMPDIR")).join(unique("cachestat-w"));
     let file = TestFile(path);
@@ -164,7 +206,7 @@ fn writes_show_dirties_not_misses() {
         "dd if=/dev/zero of={} bs=1M count=16 conv=fsync status=none",
         file.0.display()
     );
-    let (_, _, misses, dirties) = totals_for(Held::new(&write));
+    let (_, _, misses, dirties) = totals_with(Held::new(&write), env);
     let pages = 16.0 * 256.0;
     assert!(
         (0.95 * pages..=1.1 * pages).contains(&(dirties as f64)),
@@ -225,6 +267,11 @@ fn interval_and_count_print_that_many_lines_then_exit() {
 
 #[test]
 fn raw_tp_variant_counts_too() {
+    require_root();
+    let tracepoints = common::probe::btf_tracepoint_exists("mm_filemap_get_pages");
+    if !common::testing::feature_present(tracepoints, "the filemap tracepoints", Some((6, 10))) {
+        return;
+    }
     let _cache = CACHE.lock().unwrap();
     let file = TestFile::new(8);
     let reader = Held::new(&format!("cat {}", file.0.display()));
@@ -232,7 +279,7 @@ fn raw_tp_variant_counts_too() {
     let tool = Traced::start_command(
         Command::new(BIN)
             .args(["--json", "-v", "-p", &reader.pid(), "1"])
-            .env("BPFTOOLS_DISABLE", "tp_btf"),
+            .env("BPFTOOLS_DISABLE", "tp_btf,fentry"),
     );
     drop_page_cache();
     reader.run();

@@ -486,14 +486,34 @@ fn allocator_paths_counted(disable: &str) -> String {
     finished.stderr
 }
 
+/// Session uprobe_multi links (6.13+) here, or the test is skipped.
+fn session_links() -> bool {
+    use common::probe::{uprobe_links, UprobeLinks};
+    let present = uprobe_links() == UprobeLinks::Session;
+    common::testing::feature_present(present, "session uprobe_multi links", Some((6, 13)))
+}
+
+/// uprobe_multi links (6.6+) here, or the test is skipped.
+fn multi_links() -> bool {
+    use common::probe::{uprobe_links, UprobeLinks};
+    let present = uprobe_links() != UprobeLinks::Single;
+    common::testing::feature_present(present, "uprobe_multi links", Some((6, 6)))
+}
+
 #[test]
 fn every_allocator_path_counted_once_with_session_probes() {
+    if !session_links() {
+        return;
+    }
     let stderr = allocator_paths_counted("");
     assert!(stderr.contains("a session uprobe_multi link"), "{stderr}");
 }
 
 #[test]
 fn every_allocator_path_counted_once_with_multi_probes() {
+    if !multi_links() {
+        return;
+    }
     let stderr = allocator_paths_counted("uprobe_session");
     assert!(
         stderr.contains("uprobe_multi links, entry and return"),
@@ -521,6 +541,9 @@ fn churn_counted_exactly_in_mode(disable: &str, mode: &str) {
 
 #[test]
 fn churn_counted_exactly_with_multi_probes() {
+    if !multi_links() {
+        return;
+    }
     churn_counted_exactly_in_mode("uprobe_session", "uprobe_multi links, entry and return");
 }
 

@@ -202,10 +202,17 @@ fn thread_filter_and_stack_kinds() {
     }
 }
 
+/// PF_KTHREAD in the task's flags (/proc/PID/stat's ninth field; the
+/// status file's "Kthread:" line is newer than some supported kernels).
 fn is_kernel_thread(pid: u64) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .map(|s| s.lines().any(|l| l == "Kthread:\t1"))
-        .unwrap_or(false)
+    const PF_KTHREAD: u64 = 0x0020_0000;
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            let after_comm = &s[s.rfind(')')? + 1..];
+            after_comm.split_whitespace().nth(6)?.parse::<u64>().ok()
+        })
+        .is_some_and(|flags| flags & PF_KTHREAD != 0)
 }
 
 #[test]

@@ -228,14 +228,15 @@ fn classic_tracepoint_fallback_sees_the_same_flows() {
 #[test]
 fn loss_probes_without_fentry_or_kprobes_are_an_error_unless_optional() {
     require_root();
-    let fentry_or_kprobe = std::path::Path::new("/sys/bus/event_source/devices/kprobe").exists();
     let strict = run(BIN, &["-l", "--dry-run"]);
     let optional = run(BIN, &["--lossprobe-if-available", "--dry-run"]);
     assert!(optional.status.success(), "{optional:?}");
-    if fentry_or_kprobe {
+    let neither = !common::probe::fentry_target(LOSS_PROBE_FN)
+        && !common::probe::kprobe_target(LOSS_PROBE_FN);
+    // Linux 6.18 here: fentry refused, no kprobes (see TOOLS.md).
+    if !common::testing::feature_present(neither, "a kernel without fentry and kprobes", None) {
         return;
     }
-    // This machine has no kprobes and refuses fentry (see TOOLS.md).
     assert_eq!(strict.status.code(), Some(1), "{strict:?}");
     assert!(
         strict.stderr.contains("-l needs fentry or a kprobe"),
@@ -247,6 +248,62 @@ fn loss_probes_without_fentry_or_kprobes_are_an_error_unless_optional() {
         "{}",
         optional.stderr
     );
+}
+
+const LOSS_PROBE_FN: &str = "tcp_send_loss_probe";
+
+/// -l under loss, on `hook` (chosen with `disable` in BPFTOOLS_DISABLE):
+/// the dry run names it, and tail loss probes of the flow show as `L`.
+fn loss_probes_seen(disable: &str, hook: &str) {
+    let dry = Command::new(BIN)
+        .args(["-l", "--dry-run"])
+        .env("BPFTOOLS_DISABLE", disable)
+        .output()
+        .unwrap();
+    let listing = String::from_utf8_lossy(&dry.stdout);
+    assert!(listing.contains(hook), "{hook}: {listing}");
+    let ns = netns();
+    let tool = Traced::start_command(
+        Command::new(BIN)
+            .args(["-l", "--json"])
+            .env("BPFTOOLS_DISABLE", disable),
+    );
+    // Tail loss probes fire when the end of a flight goes unacknowledged:
+    // a few transfers under heavy loss make sure some do.
+    let mut lports = Vec::new();
+    for port in 5111..5114 {
+        lports.push((lossy_transfer(&ns, v4(port), 30), port));
+    }
+    thread::sleep(Duration::from_millis(300));
+    let finished = stop_and_check_unloaded(tool);
+    assert!(finished.status.success(), "{finished:?}");
+    let events: Vec<Value> = lports
+        .iter()
+        .flat_map(|(lport, port)| flow_events(&finished, *lport, *port))
+        .collect();
+    assert!(events.iter().any(|e| e["type"] == "R"), "{events:?}");
+    assert!(
+        events.iter().any(|e| e["type"] == "L"),
+        "no tail loss probe seen on {hook}: {events:?}"
+    );
+}
+
+#[test]
+fn loss_probes_are_traced_with_fentry() {
+    require_root();
+    let fentry = common::probe::fentry_target(LOSS_PROBE_FN);
+    if common::testing::feature_present(fentry, "fentry", None) {
+        loss_probes_seen("", "fentry tcp_send_loss_probe");
+    }
+}
+
+#[test]
+fn loss_probes_are_traced_with_kprobes() {
+    require_root();
+    let kprobe = common::probe::kprobe_target(LOSS_PROBE_FN);
+    if common::testing::feature_present(kprobe, "kprobes", None) {
+        loss_probes_seen("fentry", "kprobe tcp_send_loss_probe");
+    }
 }
 
 #[test]

@@ -41,7 +41,7 @@ pub const DRY_RUNS: &[(&str, &str)] = &[
     ("cachestat", ""),
     ("offcputime", ""),
     ("memleak", ""),
-    ("memleak", "-p 1"),
+    ("memleak", "-p $$"),
 ];
 
 /// How long one kernel's whole run may take under TCG.
@@ -255,6 +255,7 @@ mkdir /mnt/scratch
 mkfs.ext4 -q -F /dev/sda && mount /dev/sda /mnt/scratch || echo "vmtest: no scratch disk"
 export BPFTOOLS_TEST_SCRATCH=/mnt/scratch
 R={results}
+export BPFTOOLS_TEST_SKIPS=$R/skips
 echo "vmtest: Linux $(uname -r), $(nproc) CPUs"
 "#,
         release = kernel.release,
@@ -273,7 +274,7 @@ echo "vmtest: Linux $(uname -r), $(nproc) CPUs"
     for t in tests {
         s += &format!(
             "echo \"vmtest: == {name}\"\n\
-             (cd {dir} && {bin} --test-threads=2 {filter}) || {{ failed=$((failed+1)); echo \"vmtest: FAILED {name}\"; }}\n",
+             (cd {dir} && {bin} --test-threads=2 --color=never {filter}) || {{ failed=$((failed+1)); echo \"vmtest: FAILED {name}\"; }}\n",
             name = t.name,
             dir = t.dir.display(),
             bin = t.path.display(),
@@ -296,10 +297,16 @@ pub struct Outcome {
 }
 
 /// Boots the kernel, runs the tests, and reads what came back.
-pub fn run(kernel: &Kernel, tests: &[TestBinary], filter: &[String]) -> Result<Outcome> {
-    let results = work_dir().join("results").join(&kernel.release);
+pub fn run(
+    name: &str,
+    kernel: &Kernel,
+    tests: &[TestBinary],
+    filter: &[String],
+) -> Result<Outcome> {
+    let results = work_dir().join("results").join(name);
     let _ = fs::remove_dir_all(&results);
     fs::create_dir_all(&results)?;
+    fs::write(results.join("release"), &kernel.release)?;
     let script = results.join("guest.sh");
     fs::write(&script, guest_script(kernel, tests, filter, &results))?;
     let initrd = results.join("initrd.cpio");
@@ -375,9 +382,13 @@ pub fn run(kernel: &Kernel, tests: &[TestBinary], filter: &[String]) -> Result<O
         println!("{line}");
         writeln!(log, "{line}")?;
         if let Some(rest) = line.strip_prefix("test result: ") {
+            // "ok. 8 passed; 0 failed; 0 ignored; ..."
             let count = |what: &str| {
                 rest.split(';')
-                    .find_map(|p| p.trim().strip_suffix(what)?.trim().parse::<u64>().ok())
+                    .find_map(|p| {
+                        let n = p.trim().strip_suffix(what)?.split_whitespace().last()?;
+                        n.parse::<u64>().ok()
+                    })
                     .unwrap_or(0)
             };
             passed += count("passed");
@@ -391,9 +402,15 @@ pub fn run(kernel: &Kernel, tests: &[TestBinary], filter: &[String]) -> Result<O
     let binaries_failed = fs::read_to_string(results.join("failed"))
         .ok()
         .and_then(|s| s.trim().parse::<u64>().ok());
+    let skips = fs::read_to_string(results.join("skips")).unwrap_or_default();
+    for line in skips.lines() {
+        println!("vmtest: {line}");
+    }
     let summary = match binaries_failed {
         Some(n) => format!(
-            "{passed} passed, {failed} failed, {ignored} ignored; {n} test binaries failed; {} min",
+            "{passed} passed ({} of them skipped: a feature absent), {failed} failed, \
+             {ignored} ignored; {n} test binaries failed; {} min",
+            skips.lines().count(),
             took.as_secs() / 60
         ),
         None => format!(

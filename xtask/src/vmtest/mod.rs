@@ -16,6 +16,7 @@
 mod cpio;
 mod guest;
 mod kernels;
+mod matrix;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -92,7 +93,7 @@ pub fn main(args: &[String]) -> Result<()> {
             kernel.package,
             tests.len()
         );
-        let outcome = guest::run(&kernel, &tests, &opts.filter)?;
+        let outcome = guest::run(spec.name, &kernel, &tests, &opts.filter)?;
         let took = started.elapsed().as_secs();
         summaries.push(format!(
             "Linux {:<24} {} ({} s; {})",
@@ -105,6 +106,7 @@ pub fn main(args: &[String]) -> Result<()> {
             failed.push(spec.name);
         }
     }
+    matrix::update_readme()?;
     println!("\n== vmtest summary");
     for s in &summaries {
         println!("   {s}");
