@@ -147,6 +147,17 @@ int BPF_PROG(bio_btf_complete, struct request *rq, int error, unsigned int nr_by
 	return mark_complete(rq, nr_bytes);
 }
 
+/* Before 5.11 block_rq_insert and block_rq_issue passed the queue first;
+ * the front end loads the form the kernel's BTF describes. */
+SEC("tp_btf/block_rq_insert")
+int BPF_PROG(bio_btf_insert_q, void *q, struct request *rq) { return mark_start(rq, true); }
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(bio_btf_issue_q, void *q, struct request *rq) { return mark_start(rq, false); }
+SEC("raw_tp/block_rq_insert")
+int BPF_PROG(bio_raw_insert_q, void *q, struct request *rq) { return mark_start(rq, true); }
+SEC("raw_tp/block_rq_issue")
+int BPF_PROG(bio_raw_issue_q, void *q, struct request *rq) { return mark_start(rq, false); }
+
 SEC("raw_tp/block_rq_insert")
 int BPF_PROG(bio_raw_insert, struct request *rq) { return mark_start(rq, true); }
 SEC("raw_tp/block_io_start")

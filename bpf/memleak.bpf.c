@@ -349,31 +349,63 @@ static __always_inline void kernel_alloc(void *ctx, __u64 addr, __u64 size)
 		on_alloc(ctx, addr, size);
 }
 
+/* Before 6.1 kmalloc and kmem_cache_alloc shared one event layout, and
+ * kfree and kmem_cache_free another (5.10 has no trace_event_raw_kmalloc):
+ * the layout the kernel has is read, the other branch dropped at load. */
+struct trace_event_raw_kmem_alloc___old {
+	const void *ptr;
+	size_t bytes_alloc;
+} __attribute__((preserve_access_index));
+
+struct trace_event_raw_kmem_free___old {
+	const void *ptr;
+} __attribute__((preserve_access_index));
+
+#define KMEM_ALLOC(ctx, type)                                                          \
+	do {                                                                           \
+		struct trace_event_raw_kmem_alloc___old *old = (ctx);                  \
+		struct type *new = (ctx);                                              \
+		if (bpf_core_type_exists(struct type))                                 \
+			kernel_alloc(ctx, (__u64)new->ptr, new->bytes_alloc);          \
+		else                                                                   \
+			kernel_alloc(ctx, (__u64)old->ptr, old->bytes_alloc);          \
+	} while (0)
+
+#define KMEM_FREE(ctx, type)                                                           \
+	do {                                                                           \
+		struct trace_event_raw_kmem_free___old *old = (ctx);                   \
+		struct type *new = (ctx);                                              \
+		if (bpf_core_type_exists(struct type))                                 \
+			on_free((__u64)new->ptr);                                      \
+		else                                                                   \
+			on_free((__u64)old->ptr);                                      \
+	} while (0)
+
 SEC("tracepoint/kmem/kmalloc")
-int ml_kmalloc(struct trace_event_raw_kmalloc *ctx)
+int ml_kmalloc(void *ctx)
 {
-	kernel_alloc(ctx, (__u64)ctx->ptr, ctx->bytes_alloc);
+	KMEM_ALLOC(ctx, trace_event_raw_kmalloc);
 	return 0;
 }
 
 SEC("tracepoint/kmem/kfree")
-int ml_kfree(struct trace_event_raw_kfree *ctx)
+int ml_kfree(void *ctx)
 {
-	on_free((__u64)ctx->ptr);
+	KMEM_FREE(ctx, trace_event_raw_kfree);
 	return 0;
 }
 
 SEC("tracepoint/kmem/kmem_cache_alloc")
-int ml_cache_alloc(struct trace_event_raw_kmem_cache_alloc *ctx)
+int ml_cache_alloc(void *ctx)
 {
-	kernel_alloc(ctx, (__u64)ctx->ptr, ctx->bytes_alloc);
+	KMEM_ALLOC(ctx, trace_event_raw_kmem_cache_alloc);
 	return 0;
 }
 
 SEC("tracepoint/kmem/kmem_cache_free")
-int ml_cache_free(struct trace_event_raw_kmem_cache_free *ctx)
+int ml_cache_free(void *ctx)
 {
-	on_free((__u64)ctx->ptr);
+	KMEM_FREE(ctx, trace_event_raw_kmem_cache_free);
 	return 0;
 }
 

@@ -236,6 +236,43 @@ pub fn btf_tracepoint_exists(name: &str) -> bool {
     }
 }
 
+/// How many arguments tracepoint `name` passes its programs, from the
+/// kernel's BTF (its btf_trace_ typedef); None where BTF does not say.
+/// Some tracepoints changed arguments (block_rq_issue lost its queue in
+/// 5.11): a program must read the one the running kernel passes.
+pub fn btf_tracepoint_args(name: &str) -> Option<u32> {
+    let typedef = CString::new(format!("btf_trace_{name}")).ok()?;
+    // SAFETY: libbpf parses the kernel's BTF into a new object, freed below.
+    let btf = unsafe { libbpf_sys::btf__load_vmlinux_btf() };
+    if btf.is_null() {
+        return None;
+    }
+    // SAFETY: btf is a valid BTF object until btf__free; the ids come from
+    // it, and btf__type_by_id returns null for a bad id (checked). A
+    // typedef's and a pointer's union member is `type`.
+    let args = unsafe {
+        let id =
+            libbpf_sys::btf__find_by_name_kind(btf, typedef.as_ptr(), libbpf_sys::BTF_KIND_TYPEDEF);
+        let mut t = if id > 0 {
+            libbpf_sys::btf__type_by_id(btf, id as u32)
+        } else {
+            std::ptr::null()
+        };
+        // typedef -> pointer -> function prototype.
+        for _ in 0..2 {
+            if !t.is_null() {
+                t = libbpf_sys::btf__type_by_id(btf, (*t).__bindgen_anon_1.type_);
+            }
+        }
+        // A prototype's vlen is its parameter count; the first is the
+        // tracepoint's private data pointer, not an argument.
+        (!t.is_null()).then(|| ((*t).info & 0xffff).saturating_sub(1))
+    };
+    // SAFETY: btf came from btf__load_vmlinux_btf and is not used after.
+    unsafe { libbpf_sys::btf__free(btf) };
+    args
+}
+
 /// True if an fentry program can attach to kernel function `name` here:
 /// fentry works, and the function is in the kernel's BTF (not inlined).
 pub fn fentry_target(name: &str) -> bool {
@@ -372,8 +409,22 @@ pub struct TaskStateVariants<'a> {
 
 /// Picks tp_btf where task storage exists (5.11+), else raw_tp, and turns
 /// off the other variant's programs and maps.
+/// True if tracing programs can keep state in task storage (5.11+).
+pub fn task_storage() -> bool {
+    map_type(libbpf_sys::BPF_MAP_TYPE_TASK_STORAGE)
+}
+
+/// The hook kind [`pick_task_state_variant`] chooses here.
+pub fn task_state_hook() -> Option<Hook> {
+    pick(if task_storage() {
+        &[Hook::TpBtf, Hook::RawTp]
+    } else {
+        &[Hook::RawTp]
+    })
+}
+
 pub fn pick_task_state_variant(obj: &mut OpenObject, v: &TaskStateVariants) -> Result<Hook> {
-    let kinds: &[Hook] = if map_type(libbpf_sys::BPF_MAP_TYPE_TASK_STORAGE) {
+    let kinds: &[Hook] = if task_storage() {
         &[Hook::TpBtf, Hook::RawTp]
     } else {
         &[Hook::RawTp]
@@ -421,6 +472,14 @@ pub fn pick(candidates: &[Hook]) -> Option<Hook> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tracepoint_arguments_are_counted_from_btf() {
+        // sched_switch: (preempt, prev, next[, prev_state since 5.18]).
+        let n = btf_tracepoint_args("sched_switch").expect("BTF for sched_switch");
+        assert!((3..=4).contains(&n), "{n}");
+        assert_eq!(btf_tracepoint_args("no_such_tracepoint_here"), None);
+    }
 
     #[test]
     fn hook_kinds_follow_section_prefixes() {

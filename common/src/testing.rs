@@ -86,11 +86,14 @@ pub fn scratch_dir(tmp_dir: &str) -> std::path::PathBuf {
 
 /// A name no other test run uses, for programs and files the tools must find.
 pub fn unique(prefix: &str) -> String {
+    // The clock alone repeats between threads where it is coarse (a VM).
+    static COUNT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .subsec_nanos();
-    format!("{prefix}{}x{nanos:x}", std::process::id())
+    format!("{prefix}{}x{n}x{nanos:x}", std::process::id())
 }
 
 /// A running tool.

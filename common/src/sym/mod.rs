@@ -268,12 +268,32 @@ impl Symbolizer {
     }
 
     /// The frames of process `pid`'s user stack, leaf first (prefetched or
-    /// not).
+    /// not), cut where the walk left user space (see [`user_part`]).
     pub fn user(&mut self, pid: u32, stack: &[u64]) -> Vec<Rc<Frame>> {
+        let stack = user_part(stack);
         self.prefetch_user(pid, lookup_addresses(stack));
         let cache = &self.user;
         resolve(stack, |a| cache.get(&(pid, a)).cloned())
     }
+}
+
+/// The highest user space address (5-level paging's 56 bits on x86_64,
+/// 52-bit VAs on arm64).
+#[cfg(target_arch = "x86_64")]
+const USER_MAX: u64 = 0x00ff_ffff_ffff_ffff;
+#[cfg(not(target_arch = "x86_64"))]
+const USER_MAX: u64 = 0x000f_ffff_ffff_ffff;
+
+/// A user stack up to its first impossible address. A frame pointer walk
+/// through code built without frame pointers follows whatever the register
+/// held: some kernels (6.1) return what it then reads, such as the bytes of
+/// a string ("/locale/" as 0x2f656c61636f6c2f); nothing after it is a frame.
+pub fn user_part(stack: &[u64]) -> &[u64] {
+    let end = stack
+        .iter()
+        .position(|a| *a == 0 || *a > USER_MAX)
+        .unwrap_or(stack.len());
+    &stack[..end]
 }
 
 /// The addresses to look up for a stack, leaf first. Every frame but the
@@ -358,6 +378,17 @@ mod tests {
             .map(|f| f.name())
             .collect();
         assert_eq!(kept, ["__schedule", "bpf_trace_run4", "schedule"]);
+    }
+
+    #[test]
+    fn user_stacks_end_at_an_address_outside_user_space() {
+        let ascii = u64::from_le_bytes(*b"/locale/");
+        assert_eq!(
+            user_part(&[0x401000, 0x7f00_0000_1000, ascii, 0x401000]).len(),
+            2
+        );
+        assert_eq!(user_part(&[0x401000, 0]).len(), 1);
+        assert_eq!(user_part(&[0x401000, 0x402000]).len(), 2);
     }
 
     #[test]

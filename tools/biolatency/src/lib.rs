@@ -186,6 +186,17 @@ fn choose_programs(obj: &mut libbpf_rs::OpenObject, queued: bool) -> Result<()> 
         probe::skip_programs(obj, &format!("bio_btf_{suffix}"));
         probe::skip_programs(obj, &format!("bio_raw_{suffix}"));
     };
+    // Before 5.11, block_rq_insert and block_rq_issue passed the queue
+    // first: the `_q` programs read their second argument.
+    let queue_first = probe::btf_tracepoint_args("block_rq_issue") == Some(2);
+    for mut prog in obj.progs_mut() {
+        let name = prog.name().to_string_lossy().into_owned();
+        let old_form = name.ends_with("_q");
+        let has_old_form = ["_insert", "_issue"].iter().any(|e| name.ends_with(e));
+        if (old_form && !queue_first) || (has_old_form && queue_first) {
+            prog.set_autoload(false);
+        }
+    }
     // block_rq_complete fires per partial completion; block_io_done once.
     if probe::btf_tracepoint_exists("block_io_done") {
         skip(obj, "complete");

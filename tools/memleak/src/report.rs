@@ -140,7 +140,7 @@ fn print_stacks(
     for ((pid, id), _) in wanted {
         if let Some(s) = stacks.get(id) {
             if user_mode {
-                symbolizer.prefetch_user(*pid, sym::lookup_addresses(s));
+                symbolizer.prefetch_user(*pid, sym::lookup_addresses(sym::user_part(s)));
             } else {
                 symbolizer.prefetch_kernel(sym::lookup_addresses(s));
             }

@@ -84,7 +84,7 @@ pub fn print(
             *tgid,
             ids.iter()
                 .filter_map(|id| stacks.get(id))
-                .flat_map(|s| sym::lookup_addresses(s)),
+                .flat_map(|s| sym::lookup_addresses(sym::user_part(s))),
         );
     }
 

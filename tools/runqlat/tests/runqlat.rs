@@ -220,7 +220,13 @@ fn runqlat_dry_run_and_bad_arguments() {
     require_root();
     let f = run(BIN, &["--dry-run"]);
     assert!(f.status.success(), "{f:?}");
-    assert!(f.stdout.join("\n").contains("tp_btf sched_switch"));
+    // tp_btf with task storage (5.11+), else raw_tp with a hash map.
+    let hook = common::probe::task_state_hook().expect("tp_btf or raw_tp");
+    let listing = f.stdout.join("\n");
+    assert!(
+        listing.contains(&format!("{hook} sched_switch")),
+        "{listing}"
+    );
     for (bad, needle) in [(&["0"][..], "greater than zero"), (&["-p", "x"], "'x'")] {
         let f = run(BIN, bad);
         assert_eq!(f.status.code(), Some(2), "{f:?}");
@@ -272,7 +278,16 @@ fn runqlat_hdr_log_holds_the_percentiles_it_printed() {
     assert_eq!(printed.len(), 3, "{printed:?}");
     assert_eq!(logged.len(), printed.len(), "one log entry per interval");
     for (p, h) in printed.iter().zip(&logged) {
-        assert_eq!(p["count"].as_u64(), Some(h.len()), "{p}");
+        // The count is the log2 histogram's, the log the fine one's: the
+        // two maps are drained one after the other, so a wakeup between the
+        // two reads counts in this interval in one and the next in the
+        // other (a few, on a slow machine).
+        let count = p["count"].as_u64().unwrap();
+        assert!(
+            count.abs_diff(h.len()) <= 5 + count / 100,
+            "{count} vs {}: {p}",
+            h.len()
+        );
         for (key, q) in [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999)] {
             assert_eq!(
                 p["percentiles"][key].as_u64(),

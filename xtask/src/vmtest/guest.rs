@@ -220,13 +220,16 @@ exec $bb switch_root /newroot /bin/sh {}
     Ok(a.finish())
 }
 
+/// What a guest does once booted.
+pub enum Work<'a> {
+    /// The dry runs, then the test binaries (with a filter).
+    Tests(&'a [TestBinary], &'a [String]),
+    /// One shell command, from the workspace's root.
+    Command(&'a str),
+}
+
 /// What the guest runs, on this machine's root filesystem.
-fn guest_script(
-    kernel: &Kernel,
-    tests: &[TestBinary],
-    filter: &[String],
-    results: &Path,
-) -> String {
+fn guest_script(kernel: &Kernel, work: Work, results: &Path) -> String {
     let bins = crate::root_dir().join("target/debug");
     let mut s = format!(
         r#"export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -263,6 +266,17 @@ echo "vmtest: Linux $(uname -r), $(nproc) CPUs"
         test_modules = TEST_MODULES.join(" "),
         results = results.display(),
     );
+    let (tests, filter) = match work {
+        Work::Tests(tests, filter) => (tests, filter),
+        Work::Command(command) => {
+            return s + &format!(
+                "cd {}
+( {command} ); echo \"vmtest: exit $?\"\necho 0 > $R/failed\nsync\n\
+                 echo o > /proc/sysrq-trigger\nsleep 30\n",
+                crate::root_dir().display()
+            );
+        }
+    };
     for (i, (tool, args)) in DRY_RUNS.iter().enumerate() {
         s += &format!(
             "{} --dry-run {args} > $R/dry-run-{i} 2>&1\n",
@@ -297,18 +311,13 @@ pub struct Outcome {
 }
 
 /// Boots the kernel, runs the tests, and reads what came back.
-pub fn run(
-    name: &str,
-    kernel: &Kernel,
-    tests: &[TestBinary],
-    filter: &[String],
-) -> Result<Outcome> {
+pub fn run(name: &str, kernel: &Kernel, work: Work) -> Result<Outcome> {
     let results = work_dir().join("results").join(name);
     let _ = fs::remove_dir_all(&results);
     fs::create_dir_all(&results)?;
     fs::write(results.join("release"), &kernel.release)?;
     let script = results.join("guest.sh");
-    fs::write(&script, guest_script(kernel, tests, filter, &results))?;
+    fs::write(&script, guest_script(kernel, work, &results))?;
     let initrd = results.join("initrd.cpio");
     fs::write(&initrd, initramfs(kernel, &script)?)?;
     let disk = results.join("scratch.img");

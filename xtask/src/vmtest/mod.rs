@@ -26,7 +26,8 @@ use anyhow::{bail, Context, Result};
 
 pub use kernels::KERNELS;
 
-const USAGE: &str = "usage: cargo xtask vmtest [--kernel 5.10|6.1|6.12|all] [-- TEST FILTER...]";
+const USAGE: &str = "usage: cargo xtask vmtest [--kernel 5.10|6.1|6.12|all] [--run COMMAND] \
+                     [-- TEST FILTER...]";
 
 /// Packages the VMs need on this machine.
 const PACKAGES: &[&str] = &[
@@ -44,11 +45,15 @@ pub fn work_dir() -> PathBuf {
 struct Options {
     kernels: Vec<&'static kernels::Spec>,
     filter: Vec<String>,
+    /// A shell command to run in the guest instead of the tests (a look
+    /// at a failure: a tool with -v, say).
+    run: Option<String>,
 }
 
 fn parse(args: &[String]) -> Result<Options> {
     let mut kernels = Vec::new();
     let mut filter = Vec::new();
+    let mut run = None;
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -65,6 +70,7 @@ fn parse(args: &[String]) -> Result<Options> {
                     );
                 }
             }
+            "--run" => run = Some(args.next().context(USAGE)?.clone()),
             "--" => filter.extend(args.by_ref().cloned()),
             other => bail!("unknown argument '{other}'\n{USAGE}"),
         }
@@ -72,7 +78,11 @@ fn parse(args: &[String]) -> Result<Options> {
     if kernels.is_empty() {
         kernels.extend(KERNELS.iter());
     }
-    Ok(Options { kernels, filter })
+    Ok(Options {
+        kernels,
+        filter,
+        run,
+    })
 }
 
 pub fn main(args: &[String]) -> Result<()> {
@@ -93,7 +103,16 @@ pub fn main(args: &[String]) -> Result<()> {
             kernel.package,
             tests.len()
         );
-        let outcome = guest::run(spec.name, &kernel, &tests, &opts.filter)?;
+        let work = match &opts.run {
+            Some(command) => guest::Work::Command(command),
+            None => guest::Work::Tests(&tests, &opts.filter),
+        };
+        // A command's run keeps the matrix's results.
+        let dir = match &opts.run {
+            Some(_) => format!("{}-run", spec.name),
+            None => spec.name.to_string(),
+        };
+        let outcome = guest::run(&dir, &kernel, work)?;
         let took = started.elapsed().as_secs();
         summaries.push(format!(
             "Linux {:<24} {} ({} s; {})",
@@ -106,7 +125,9 @@ pub fn main(args: &[String]) -> Result<()> {
             failed.push(spec.name);
         }
     }
-    matrix::update_readme()?;
+    if opts.run.is_none() {
+        matrix::update_readme()?;
+    }
     println!("\n== vmtest summary");
     for s in &summaries {
         println!("   {s}");
