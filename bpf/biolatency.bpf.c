@@ -254,16 +254,31 @@ int bio_tp_issue(struct trace_event_raw_block_rq *ctx)
 
 /* A partial completion leaves the rest at a later sector, so only the first
  * completion of a request matches: its latency to the first completion. */
+/* The completion event's layout before 5.16 (before block_rq_error shared
+ * it): the fields read are the same, the type's name differs. */
+struct trace_event_raw_block_rq_complete___old {
+	dev_t dev;
+	sector_t sector;
+} __attribute__((preserve_access_index));
+
 SEC("tracepoint/block/block_rq_complete")
 int bio_tp_complete(struct trace_event_raw_block_rq_completion *ctx)
 {
-	struct disk_sector key = { .dev = ctx->dev, .sector = ctx->sector };
+	struct trace_event_raw_block_rq_complete___old *old = (void *)ctx;
+	struct disk_sector key = {};
 	struct hist_key hkey = {};
 	struct fine_hist *fh = 0;
 	struct tp_start *st;
 	struct hist *h;
 	__u64 delta;
 
+	if (bpf_core_type_exists(struct trace_event_raw_block_rq_completion)) {
+		key.dev = ctx->dev;
+		key.sector = ctx->sector;
+	} else {
+		key.dev = old->dev;
+		key.sector = old->sector;
+	}
 	st = bpf_map_lookup_elem(&start_by_sector, &key);
 	if (!st)
 		return 0;

@@ -45,7 +45,10 @@ pub const DRY_RUNS: &[(&str, &str)] = &[
 ];
 
 /// How long one kernel's whole run may take under TCG.
-const TIME_LIMIT: Duration = Duration::from_secs(80 * 60);
+const TIME_LIMIT: Duration = Duration::from_secs(60 * 60);
+/// How long the guest may print nothing (every test prints its result;
+/// the slowest takes about 2 minutes under TCG).
+const SILENCE_LIMIT: Duration = Duration::from_secs(8 * 60);
 
 /// A test binary, run from its package's directory as cargo runs it.
 pub struct TestBinary {
@@ -372,22 +375,44 @@ pub fn run(name: &str, kernel: &Kernel, work: Work) -> Result<Outcome> {
     let mut child = qemu.spawn().context("starting qemu-system-x86_64")?;
     let stdout = child.stdout.take().unwrap();
     let pid = child.id();
-    // The time limit: qemu killed from a watchdog thread.
+    // The time limits: qemu killed from a watchdog thread when the whole
+    // run, or a silence on the console, lasts too long (a hung guest).
+    let last_output = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let heard = last_output.clone();
     let watchdog = std::thread::spawn(move || {
-        while started.elapsed() < TIME_LIMIT {
+        loop {
             std::thread::sleep(Duration::from_secs(1));
             if !Path::new(&format!("/proc/{pid}")).exists() {
-                return;
+                return None;
             }
+            let now = started.elapsed();
+            let silent = now.saturating_sub(Duration::from_secs(
+                heard.load(std::sync::atomic::Ordering::Relaxed),
+            ));
+            let why = if now > TIME_LIMIT {
+                format!("the run took over {} minutes", TIME_LIMIT.as_secs() / 60)
+            } else if silent > SILENCE_LIMIT {
+                format!(
+                    "the guest printed nothing for {} minutes",
+                    SILENCE_LIMIT.as_secs() / 60
+                )
+            } else {
+                continue;
+            };
+            // SAFETY: kill(2) on qemu's pid, which we have not reaped yet.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            return Some(why);
         }
-        // SAFETY: kill(2) on qemu's pid, which we have not reaped yet.
-        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
     });
     let mut log = fs::File::create(results.join("console.log"))?;
     let (mut passed, mut failed, mut ignored) = (0u64, 0u64, 0u64);
     for line in BufReader::new(stdout).lines() {
         let line = line.unwrap_or_default();
         let line = line.trim_end_matches('\r');
+        last_output.store(
+            started.elapsed().as_secs(),
+            std::sync::atomic::Ordering::Relaxed,
+        );
         println!("{line}");
         writeln!(log, "{line}")?;
         if let Some(rest) = line.strip_prefix("test result: ") {
@@ -406,7 +431,7 @@ pub fn run(name: &str, kernel: &Kernel, work: Work) -> Result<Outcome> {
         }
     }
     let status = child.wait()?;
-    let _ = watchdog.join();
+    let killed = watchdog.join().ok().flatten();
     let took = started.elapsed();
     let binaries_failed = fs::read_to_string(results.join("failed"))
         .ok()
@@ -423,8 +448,9 @@ pub fn run(name: &str, kernel: &Kernel, work: Work) -> Result<Outcome> {
             took.as_secs() / 60
         ),
         None => format!(
-            "the guest did not finish (qemu {status}, after {} s): see {}",
+            "the guest did not finish (qemu {status}, after {} s{}): see {}",
             took.as_secs(),
+            killed.map_or(String::new(), |why| format!("; killed: {why}")),
             results.join("console.log").display()
         ),
     };
