@@ -272,12 +272,15 @@ int bio_tp_complete(struct trace_event_raw_block_rq_completion *ctx)
 	struct hist *h;
 	__u64 delta;
 
+	/* Read, not loaded from the context: the compiler may merge the two
+	 * branches into one context access at a variable offset, which the
+	 * verifier refuses. */
 	if (bpf_core_type_exists(struct trace_event_raw_block_rq_completion)) {
-		key.dev = ctx->dev;
-		key.sector = ctx->sector;
+		key.dev = BPF_CORE_READ(ctx, dev);
+		key.sector = BPF_CORE_READ(ctx, sector);
 	} else {
-		key.dev = old->dev;
-		key.sector = old->sector;
+		key.dev = BPF_CORE_READ(old, dev);
+		key.sector = BPF_CORE_READ(old, sector);
 	}
 	st = bpf_map_lookup_elem(&start_by_sector, &key);
 	if (!st)

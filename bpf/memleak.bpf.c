@@ -361,14 +361,19 @@ struct trace_event_raw_kmem_free___old {
 	const void *ptr;
 } __attribute__((preserve_access_index));
 
+/* The fields are read, not loaded from the context: the compiler may merge
+ * the two branches into one context access at a variable offset, which the
+ * verifier refuses. */
 #define KMEM_ALLOC(ctx, type)                                                          \
 	do {                                                                           \
 		struct trace_event_raw_kmem_alloc___old *old = (ctx);                  \
 		struct type *new = (ctx);                                              \
 		if (bpf_core_type_exists(struct type))                                 \
-			kernel_alloc(ctx, (__u64)new->ptr, new->bytes_alloc);          \
+			kernel_alloc(ctx, (__u64)BPF_CORE_READ(new, ptr),              \
+				     BPF_CORE_READ(new, bytes_alloc));                 \
 		else                                                                   \
-			kernel_alloc(ctx, (__u64)old->ptr, old->bytes_alloc);          \
+			kernel_alloc(ctx, (__u64)BPF_CORE_READ(old, ptr),              \
+				     BPF_CORE_READ(old, bytes_alloc));                 \
 	} while (0)
 
 #define KMEM_FREE(ctx, type)                                                           \
@@ -376,9 +381,9 @@ struct trace_event_raw_kmem_free___old {
 		struct trace_event_raw_kmem_free___old *old = (ctx);                   \
 		struct type *new = (ctx);                                              \
 		if (bpf_core_type_exists(struct type))                                 \
-			on_free((__u64)new->ptr);                                      \
+			on_free((__u64)BPF_CORE_READ(new, ptr));                       \
 		else                                                                   \
-			on_free((__u64)old->ptr);                                      \
+			on_free((__u64)BPF_CORE_READ(old, ptr));                       \
 	} while (0)
 
 SEC("tracepoint/kmem/kmalloc")
@@ -426,7 +431,12 @@ int ml_page_free(struct trace_event_raw_mm_page_free *ctx)
 SEC("tracepoint/percpu/percpu_alloc_percpu")
 int ml_percpu_alloc(struct trace_event_raw_percpu_alloc_percpu *ctx)
 {
-	kernel_alloc(ctx, (__u64)ctx->ptr, ctx->bytes_alloc);
+	/* bytes_alloc came in 5.19; before, the requested size. Read, not
+	 * loaded from the context (see KMEM_ALLOC). */
+	if (bpf_core_field_exists(ctx->bytes_alloc))
+		kernel_alloc(ctx, (__u64)ctx->ptr, BPF_CORE_READ(ctx, bytes_alloc));
+	else
+		kernel_alloc(ctx, (__u64)ctx->ptr, BPF_CORE_READ(ctx, size));
 	return 0;
 }
 

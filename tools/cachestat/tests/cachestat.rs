@@ -280,7 +280,7 @@ fn raw_tp_variant_counts_too() {
     let tool = Traced::start_command(
         Command::new(BIN)
             .args(["--json", "-v", "-p", &reader.pid(), "1"])
-            .env("BPFTOOLS_DISABLE", "tp_btf,fentry"),
+            .env("BPFTOOLS_DISABLE", "tp_btf,fentry,kprobe"),
     );
     drop_page_cache();
     reader.run();
