@@ -243,8 +243,11 @@ mount -t devtmpfs devtmpfs /dev
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
-mount -t tmpfs tmpfs /tmp
 mount -t tmpfs tmpfs /run
+# The guest's own temporary files; not a mount over /tmp, which may hold
+# the workspace (a CI checkout).
+mkdir -p /run/vmtest/tmp /run/vmtest/scratch
+export TMPDIR=/run/vmtest/tmp
 mount -t cgroup2 cgroup2 /sys/fs/cgroup
 mount -t bpf bpf /sys/fs/bpf
 mount -t debugfs debugfs /sys/kernel/debug
@@ -256,10 +259,8 @@ hostname vmtest
 ip link set lo up
 for m in {test_modules}; do modprobe -q $m 2>/dev/null; done
 for i in $(seq 100); do [ -b /dev/sda ] && break; sleep 0.1; done
-mount -t tmpfs tmpfs /mnt
-mkdir /mnt/scratch
-mkfs.ext4 -q -F /dev/sda && mount /dev/sda /mnt/scratch || echo "vmtest: no scratch disk"
-export BPFTOOLS_TEST_SCRATCH=/mnt/scratch
+mkfs.ext4 -q -F /dev/sda && mount /dev/sda /run/vmtest/scratch || echo "vmtest: no scratch disk"
+export BPFTOOLS_TEST_SCRATCH=/run/vmtest/scratch
 R={results}
 export BPFTOOLS_TEST_SKIPS=$R/skips
 echo "vmtest: Linux $(uname -r), $(nproc) CPUs"
