@@ -140,7 +140,7 @@ fn kprobe_mode_counts_reads_and_writes() {
 /// A 32 MiB file read cold, then warm: misses then hits, a page each.
 /// Returns the mode the lines named.
 fn cold_then_warm_read(env: &[(&str, &str)]) -> String {
-    let _cache = CACHE.lock().unwrap();
+    let _cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     let file = TestFile::new(32);
     let read = format!(
         "dd if={} of=/dev/null bs=128k status=none",
@@ -171,7 +171,10 @@ fn cold_then_warm_read(env: &[(&str, &str)]) -> String {
         .filter(|l| l["misses"].as_u64() > Some(1000))
         .map(|l| l["hit_ratio"].as_f64().unwrap())
         .fold(0.0, f64::max);
-    assert!(ratio < 20.0, "cold read hit ratio {ratio}%");
+    // Per line, not only in sum: no busy interval of a cold read looks warm
+    // (BCC's method counts a readahead page's later access as a hit, so an
+    // interval cut mid-read shows some).
+    assert!(ratio < 30.0, "cold read hit ratio {ratio}%");
 
     let (warm, hits, misses, _) = totals_with(Held::new(&read), env);
     assert!(
@@ -220,7 +223,7 @@ fn writes_dirty_pages(env: &[(&str, &str)]) {
 
 #[test]
 fn pid_filter_leaves_out_other_processes() {
-    let _cache = CACHE.lock().unwrap();
+    let _cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     let file = TestFile::new(8);
     let idle = Held::new("sleep 30");
     let tool = start(&["--json", "-p", &idle.pid(), "1"]);
@@ -273,7 +276,7 @@ fn raw_tp_variant_counts_too() {
     if !common::testing::feature_present(tracepoints, "the filemap tracepoints", Some((6, 10))) {
         return;
     }
-    let _cache = CACHE.lock().unwrap();
+    let _cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     let file = TestFile::new(8);
     let reader = Held::new(&format!("cat {}", file.0.display()));
     require_root();
@@ -312,7 +315,7 @@ fn prometheus_counters_are_the_lines_sums() {
     // counter's HELP names the `_total` sample, and OpenMetrics (what
     // prometheus-client writes, and Prometheus asks for) names the family.
     use common::testing::prometheus::{free_port, Prometheus};
-    let _cache = CACHE.lock().unwrap();
+    let _cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     let file = TestFile::new(16);
     // One process (the -p filter's) reads it cold, then warm.
     let read = format!("cat {0} {0}", file.0.display());

@@ -58,15 +58,20 @@ fn trace_for(args: &[&str], secs: &str) -> Finished {
     finished
 }
 
-/// The folded line whose stack goes through `function`, and its value.
+/// The heaviest folded line whose stack goes through `function`, and its
+/// value (lighter ones are the odd preemption, on a slow machine often).
 fn folded_through<'a>(finished: &'a Finished, function: &str) -> Option<(&'a str, u64)> {
-    finished.stdout.iter().find_map(|l| {
-        let (stack, value) = l.rsplit_once(' ')?;
-        stack
-            .split(';')
-            .any(|f| f == function)
-            .then(|| (stack, value.parse().unwrap()))
-    })
+    finished
+        .stdout
+        .iter()
+        .filter_map(|l| {
+            let (stack, value) = l.rsplit_once(' ')?;
+            stack
+                .split(';')
+                .any(|f| f == function)
+                .then(|| (stack, value.parse().unwrap()))
+        })
+        .max_by_key(|(_, value)| *value)
 }
 
 /// The total of every folded line through `function`.
