@@ -58,35 +58,29 @@ fn trace_for(args: &[&str], secs: &str) -> Finished {
     finished
 }
 
-/// The heaviest folded line whose stack goes through `function`, and its
-/// value (lighter ones are the odd preemption, on a slow machine often).
-fn folded_through<'a>(finished: &'a Finished, function: &str) -> Option<(&'a str, u64)> {
-    finished
-        .stdout
-        .iter()
-        .filter_map(|l| {
-            let (stack, value) = l.rsplit_once(' ')?;
-            stack
-                .split(';')
-                .any(|f| f == function)
-                .then(|| (stack, value.parse().unwrap()))
-        })
-        .max_by_key(|(_, value)| *value)
+/// The folded lines whose stack goes through `function`, with their values.
+fn lines_through<'a>(
+    finished: &'a Finished,
+    function: &'a str,
+) -> impl Iterator<Item = (&'a str, u64)> + 'a {
+    finished.stdout.iter().filter_map(move |l| {
+        let (stack, value) = l.rsplit_once(' ')?;
+        stack
+            .split(';')
+            .any(|f| f == function)
+            .then(|| (stack, value.parse().unwrap()))
+    })
+}
+
+/// The heaviest folded line through `function` (lighter ones are the odd
+/// preemption, on a slow machine often), and its value.
+fn folded_through<'a>(finished: &'a Finished, function: &'a str) -> Option<(&'a str, u64)> {
+    lines_through(finished, function).max_by_key(|(_, value)| *value)
 }
 
 /// The total of every folded line through `function`.
 fn total_through(finished: &Finished, function: &str) -> u64 {
-    finished
-        .stdout
-        .iter()
-        .filter_map(|l| {
-            let (stack, value) = l.rsplit_once(' ')?;
-            stack
-                .split(';')
-                .any(|f| f == function)
-                .then(|| value.parse::<u64>().unwrap())
-        })
-        .sum()
+    lines_through(finished, function).map(|(_, v)| v).sum()
 }
 
 #[test]
