@@ -11,6 +11,7 @@
 #include "memleak.h"
 #include "maps.bpf.h"
 #include "events.bpf.h"
+#include "ustack.bpf.h"
 #include "errors.bpf.h"
 
 #define ENOMEM 12
@@ -34,6 +35,8 @@ struct pending {
 	__u64 size;
 	__u64 sp;
 	__u64 memptr;
+	/* --unwind dwarf: the entry's stack copy. */
+	__u64 seq;
 };
 
 struct {
@@ -124,7 +127,8 @@ static __always_inline void on_free(__u64 addr)
 
 	if (!info)
 		return;
-	combined_sub(info->stack_id, info->tgid, info->size);
+	if (!dwarf_unwind)
+		combined_sub(info->stack_id, info->tgid, info->size);
 	bpf_map_delete_elem(&allocs, &key);
 	if (trace_all)
 		trace_call(addr, 0, false);
@@ -138,31 +142,37 @@ static __always_inline bool wanted_size(__u64 size)
 	return sample_every <= 1 || bpf_get_prandom_u32() % sample_every == 0;
 }
 
-/* Records an allocation of `size` at `addr`, with the stack that made it. */
-static __always_inline void on_alloc(void *ctx, __u64 addr, __u64 size)
+/* Records an allocation of `size` at `addr`, with the stack that made it:
+ * taken here, or (--unwind dwarf) the copy `seq` sent at the entry. */
+static __always_inline void on_alloc(void *ctx, __u64 addr, __u64 size, __u64 seq)
 {
 	struct alloc_key key = { .addr = addr, .tgid = owner() };
 	struct alloc_info info = {};
-	long id;
+	long id = -1;
 
 	if (!addr || addr == MAP_FAILED)
 		return;
 	/* An address handed out again was freed where we could not see it. */
 	if (wa_missing_free)
 		on_free(addr);
-	id = bpf_get_stackid(ctx, &stack_traces, user_stacks ? BPF_F_USER_STACK : 0);
-	if (id < 0)
-		count_error(id == -EEXIST ? ERR_STACK_COLLISION :
-			    id == -ENOMEM ? ERR_STACK_FULL : ERR_STACK_OTHER);
+	if (!dwarf_unwind) {
+		id = bpf_get_stackid(ctx, &stack_traces, user_stacks ? BPF_F_USER_STACK : 0);
+		if (id < 0)
+			count_error(id == -EEXIST ? ERR_STACK_COLLISION :
+				    id == -ENOMEM ? ERR_STACK_FULL : ERR_STACK_OTHER);
+	}
 	info.size = size;
 	info.ts_ns = bpf_ktime_get_ns();
 	info.stack_id = id;
 	info.tgid = key.tgid;
+	info.seq = seq;
 	if (bpf_map_update_elem(&allocs, &key, &info, BPF_ANY)) {
 		count_error(ERR_ALLOCS_FULL);
 		return;
 	}
-	combined_add(id, info.tgid, size);
+	/* With copies, each allocation has its own: the front end sums. */
+	if (!dwarf_unwind)
+		combined_add(id, info.tgid, size);
 	if (trace_all)
 		trace_call(addr, size, true);
 }
@@ -194,6 +204,11 @@ static __always_inline bool follow(struct pt_regs *ctx, __u64 size, __u64 memptr
 	 * inside the allocator, and a new one with its id). */
 	if (outer && outer->sp > p.sp && outer->sp - p.sp < NESTED_MAX)
 		return false;
+	/* At the entry the caller's frame is whole and the registers are the
+	 * caller's but for the pushed return address: the copy's unwind
+	 * starts in the allocator and finds its caller by the tables. */
+	if (dwarf_unwind)
+		p.seq = ustack_send(PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx));
 	return bpf_map_update_elem(&pending, &tid, &p, BPF_ANY) == 0;
 }
 
@@ -251,7 +266,7 @@ static __always_inline void leave(struct pt_regs *ctx, __u32 fn)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct pending *p = bpf_map_lookup_elem(&pending, &tid);
-	__u64 addr = PT_REGS_RC(ctx), size, memptr;
+	__u64 addr = PT_REGS_RC(ctx), size, memptr, seq;
 
 	/* This call's own return pops only its return address (x86); a
 	 * nested call's return is deeper. */
@@ -264,6 +279,7 @@ static __always_inline void leave(struct pt_regs *ctx, __u32 fn)
 #endif
 	size = p->size;
 	memptr = p->memptr;
+	seq = p->seq;
 	bpf_map_delete_elem(&pending, &tid);
 	if (fn == FN_POSIX_MEMALIGN) {
 		if ((int)addr != 0)
@@ -271,7 +287,7 @@ static __always_inline void leave(struct pt_regs *ctx, __u32 fn)
 		addr = 0;
 		bpf_probe_read_user(&addr, sizeof(addr), (void *)memptr);
 	}
-	on_alloc(ctx, addr, size);
+	on_alloc(ctx, addr, size, seq);
 }
 
 extern bool bpf_session_is_return(void) __ksym __weak;
@@ -346,7 +362,7 @@ int posix_memalign_exit(struct pt_regs *ctx)
 static __always_inline void kernel_alloc(void *ctx, __u64 addr, __u64 size)
 {
 	if (wanted_size(size))
-		on_alloc(ctx, addr, size);
+		on_alloc(ctx, addr, size, 0);
 }
 
 /* Before 6.1 kmalloc and kmem_cache_alloc shared one event layout, and

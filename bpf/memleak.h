@@ -22,6 +22,9 @@ struct alloc_info {
 	__u64 ts_ns;
 	__s32 stack_id;
 	__u32 tgid;
+	/* --unwind dwarf: the number of the stack copy sent at the call's
+	 * entry (ustack.bpf.h; 0: none sent); stack_id is then -1. */
+	__u64 seq;
 };
 
 /* Stacks are per process: the same addresses mean different code in two. */

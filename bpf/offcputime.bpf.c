@@ -12,6 +12,9 @@
 #include "filters.bpf.h"
 #include "maps.bpf.h"
 #include "errors.bpf.h"
+/* --unwind dwarf's records: 16 KiB copies at switch rates. */
+#define RINGBUF_BYTES (16 << 20)
+#include "ustack.bpf.h"
 
 #define PF_KTHREAD 0x00200000
 #define EFAULT 14
@@ -31,6 +34,8 @@ struct oc_start {
 	__u64 ts;
 	__s32 user_stack_id;
 	__s32 kern_stack_id;
+	/* --unwind dwarf: the user stack copy's number (struct oc_delta). */
+	__u64 seq;
 };
 
 struct {
@@ -108,7 +113,8 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 	__u32 tid = BPF_CORE_READ(prev, pid), tgid = BPF_CORE_READ(prev, tgid);
 	struct oc_start *s, fresh;
 	struct oc_key key;
-	__u64 now = bpf_ktime_get_ns(), delta, *total;
+	struct oc_delta rec;
+	__u64 now = bpf_ktime_get_ns(), delta, *total, ip, sp, bp;
 	long id;
 
 	/* prev goes off CPU: its stacks are current's. */
@@ -116,6 +122,7 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 		fresh.ts = now;
 		fresh.kern_stack_id = -1;
 		fresh.user_stack_id = -1;
+		fresh.seq = 0;
 		if (kernel_stacks) {
 			id = bpf_get_stackid(ctx, &stackmap, 0);
 			if (id < 0)
@@ -123,7 +130,11 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 			fresh.kern_stack_id = id;
 		}
 		/* A kernel thread has no user stack (EFAULT), which is no error. */
-		if (user_stacks && !(BPF_CORE_READ(prev, flags) & PF_KTHREAD)) {
+		if (user_stacks && !(BPF_CORE_READ(prev, flags) & PF_KTHREAD) && dwarf_unwind) {
+			fresh.seq = OC_SEQ_LOST;
+			if (ustack_user_regs(prev, &ip, &sp, &bp))
+				fresh.seq = ustack_send(ip, sp, bp) ?: OC_SEQ_LOST;
+		} else if (user_stacks && !(BPF_CORE_READ(prev, flags) & PF_KTHREAD)) {
 			id = bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
 			if (id < 0)
 				count_stack_error(id);
@@ -152,12 +163,24 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 	__builtin_memset(&key, 0, sizeof(key));
 	key.user_stack_id = s->user_stack_id;
 	key.kern_stack_id = s->kern_stack_id;
+	rec.seq = s->seq;
 	if (btf)
 		s->ts = 0;
 	else
 		bpf_map_delete_elem(&start, &tid);
 	if ((__s64)delta < 0 || delta < min_block_ns || delta > max_block_ns)
 		return 0;
+	if (dwarf_unwind) {
+		/* Summed by the front end, which holds the unwound stack. */
+		rec.kind = OC_DELTA_KIND;
+		rec.tid = tid;
+		rec.tgid = BPF_CORE_READ(next, tgid);
+		rec.kern_stack_id = key.kern_stack_id;
+		rec.delta_ns = delta;
+		BPF_CORE_READ_STR_INTO(&rec.comm, next, comm);
+		emit(&rec, sizeof(rec));
+		return 0;
+	}
 	key.tid = tid;
 	key.tgid = BPF_CORE_READ(next, tgid);
 	BPF_CORE_READ_STR_INTO(&key.comm, next, comm);
@@ -191,5 +214,7 @@ int BPF_PROG(oc_raw_switch, bool preempt, struct task_struct *prev, struct task_
 enum oc_error oc_error_btf;
 
 enum stack_limits stack_limits_btf;
+enum oc_record_kind oc_record_kind_btf;
+struct oc_delta oc_delta_layout;
 
 char LICENSE[] SEC("license") = "GPL";

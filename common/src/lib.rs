@@ -42,3 +42,4 @@ pub mod sym;
 #[cfg(feature = "test-support")]
 pub mod testing;
 pub mod tracefs;
+pub mod unwind;

@@ -220,6 +220,16 @@ pub fn size_stack_map(map: &mut OpenMapMut, entries: u32, depth: u32) -> Result<
     Ok(())
 }
 
+/// Sizes `--unwind dwarf`'s copy slots (ustack.bpf.h): one per CPU, or
+/// one unused slot without dwarf.
+pub fn size_user_stack_copies(scratch: &mut OpenMapMut, dwarf: bool) -> Result<()> {
+    if dwarf {
+        let cpus = libbpf_rs::num_possible_cpus().context("counting the CPUs")?;
+        scratch.set_max_entries(cpus as u32)?;
+    }
+    Ok(())
+}
+
 /// Fails (a usage error, naming `flag`) when a map of `entries` values of
 /// `value_size` bytes, preallocated by the kernel, would take more than a
 /// quarter of the memory available now: the kernel would otherwise try,

@@ -400,10 +400,28 @@ pub fn cgroup2_root() -> std::path::PathBuf {
 /// with frame pointers and debug information, once per test binary run;
 /// returns the executable's path.
 pub fn build_c_program(manifest_dir: &str, tmp_dir: &str, name: &str) -> std::path::PathBuf {
+    build_c_program_with(
+        manifest_dir,
+        tmp_dir,
+        name,
+        name,
+        &["-O1", "-g", "-fno-omit-frame-pointer"],
+    )
+}
+
+/// [`build_c_program`] with these compiler flags, into `tmp_dir/out_name`.
+pub fn build_c_program_with(
+    manifest_dir: &str,
+    tmp_dir: &str,
+    name: &str,
+    out_name: &str,
+    flags: &[&str],
+) -> std::path::PathBuf {
     let src = std::path::Path::new(manifest_dir).join(format!("tests/{name}.c"));
-    let out = std::path::Path::new(tmp_dir).join(name);
+    let out = std::path::Path::new(tmp_dir).join(out_name);
     let status = Command::new("cc")
-        .args(["-O1", "-g", "-fno-omit-frame-pointer", "-pthread", "-o"])
+        .args(flags)
+        .args(["-pthread", "-o"])
         .arg(&out)
         .arg(&src)
         .status()

@@ -275,7 +275,24 @@ impl Symbolizer {
         let cache = &self.user;
         resolve(stack, |a| cache.get(&(pid, a)).cloned())
     }
+
+    /// The frames of a user stack unwound from a copy (`--unwind dwarf`),
+    /// with an `[incomplete]` frame at the root end where the walk stopped
+    /// short of it: such stacks are marked, never silently shortened.
+    pub fn unwound(&mut self, pid: u32, stack: &crate::unwind::Unwound) -> Vec<Rc<Frame>> {
+        let mut frames = self.user(pid, &stack.addrs);
+        if !stack.end.complete() {
+            frames.push(Rc::new(Frame {
+                name: Some(INCOMPLETE.into()),
+                ..Frame::unknown(0)
+            }));
+        }
+        frames
+    }
 }
+
+/// The root-end frame of a user stack whose unwinding stopped short.
+pub const INCOMPLETE: &str = "[incomplete]";
 
 /// The highest user space address (5-level paging's 56 bits on x86_64,
 /// 52-bit VAs on arm64).

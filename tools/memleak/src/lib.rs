@@ -21,6 +21,7 @@ use common::note;
 use common::output::{Clock, Out};
 use common::probe::UprobeLinks;
 use common::sym::Symbolizer;
+use common::unwind::{self, StackTable, Unwinder};
 use common::{maps, pprof, process};
 use libbpf_rs::skel::{OpenSkel, Skel};
 use libbpf_rs::Link;
@@ -51,7 +52,8 @@ EXAMPLES:
     memleak                       # kernel allocations (kmalloc, kmem_cache, pages)
     memleak -P                    # kernel, with per-CPU allocations too
     memleak -p 1234 -s 5          # sample one allocation in 5
-    memleak -p 1234 -O /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 -S je_";
+    memleak -p 1234 -O /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 -S je_
+    memleak -p 1234 --unwind dwarf   # callers found without frame pointers";
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub enum SortBy {
@@ -134,6 +136,8 @@ pub struct Args {
     /// stack, labelled with comm and pid), replaced at each interval
     #[arg(long, value_name = "FILE")]
     pprof: Option<PathBuf>,
+    #[command(flatten)]
+    unwind: unwind::UnwindArgs,
     /// Interval between reports, in seconds
     #[arg(default_value_t = 5, value_parser = cli::seconds)]
     interval: u64,
@@ -169,6 +173,49 @@ struct Memleak {
     pprof: Option<pprof::Output>,
     /// When tracing started, for the profile's duration.
     started: Instant,
+    /// --unwind dwarf (resolved from auto): the stacks unwound here.
+    copies: Option<Copies>,
+}
+
+/// --unwind dwarf's stacks: each allocation's stack is the copy sent at
+/// its call's entry, unwound here and named by the copy's number.
+pub struct Copies {
+    unwinder: Unwinder,
+    pub stacks: StackTable,
+    /// By copy number: the unwound stack's index, and the report it came
+    /// before (copies whose allocation is gone are dropped after one).
+    by_seq: HashMap<u64, (u32, u64)>,
+    reports: u64,
+}
+
+impl Copies {
+    fn record(&mut self, copy: unwind::Copy) {
+        let mut stack = self.unwinder.unwind(copy.tgid, copy.regs, copy.stack);
+        // The first frame is the allocator's entry; a report starts at its
+        // caller, as a frame pointer stack taken at the return does.
+        if !stack.addrs.is_empty() {
+            stack.addrs.remove(0);
+        }
+        let index = self.stacks.intern(stack);
+        self.by_seq.insert(copy.seq, (index, self.reports));
+    }
+
+    /// The unwound stack of copy `seq`, if it arrived.
+    pub fn stack_of(&self, seq: u64) -> Option<u32> {
+        self.by_seq.get(&seq).map(|(i, _)| *i)
+    }
+
+    /// After a report: keeps the copies of allocations still outstanding
+    /// (`live`) and those too recent to have one yet.
+    pub fn prune(&mut self, live: &std::collections::HashSet<u64>) {
+        let reports = self.reports;
+        self.by_seq
+            .retain(|seq, (_, taken)| *taken == reports || live.contains(seq));
+        self.reports += 1;
+        if let Some(note) = self.unwinder.stats.note() {
+            note!("{note}");
+        }
+    }
 }
 
 impl Tool for Memleak {
@@ -178,6 +225,21 @@ impl Tool for Memleak {
 
     fn new(args: Args) -> Result<Self> {
         let command = mode::check(&args)?;
+        let user_mode = args.pid.is_some() || command.is_some();
+        let dwarf = user_mode && {
+            let exes: Vec<PathBuf> = match (&args.pid, &command) {
+                (Some(IdList(pids)), _) => pids.iter().map(|p| unwind::executable_of(*p)).collect(),
+                (None, Some(cmd)) => process::find_program(&cmd[0]).into_iter().collect(),
+                (None, None) => Vec::new(),
+            };
+            unwind::choose(args.unwind.unwind, &exes)
+        };
+        let copies = dwarf.then(|| Copies {
+            unwinder: Unwinder::new(args.perf_max_stack_depth as usize + 1),
+            stacks: StackTable::default(),
+            by_seq: HashMap::new(),
+            reports: 0,
+        });
         let symbolizer = Symbolizer::new().verbose(args.common.verbose);
         let pprof = args
             .pprof
@@ -189,7 +251,8 @@ impl Tool for Memleak {
             started: Instant::now(),
             pids: args.pid.clone().map(|IdList(p)| p).unwrap_or_default(),
             comms: HashMap::new(),
-            user_mode: args.pid.is_some() || command.is_some(),
+            user_mode,
+            copies,
             links: None,
             plans: Vec::new(),
             args,
@@ -223,6 +286,14 @@ impl Tool for Memleak {
         rodata.trace_all = args.trace;
         rodata.wa_missing_free = args.wa_missing_free;
         rodata.user_stacks = self.user_mode;
+        let dwarf = self.copies.is_some();
+        rodata.dwarf_unwind = dwarf;
+        rodata.stack_copy_size = args.unwind.copy_size();
+        maps::size_user_stack_copies(&mut open.maps.ustack_scratch, dwarf)?;
+        if dwarf {
+            // A copy per followed allocation: room for bursts.
+            open.maps.events.set_max_entries(16 << 20)?;
+        }
         maps::size_stack_map(
             &mut open.maps.stack_traces,
             args.stack_storage_size,
@@ -291,6 +362,13 @@ impl Tool for Memleak {
     }
 
     fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
+        // -t's records are all of one size; a stack copy is longer.
+        if data.len() != std::mem::size_of::<types::mem_event>() {
+            if let (Some(copies), Some(copy)) = (&mut self.copies, unwind::Copy::parse(data)) {
+                copies.record(copy);
+            }
+            return Ok(());
+        }
         let e: types::mem_event = maps::decode(data);
         calls::print_call(out, &self.args, &self.clock, &e)
     }
@@ -322,7 +400,10 @@ impl Tool for Memleak {
             &self.comms,
             out,
             &mut self.symbolizer,
-            pprof,
+            report::Extra {
+                pprof,
+                copies: self.copies.as_mut(),
+            },
         )
     }
 
@@ -347,6 +428,7 @@ mod tests {
             &["memleak", "-f", "--json"],
             &["memleak", "--perf-max-stack-depth", "200"],
             &["memleak", "18446744073709551615"],
+            &["memleak", "-p", "1", "--unwind", "lbr"],
         ]);
     }
 }

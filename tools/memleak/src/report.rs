@@ -12,7 +12,7 @@ use common::{maps, note, pprof, process};
 use serde_json::json;
 
 use crate::skel::{types, MemleakSkel};
-use crate::{Args, SortBy};
+use crate::{Args, Copies, SortBy};
 
 /// A report's stacks: outstanding bytes and allocations per process and stack.
 #[derive(Default)]
@@ -22,9 +22,16 @@ struct Group {
     allocs: Vec<(u64, u64)>,
 }
 
-fn collect(args: &Args, skel: &MemleakSkel) -> Result<HashMap<(u32, i32), Group>> {
+/// The stacks grouped by process and stack: the kernel's stack map id, or
+/// with copies (--unwind dwarf) the unwound stack's index; -1 for none.
+fn collect(
+    args: &Args,
+    skel: &MemleakSkel,
+    mut copies: Option<&mut Copies>,
+) -> Result<HashMap<(u32, i32), Group>> {
     let mut groups: HashMap<(u32, i32), Group> = HashMap::new();
-    if args.combined_only {
+    // Copies are summed here: -C's in-kernel totals are per stack map id.
+    if args.combined_only && copies.is_none() {
         let entries: Vec<(types::combined_key, types::combined)> =
             maps::entries_as(&skel.maps.combined)?;
         for (k, v) in entries {
@@ -39,16 +46,27 @@ fn collect(args: &Args, skel: &MemleakSkel) -> Result<HashMap<(u32, i32), Group>
     let older_ns = args.older.saturating_mul(1_000_000);
     let now = common::output::monotonic_ns();
     let entries: Vec<(types::alloc_key, types::alloc_info)> = maps::entries_as(&skel.maps.allocs)?;
+    let mut live = std::collections::HashSet::new();
     for (k, info) in entries {
-        if now.saturating_sub(info.ts_ns) <= older_ns {
+        let stack = match &copies {
+            Some(c) => {
+                live.insert(info.seq);
+                c.stack_of(info.seq).map_or(-1, |i| i as i32)
+            }
+            None => info.stack_id,
+        };
+        if now.saturating_sub(info.ts_ns) <= older_ns && !args.combined_only {
             continue;
         }
-        let g = groups.entry((info.tgid, info.stack_id)).or_default();
+        let g = groups.entry((info.tgid, stack)).or_default();
         g.bytes += info.size;
         g.count += 1;
         if args.show_allocs {
             g.allocs.push((k.addr, info.size));
         }
+    }
+    if let Some(c) = copies.as_mut() {
+        c.prune(&live);
     }
     Ok(groups)
 }
@@ -63,6 +81,14 @@ fn comm_of(comms: &HashMap<u32, String>, pid: u32) -> String {
         .unwrap_or_else(|| format!("pid-{pid}"))
 }
 
+/// What a report uses besides the maps.
+pub struct Extra<'a> {
+    /// --pprof's file, and how long the tool has traced.
+    pub pprof: Option<(&'a pprof::Output, Duration)>,
+    /// --unwind dwarf's stacks.
+    pub copies: Option<&'a mut Copies>,
+}
+
 /// Prints one report, and with -v how long it took; with --pprof, writes
 /// the profile (every stack, not only the top ones).
 pub fn print(
@@ -72,10 +98,10 @@ pub fn print(
     comms: &HashMap<u32, String>,
     out: &mut Out,
     symbolizer: &mut Symbolizer,
-    pprof: Option<(&pprof::Output, Duration)>,
+    extra: Extra,
 ) -> Result<()> {
     let started = std::time::Instant::now();
-    let stacks = print_stacks(args, skel, pids, comms, out, symbolizer, pprof)?;
+    let stacks = print_stacks(args, skel, pids, comms, out, symbolizer, extra)?;
     if args.common.verbose {
         note!(
             "report: {stacks} stacks in {} ms, peak RSS {} KiB",
@@ -111,9 +137,10 @@ fn print_stacks(
     comms: &HashMap<u32, String>,
     out: &mut Out,
     symbolizer: &mut Symbolizer,
-    pprof: Option<(&pprof::Output, Duration)>,
+    Extra { pprof, mut copies }: Extra,
 ) -> Result<usize> {
-    let groups = collect(args, skel)?;
+    let groups = collect(args, skel, copies.as_deref_mut())?;
+    let table = copies.map(|c| &c.stacks);
     let mut ranked: Vec<(&(u32, i32), &Group)> = groups.iter().collect();
     ranked.sort_by_key(|(k, g)| {
         let primary = match args.sort {
@@ -132,7 +159,14 @@ fn print_stacks(
 
     let mut stacks: HashMap<i32, Vec<u64>> = HashMap::new();
     for ((_, id), _) in wanted {
-        if let Some(addrs) = maps::read_stack(&skel.maps.stack_traces, *id)? {
+        let addrs = match table {
+            Some(t) => u32::try_from(*id)
+                .ok()
+                .and_then(|i| t.get(i))
+                .map(|s| s.addrs.clone()),
+            None => maps::read_stack(&skel.maps.stack_traces, *id)?,
+        };
+        if let Some(addrs) = addrs {
             stacks.insert(*id, addrs);
         }
     }
@@ -147,6 +181,9 @@ fn print_stacks(
         }
     }
     let mut part_of = |pid: u32, id: i32| -> sym::Part {
+        if let Some(unwound) = table.and_then(|t| t.get(u32::try_from(id).ok()?)) {
+            return sym::Part::Frames(symbolizer.unwound(pid, unwound));
+        }
         match stacks.get(&id) {
             Some(s) if user_mode => sym::Part::Frames(symbolizer.user(pid, s)),
             Some(s) => sym::Part::Frames(sym::trim_tracing_frames(&symbolizer.kernel(s)).to_vec()),

@@ -574,3 +574,67 @@ fn jemalloc_churn_counted_exactly() {
 fn tcmalloc_churn_counted_exactly() {
     churn_counted_exactly_with(TCMALLOC);
 }
+
+/// ml-nofp, built without frame pointers.
+fn nofp_binary() -> &'static PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        common::testing::build_c_program_with(
+            env!("CARGO_MANIFEST_DIR"),
+            env!("CARGO_TARGET_TMPDIR"),
+            "ml-nofp",
+            "ml-nofp",
+            &[
+                "-O2",
+                "-g",
+                "-fomit-frame-pointer",
+                "-fno-optimize-sibling-calls",
+            ],
+        )
+    })
+}
+
+/// The report's stack (root first) with the most bytes.
+fn biggest_folded(finished: &Finished) -> (String, u64) {
+    finished
+        .stdout
+        .iter()
+        .filter_map(|l| {
+            let (stack, bytes) = l.rsplit_once(' ')?;
+            Some((stack.to_string(), bytes.parse::<u64>().ok()?))
+        })
+        .max_by_key(|(_, b)| *b)
+        .unwrap_or_else(|| panic!("no folded lines: {:?}", finished.stdout))
+}
+
+#[test]
+fn dwarf_unwinding_charges_leaks_to_their_callers_without_frame_pointers() {
+    let cmd = format!("{} 100", nofp_binary().display());
+    let dwarf = run_until_done(&["--unwind", "dwarf", "-c", &cmd, "-f", "-o", "0", "60"]);
+    let (stack, bytes) = biggest_folded(&dwarf);
+    // Every leak, under its whole call chain, leaf last.
+    assert_eq!(bytes, 100 * 4096, "{:?}", dwarf.stdout);
+    assert!(
+        stack.starts_with("ml-nofp;") && stack.ends_with(";main;outer;middle;inner;wrapped_malloc"),
+        "{stack}"
+    );
+    assert!(!dwarf.stderr.contains("not unwound"), "{}", dwarf.stderr);
+
+    // Frame pointers lose the chain.
+    let fp = run_until_done(&["--unwind", "fp", "-c", &cmd, "-f", "-o", "0", "60"]);
+    let (stack, bytes) = biggest_folded(&fp);
+    assert_eq!(bytes, 100 * 4096, "{:?}", fp.stdout);
+    assert!(!stack.contains("main;outer;middle;inner;"), "{stack}");
+}
+
+#[test]
+fn dwarf_unwinding_needs_a_process() {
+    require_root();
+    let finished = run(BIN, &["--unwind", "dwarf", "1", "1"]);
+    assert_eq!(finished.status.code(), Some(2), "{finished:?}");
+    assert!(
+        finished.stderr.contains("--unwind dwarf"),
+        "{}",
+        finished.stderr
+    );
+}

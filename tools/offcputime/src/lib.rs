@@ -3,6 +3,7 @@
 
 mod report;
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -14,6 +15,7 @@ use common::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 use common::output::Out;
 use common::run::usage;
 use common::sym::Symbolizer;
+use common::unwind::{self, StackTable, Unwinder};
 use common::{maps, pprof, probe};
 use libbpf_rs::skel::OpenSkel;
 
@@ -23,6 +25,8 @@ use skel::{types, OffcputimeSkel, OffcputimeSkelBuilder, OpenOffcputimeSkel};
 
 // SAFETY: a repr(C) struct of integers and a byte array, valid for any bytes.
 unsafe impl plain::Plain for types::oc_key {}
+// SAFETY: as above.
+unsafe impl plain::Plain for types::oc_delta {}
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -40,7 +44,9 @@ EXAMPLES:
     offcputime -k          # only trace kernel threads (no user)
     offcputime -U          # only show user space stacks (no kernel)
     offcputime -K          # only show kernel space stacks (no user)
-    offcputime --state 2   # only tasks blocked in TASK_UNINTERRUPTIBLE";
+    offcputime --state 2   # only tasks blocked in TASK_UNINTERRUPTIBLE
+    offcputime --unwind dwarf -p 185 # user stacks through code built
+                                     # without frame pointers";
 
 /// Summarize off-CPU time by stack trace: the time threads spend blocked
 /// (sleeping, waiting for I/O or locks, preempted), with the stacks where
@@ -96,6 +102,8 @@ struct Args {
     #[arg(long, value_name = "DEPTH", default_value_t = 127,
           value_parser = clap::value_parser!(u32).range(1..=MAX_STACK_DEPTH.0 as i64))]
     perf_max_stack_depth: u32,
+    #[command(flatten)]
+    unwind: unwind::UnwindArgs,
     /// Also write a flame graph of the result to FILE (SVG)
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
@@ -127,6 +135,54 @@ struct Offcputime {
     pprof: Option<pprof::Output>,
     /// When tracing started, for the profile's duration.
     started: Option<Instant>,
+    /// --unwind dwarf (resolved from auto): user stacks unwound here.
+    dwarf: Option<Dwarf>,
+}
+
+/// --unwind dwarf's state: the stacks unwound from the copies, and the
+/// off-CPU time summed by stack here rather than in the kernel.
+struct Dwarf {
+    unwinder: Unwinder,
+    stacks: StackTable,
+    /// By thread: the copy taken when it left the CPU (its number, and the
+    /// unwound stack's index).
+    left: HashMap<u32, (u64, u32)>,
+    sums: HashMap<report::Key, u64>,
+}
+
+impl Dwarf {
+    fn record(&mut self, data: &[u8]) {
+        if let Some(copy) = unwind::Copy::parse(data) {
+            let stack = self.unwinder.unwind(copy.tgid, copy.regs, copy.stack);
+            let index = self.stacks.intern(stack);
+            self.left.insert(copy.tid, (copy.seq, index));
+            return;
+        }
+        if data.len() < std::mem::size_of::<types::oc_delta>() {
+            return;
+        }
+        let mut d = types::oc_delta::default();
+        maps::copy_record(&mut d, data);
+        if d.kind != types::oc_record_kind::OC_DELTA_KIND.0 {
+            return;
+        }
+        let user = match d.seq {
+            0 => report::User::Absent,
+            seq => match self.left.remove(&d.tid) {
+                Some((s, index)) if s == seq => report::User::Unwound(index),
+                // The copy was lost (the ring was full: counted there).
+                _ => report::User::Missed,
+            },
+        };
+        let key = report::Key {
+            tid: d.tid,
+            tgid: d.tgid,
+            kern_stack_id: d.kern_stack_id,
+            user,
+            comm: d.comm,
+        };
+        *self.sums.entry(key).or_default() += d.delta_ns;
+    }
 }
 
 impl Tool for Offcputime {
@@ -154,6 +210,21 @@ impl Tool for Offcputime {
             .map(pprof::Output::create)
             .transpose()?;
         let symbolizer = Symbolizer::with_source_lines(false).verbose(args.common.verbose);
+        let dwarf = if args.kernel_stacks_only {
+            false
+        } else {
+            let ids = args.pid.as_ref().or(args.tid.as_ref());
+            let exes: Vec<PathBuf> = ids
+                .map(|IdList(ids)| ids.iter().map(|p| unwind::executable_of(*p)).collect())
+                .unwrap_or_default();
+            unwind::choose(args.unwind.unwind, &exes)
+        };
+        let dwarf = dwarf.then(|| Dwarf {
+            unwinder: Unwinder::new(args.perf_max_stack_depth as usize),
+            stacks: StackTable::default(),
+            left: HashMap::new(),
+            sums: HashMap::new(),
+        });
         Ok(Offcputime {
             args,
             svg,
@@ -161,6 +232,7 @@ impl Tool for Offcputime {
             warmed: false,
             pprof,
             started: None,
+            dwarf,
         })
     }
 
@@ -191,6 +263,14 @@ impl Tool for Offcputime {
         rodata.state_mask = args.state.unwrap_or(0) as i64;
         rodata.min_block_ns = args.min_block_time.saturating_mul(1000);
         rodata.max_block_ns = args.max_block_time.saturating_mul(1000);
+        let dwarf = self.dwarf.is_some();
+        rodata.dwarf_unwind = dwarf;
+        rodata.stack_copy_size = args.unwind.copy_size();
+        maps::size_user_stack_copies(&mut open.maps.ustack_scratch, dwarf)?;
+        if !dwarf {
+            // Only dwarf's records use the ring: the smallest one.
+            open.maps.events.set_max_entries(4096)?;
+        }
         maps::size_stack_map(
             &mut open.maps.stackmap,
             args.stack_storage_size,
@@ -225,6 +305,13 @@ impl Tool for Offcputime {
         }
     }
 
+    fn event(&mut self, data: &[u8], _: &mut Out) -> std::io::Result<()> {
+        if let Some(d) = &mut self.dwarf {
+            d.record(data);
+        }
+        Ok(())
+    }
+
     fn idle(&mut self) -> bool {
         // While tracing, not after Ctrl-C: the report then starts at once.
         if !self.warmed && !self.args.user_stacks_only {
@@ -242,7 +329,20 @@ impl Tool for Offcputime {
                 (p, traced)
             }),
         };
-        report::print(&self.args, extra, &skel.maps, out, &mut self.symbolizer)
+        let dwarf = self.dwarf.as_mut().map(|d| {
+            if let Some(note) = d.unwinder.stats.note() {
+                common::note!("{note}");
+            }
+            (std::mem::take(&mut d.sums), &d.stacks)
+        });
+        report::print(
+            &self.args,
+            extra,
+            &skel.maps,
+            dwarf,
+            out,
+            &mut self.symbolizer,
+        )
     }
 
     fn error_note(&self, index: u32) -> Option<&'static str> {
@@ -311,6 +411,8 @@ mod tests {
             &["offcputime", "-f", "--json"],
             &["offcputime", "-m", "x"],
             &["offcputime", "18446744073709551615"],
+            &["offcputime", "--unwind", "frames"],
+            &["offcputime", "--stack-copy-size", "65537"],
         ]);
     }
 

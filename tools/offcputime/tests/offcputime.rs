@@ -375,3 +375,158 @@ fn pprof_profile_gives_go_tool_pprof_the_sleepers_time() {
     assert_eq!(mapping_of("do_nanosleep"), KERNEL_MAPPING);
     assert_eq!(mapping_of(MAIN_FN), "oc-sleeper");
 }
+
+/// oc-nofp built without frame pointers (or with, for --unwind auto).
+fn nofp_binary(frame_pointers: bool) -> &'static PathBuf {
+    static WITHOUT: OnceLock<PathBuf> = OnceLock::new();
+    static WITH: OnceLock<PathBuf> = OnceLock::new();
+    let (cell, out, fp) = if frame_pointers {
+        (&WITH, "oc-nofp-with-fp", "-fno-omit-frame-pointer")
+    } else {
+        (&WITHOUT, "oc-nofp", "-fomit-frame-pointer")
+    };
+    cell.get_or_init(|| {
+        common::testing::build_c_program_with(
+            env!("CARGO_MANIFEST_DIR"),
+            env!("CARGO_TARGET_TMPDIR"),
+            "oc-nofp",
+            out,
+            &["-O2", "-g", fp, "-fno-optimize-sibling-calls"],
+        )
+    })
+}
+
+/// The program's call chain, root first, as folded stacks show it.
+const CHAIN: &str = "main;outer;middle;inner;usleep;";
+
+/// Of a folded -p run's total, the part whose stack runs through `chain`.
+fn chain_share(finished: &Finished, chain: &str) -> (u64, u64) {
+    let mut total = 0;
+    let mut through = 0;
+    for line in &finished.stdout {
+        let (stack, value) = line.rsplit_once(' ').expect(line);
+        let value: u64 = value.parse().expect(line);
+        total += value;
+        if stack.contains(chain) {
+            through += value;
+        }
+    }
+    (through, total)
+}
+
+#[test]
+fn dwarf_unwinding_finds_the_callers_that_frame_pointers_lose() {
+    let program = ReadyProcess::start(nofp_binary(false), &[]);
+    let pid = program.pid().to_string();
+
+    let dwarf = trace_for(&["--unwind", "dwarf", "-f", "-p", &pid], "3");
+    let (through, total) = chain_share(&dwarf, CHAIN);
+    assert!(total > 2_000_000, "{total} us in 3 s: {:?}", dwarf.stdout);
+    assert!(
+        through * 10 >= total * 9,
+        "{through} of {total} us through {CHAIN}: {:?}",
+        dwarf.stdout
+    );
+    // The whole stack, down to the C runtime's start.
+    let (stack, _) = folded_through(&dwarf, "inner").unwrap();
+    assert!(stack.starts_with("oc-nofp;_start;"), "{stack}");
+    assert!(!stack.contains("[incomplete]"), "{stack}");
+    assert!(!dwarf.stderr.contains("not unwound"), "{}", dwarf.stderr);
+
+    // The frame pointer walk, on the same process, loses them.
+    let fp = trace_for(&["--unwind", "fp", "-f", "-p", &pid], "2");
+    let (through, total) = chain_share(&fp, CHAIN);
+    assert!(total > 1_000_000, "{total} us in 2 s: {:?}", fp.stdout);
+    assert!(
+        through * 10 < total * 9,
+        "frame pointers found {through} of {total} us through {CHAIN}: {:?}",
+        fp.stdout
+    );
+}
+
+#[test]
+fn dwarf_unwinding_with_a_short_copy_marks_and_counts_cut_stacks() {
+    let program = ReadyProcess::start(nofp_binary(false), &[]);
+    let pid = program.pid().to_string();
+    // 256 bytes hold the program's frames (-O2 makes them small), not the
+    // C runtime's below main.
+    let cut = trace_for(
+        &[
+            "--unwind",
+            "dwarf",
+            "--stack-copy-size",
+            "256",
+            "-f",
+            "-p",
+            &pid,
+        ],
+        "2",
+    );
+    let (stack, _) = folded_through(&cut, "usleep")
+        .unwrap_or_else(|| panic!("no stack through usleep: {:?}", cut.stdout));
+    assert!(stack.starts_with("oc-nofp;[incomplete];"), "{stack}");
+    assert!(!stack.contains("_start;"), "{stack}");
+    assert!(
+        cut.stderr.contains("user stacks not unwound to their root")
+            && cut.stderr.contains("raise --stack-copy-size"),
+        "{}",
+        cut.stderr
+    );
+}
+
+#[test]
+fn unwind_auto_picks_dwarf_without_frame_pointers_and_fp_with_them() {
+    for (frame_pointers, chosen) in [(false, "(dwarf)"), (true, "(fp)")] {
+        let program = ReadyProcess::start(nofp_binary(frame_pointers), &[]);
+        let pid = program.pid().to_string();
+        let finished = trace_for(&["--unwind", "auto", "-f", "-p", &pid], "2");
+        let said = finished
+            .stderr
+            .lines()
+            .find(|l| l.contains("--unwind auto"))
+            .unwrap_or_else(|| panic!("auto said nothing: {}", finished.stderr));
+        assert!(said.contains(chosen), "{said}");
+        // Either way main's callees are found (a frame pointer walk from
+        // libc skips inner: libc's functions set up no frame of their own).
+        let (through, total) = chain_share(&finished, "main;outer;middle;");
+        assert!(
+            through * 10 >= total * 9,
+            "{through} of {total} us through main;outer;middle ({said}): {:?}",
+            finished.stdout
+        );
+    }
+}
+
+#[test]
+fn dwarf_unwinding_names_the_functions_of_a_rust_release_build() {
+    let program = ReadyProcess::start(
+        std::path::Path::new(concat!(env!("OUT_DIR"), "/oc-rust")),
+        &[],
+    );
+    let pid = program.pid().to_string();
+    // auto: Rust builds its release code without frame pointers.
+    let finished = trace_for(&["--unwind", "auto", "-U", "-f", "-p", &pid], "2");
+    assert!(
+        finished
+            .stderr
+            .contains("no frame pointers: unwinding with .eh_frame (dwarf)"),
+        "{}",
+        finished.stderr
+    );
+    let (stack, _) = finished
+        .stdout
+        .iter()
+        .filter_map(|l| l.rsplit_once(' '))
+        .max_by_key(|(_, v)| v.parse::<u64>().unwrap())
+        .unwrap_or_else(|| panic!("no stacks: {:?}", finished.stdout));
+    let at = |name: &str| {
+        stack
+            .split(';')
+            .position(|f| f.contains(name))
+            .unwrap_or_else(|| panic!("no {name} in {stack}"))
+    };
+    assert!(at("::main") < at("rust_outer"), "{stack}");
+    assert!(at("rust_outer") < at("rust_middle"), "{stack}");
+    assert!(at("rust_middle") < at("rust_inner"), "{stack}");
+    assert!(at("rust_inner") < at("sleep"), "{stack}");
+}
