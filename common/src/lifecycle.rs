@@ -418,19 +418,9 @@ fn event_loop<'o, T: Tool>(
         if tool.borrow_mut().idle() {
             break Ended::Done;
         }
-        if let Some(map) = &lost_map {
-            if lost_checked.elapsed() >= Duration::from_secs(1) {
-                lost_checked = Instant::now();
-                let lost = maps::percpu_sum_at(map, 0)?;
-                if lost > lost_seen {
-                    note!(
-                        "{} more events lost (the ring buffer was full: output too \
-                         slow); {lost} so far",
-                        lost - lost_seen
-                    );
-                    lost_seen = lost;
-                }
-            }
+        if lost_checked.elapsed() >= Duration::from_secs(1) {
+            lost_checked = Instant::now();
+            note_lost(lost_map.as_ref(), &mut lost_seen)?;
         }
         let now = Instant::now();
         if let (Some(t), Some(interval)) = (tick, schedule.interval) {
@@ -452,7 +442,26 @@ fn event_loop<'o, T: Tool>(
     if let Some(r) = &ring {
         check(r.consume_raw())?;
     }
+    // The last second's too.
+    note_lost(lost_map.as_ref(), &mut lost_seen)?;
     Ok(ended)
+}
+
+/// Says on stderr how many ring buffer records were lost since the last
+/// look (`seen`), if any.
+fn note_lost(map: Option<&impl MapCore>, seen: &mut u64) -> Result<()> {
+    let Some(map) = map else {
+        return Ok(());
+    };
+    let lost = maps::percpu_sum_at(map, 0)?;
+    if lost > *seen {
+        note!(
+            "{} more events lost (the ring buffer was full: output too slow); {lost} so far",
+            lost - *seen
+        );
+        *seen = lost;
+    }
+    Ok(())
 }
 
 fn pollfd(fd: i32, events: libc::c_short) -> libc::pollfd {

@@ -3,11 +3,12 @@ fn main() {
     test_program();
 }
 
-/// The Rust test target (tests/oc-rust.rs), built as a release build is:
+/// The Rust test target (tests/rust/oc-rust.rs), built as a release build is:
 /// optimized, without frame pointers. Built here because the tests may run
 /// where no compiler is (the kernel matrix's VMs).
 fn test_program() {
-    let src = "tests/oc-rust.rs";
+    // Not in tests/ itself, where cargo would take it for a test target.
+    let src = "tests/rust/oc-rust.rs";
     println!("cargo:rerun-if-changed={src}");
     let out = std::path::Path::new(&std::env::var("OUT_DIR").unwrap()).join("oc-rust");
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());

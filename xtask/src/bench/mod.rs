@@ -14,6 +14,7 @@ mod readme;
 mod report;
 mod scrape;
 mod stats;
+mod unwind;
 mod workloads;
 
 use std::path::Path;
@@ -182,6 +183,11 @@ fn run(
                 memleak::report_phases(&bins.join("memleak"), &scratch.dir, opts.rounds, watch);
             result.extras = Some(memleak::extras(&result, &reports));
             failed = reports.err();
+        }
+        if tool == "offcputime" {
+            let phases = unwind::phases(bins, &scratch.dir, opts.rounds, watch);
+            result.extras = Some(unwind::extras(&phases));
+            failed = phases.err();
         }
         if tool == "runqlat" {
             let phases = scrape::phases(bins, opts.rounds, watch);

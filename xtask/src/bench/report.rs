@@ -253,6 +253,7 @@ impl ToolResult {
         if let Some(extras) = &self.extras {
             let describe = match self.tool.as_str() {
                 "runqlat" => super::scrape::describe_extras,
+                "offcputime" => super::unwind::describe_extras,
                 _ => super::memleak::describe_extras,
             };
             for line in describe(extras) {
