@@ -350,6 +350,11 @@ impl Unwinder {
         self.processes.insert(pid, process);
     }
 
+    /// Whether process `pid`'s modules have been listed.
+    pub fn knows(&self, pid: u32) -> bool {
+        self.processes.contains_key(&pid)
+    }
+
     /// Forgets an exited process's modules (the files' tables stay).
     pub fn remove_process(&mut self, pid: u32) {
         self.processes.remove(&pid);

@@ -307,7 +307,15 @@ impl Tool for Offcputime {
 
     fn event(&mut self, data: &[u8], _: &mut Out) -> std::io::Result<()> {
         if let Some(d) = &mut self.dwarf {
+            // A process's first stack: its memory map is kept for the
+            // report too, which may come after it exits.
+            let new = unwind::Copy::parse(data)
+                .map(|c| c.tgid)
+                .filter(|pid| !d.unwinder.knows(*pid));
             d.record(data);
+            if let Some(pid) = new {
+                self.symbolizer.keep_process(pid);
+            }
         }
         Ok(())
     }

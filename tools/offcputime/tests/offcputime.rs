@@ -530,3 +530,24 @@ fn dwarf_unwinding_names_the_functions_of_a_rust_release_build() {
     assert!(at("rust_middle") < at("rust_inner"), "{stack}");
     assert!(at("rust_inner") < at("sleep"), "{stack}");
 }
+
+#[test]
+fn dwarf_stacks_of_a_process_gone_before_the_report_keep_their_names() {
+    require_root();
+    let program = ReadyProcess::start(nofp_binary(false), &[]);
+    let pid = program.pid().to_string();
+    let tool = Traced::start_command(
+        Command::new(BIN).args(["--unwind", "dwarf", "-U", "-f", "-p", &pid, "3"]),
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    drop(program);
+    let finished = tool.wait(Duration::from_secs(30));
+    assert!(finished.status.success(), "{finished:?}");
+    let (through, total) = chain_share(&finished, CHAIN);
+    assert!(total > 500_000, "{total} us: {:?}", finished.stdout);
+    assert!(
+        through * 10 >= total * 9,
+        "{through} of {total} us through {CHAIN}: {:?}",
+        finished.stdout
+    );
+}

@@ -1,8 +1,8 @@
 //! What `offcputime --unwind dwarf` costs next to `--unwind fp`, with -p on
 //! the traced process, interleaved per round:
-//! - a ping-pong between two threads (`perf bench sched pipe -T`), every
-//!   message two off-CPU events: the slowdown of the loop, the tool's CPU
-//!   per event, and copies lost (the ring full);
+//! - a ping-pong between two threads (`perf bench sched pipe -T`, both on
+//!   CPU 0), every message two off-CPU events: the slowdown of the loop,
+//!   the tool's CPU per event, and copies lost (the ring full);
 //! - 16384 distinct stacks (many-stacks.c, built with frame pointers so
 //!   that both modes see them all): the time from Ctrl-C to the end of the
 //!   report.
@@ -98,10 +98,14 @@ fn lost_in(notes: &[String]) -> u64 {
 }
 
 fn pipe(ours: &Path, mode: Option<&'static str>, loops: u32) -> Result<Pipe> {
-    let args = ["bench", "sched", "pipe", "-T", "-l"].map(String::from);
+    // Both threads on CPU 0: each message is then a direct switch between
+    // them, and the tool has CPU 1. Spread over two CPUs, the ping-pong
+    // runs faster when anything keeps CPUs out of idle (leaving idle is
+    // dear in this VM), and tracing it would seem to speed it up.
+    let args = ["-c", "0", "perf", "bench", "sched", "pipe", "-T", "-l"].map(String::from);
     let mut args = args.to_vec();
     args.push(loops.to_string());
-    let mut target = held("perf", &args)?;
+    let mut target = held("taskset", &args)?;
     let mut tracer = mode
         .map(|m| offcputime(ours, m, target.id(), None))
         .transpose()?;
@@ -178,7 +182,10 @@ pub fn phases(ours: &Path, scratch: &Path, rounds: usize, watch: &mut Watch) -> 
     // About 10 s untraced.
     let probe = pipe(ours, None, 100_000)?;
     let loops = ((10_000.0 / probe.loop_ms) * 100_000.0) as u32;
-    println!("   unwind phases: perf bench sched pipe -T -l {loops} (~10 s untraced), -p on it");
+    println!(
+        "   unwind phases: taskset -c 0 perf bench sched pipe -T -l {loops} (~10 s untraced), \
+         -p on it"
+    );
     let program = build_many_stacks(scratch)?;
     let mut all = Phases {
         loops,
@@ -246,14 +253,29 @@ pub fn extras(phases: &Result<Phases>) -> Value {
         of(Some(mode)).map(|x| events / (x.loop_ms / 1e3)).collect()
     };
     let lost = |mode: &'static str| -> Vec<f64> { of(Some(mode)).map(|x| x.lost as f64).collect() };
+    // Per round: the time each event added to the loop, in µs.
+    let added_us = |mode: &'static str| -> Vec<f64> {
+        of(Some(mode))
+            .zip(of(None))
+            .map(|(t, u)| (t.loop_ms - u.loop_ms) * 1e3 / events)
+            .collect()
+    };
+    let dwarf_over_fp: Vec<f64> = of(Some("dwarf"))
+        .zip(of(Some("fp")))
+        .map(|(d, f)| d.loop_ms / f.loop_ms)
+        .collect();
     let reports = |mode: &'static str| p.reports.iter().filter(move |r| r.mode == mode);
     json!({ "unwind": {
-        "what": "offcputime -f -p on perf bench sched pipe -T (2 off-CPU events a round trip), \
+        "what": "offcputime -f -p on taskset -c 0 perf bench sched pipe -T (2 off-CPU events \
+                 a round trip), \
                  untraced, --unwind fp and --unwind dwarf, interleaved; and the report of \
                  16384 distinct stacks after Ctrl-C",
         "loops": p.loops,
         "slowdown_fp": spread(slowdown("fp")),
         "slowdown_dwarf": spread(slowdown("dwarf")),
+        "dwarf_over_fp": spread(dwarf_over_fp),
+        "added_us_per_event_fp": spread(added_us("fp")),
+        "added_us_per_event_dwarf": spread(added_us("dwarf")),
         "tool_cpu_us_per_event_fp": spread(cpu_us_per_event("fp")),
         "tool_cpu_us_per_event_dwarf": spread(cpu_us_per_event("dwarf")),
         "events_per_s_dwarf": spread(events_per_s("dwarf")),
@@ -277,9 +299,16 @@ pub fn describe_extras(extras: &Value) -> Vec<String> {
     vec![
         "--unwind, -p on a sched pipe loop (median [min–max] over rounds):".to_string(),
         format!(
-            "  slowdown fp {}, dwarf {}; tool CPU per event fp {} µs, dwarf {} µs",
+            "  slowdown fp {}, dwarf {} (dwarf / fp {}); per event: loop {} µs longer with fp, \
+             {} µs with dwarf",
             show("slowdown_fp", 2),
             show("slowdown_dwarf", 2),
+            show("dwarf_over_fp", 2),
+            show("added_us_per_event_fp", 2),
+            show("added_us_per_event_dwarf", 2)
+        ),
+        format!(
+            "  tool CPU per event fp {} µs, dwarf {} µs",
             show("tool_cpu_us_per_event_fp", 2),
             show("tool_cpu_us_per_event_dwarf", 2)
         ),
