@@ -673,6 +673,7 @@ mod tests {
     /// the test harness's frames above it.
     #[test]
     #[inline(never)]
+    #[cfg(target_arch = "x86_64")]
     fn own_stack_unwinds_through_this_function() {
         let (regs, stack) = capture();
         let mut unwinder = Unwinder::new(127);
@@ -692,6 +693,7 @@ mod tests {
 
     /// Registers and 64 KiB of stack at the call, as the BPF side takes them.
     #[inline(never)]
+    #[cfg(target_arch = "x86_64")]
     fn capture() -> (Regs, Vec<u8>) {
         let (ip, sp, bp): (u64, u64, u64);
         // SAFETY: reads three registers into locals; no memory is touched.

@@ -48,7 +48,7 @@ pub const DRY_RUNS: &[(&str, &str)] = &[
 const TIME_LIMIT: Duration = Duration::from_secs(60 * 60);
 /// How long the guest may print nothing (every test prints its result;
 /// the slowest takes about 2 minutes under TCG).
-const SILENCE_LIMIT: Duration = Duration::from_secs(8 * 60);
+const SILENCE_LIMIT: Duration = Duration::from_secs(5 * 60);
 
 /// A test binary, run from its package's directory as cargo runs it.
 pub struct TestBinary {
@@ -263,6 +263,9 @@ mkfs.ext4 -q -F /dev/sda && mount /dev/sda /run/vmtest/scratch || echo "vmtest: 
 export BPFTOOLS_TEST_SCRATCH=/run/vmtest/scratch
 R={results}
 export BPFTOOLS_TEST_SKIPS=$R/skips
+# sysrq from the host (qemu's monitor) dumps the CPUs' and blocked tasks'
+# stacks when the guest goes silent.
+echo 1 > /proc/sys/kernel/sysrq
 echo "vmtest: Linux $(uname -r), $(nproc) CPUs"
 "#,
         release = kernel.release,
@@ -298,12 +301,16 @@ echo "vmtest: Linux $(uname -r), $(nproc) CPUs"
             bin = t.path.display(),
             filter = filter.join(" "),
         );
+        // $R/progress: each binary's verdict, for a boot that resumes after
+        // a guest that hung.
         s += &format!(
             "echo \"vmtest: == {name}\"\n\
-             if ! {run}; then\n\
+             if {run}; then echo \"ok {name}\" >> $R/progress; else\n\
              \x20   echo \"vmtest: {name} failed: running it again\"\n\
              \x20   if {run}; then echo \"FLAKY {name}: failed, then passed\" >> $R/flaky;\n\
-             \x20   else failed=$((failed+1)); echo \"vmtest: FAILED {name}\"; fi\n\
+             \x20       echo \"ok {name}\" >> $R/progress\n\
+             \x20   else failed=$((failed+1)); echo \"vmtest: FAILED {name}\";\n\
+             \x20       echo \"failed {name}\" >> $R/progress; fi\n\
              fi\n",
             name = t.name,
         );
@@ -321,6 +328,10 @@ pub struct Outcome {
     pub passed: bool,
     pub summary: String,
     pub results: PathBuf,
+    /// The guest ran to its end (else it hung or crashed, and was stopped).
+    pub completed: bool,
+    /// The test binaries that ran to their end, and whether they passed.
+    pub finished: Vec<(String, bool)>,
 }
 
 /// Boots the kernel, runs the tests, and reads what came back.
@@ -351,7 +362,10 @@ pub fn run(name: &str, kernel: &Kernel, work: Work) -> Result<Outcome> {
         "-display",
         "none",
         "-monitor",
-        "none",
+        &format!(
+            "unix:{},server,nowait",
+            results.join("monitor.sock").display()
+        ),
         "-serial",
         "stdio",
         "-no-reboot",
@@ -363,7 +377,10 @@ pub fn run(name: &str, kernel: &Kernel, work: Work) -> Result<Outcome> {
     .arg(&initrd)
     .args([
         "-append",
-        "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init",
+        // A soft lockup or a task blocked for 2 minutes panics the guest,
+        // which ends it (-no-reboot) with the kernel's backtrace.
+        "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init softlockup_panic=1 \
+         hung_task_panic=1 hung_task_timeout_secs=120",
         "-virtfs",
         "local,path=/,mount_tag=hostroot,security_model=none,multidevs=remap,id=hostroot",
     ])
@@ -389,6 +406,7 @@ pub fn run(name: &str, kernel: &Kernel, work: Work) -> Result<Outcome> {
     // run, or a silence on the console, lasts too long (a hung guest).
     let last_output = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let heard = last_output.clone();
+    let monitor = results.join("monitor.sock");
     let watchdog = std::thread::spawn(move || {
         loop {
             std::thread::sleep(Duration::from_secs(1));
@@ -399,16 +417,20 @@ pub fn run(name: &str, kernel: &Kernel, work: Work) -> Result<Outcome> {
             let silent = now.saturating_sub(Duration::from_secs(
                 heard.load(std::sync::atomic::Ordering::Relaxed),
             ));
+            let silence_limit = silence_limit();
             let why = if now > TIME_LIMIT {
                 format!("the run took over {} minutes", TIME_LIMIT.as_secs() / 60)
-            } else if silent > SILENCE_LIMIT {
+            } else if silent > silence_limit {
                 format!(
-                    "the guest printed nothing for {} minutes",
-                    SILENCE_LIMIT.as_secs() / 60
+                    "the guest printed nothing for {} s",
+                    silence_limit.as_secs()
                 )
             } else {
                 continue;
             };
+            if silent > silence_limit {
+                sysrq_dumps(&monitor);
+            }
             // SAFETY: kill(2) on qemu's pid, which we have not reaped yet.
             unsafe { libc::kill(pid as i32, libc::SIGKILL) };
             return Some(why);
@@ -468,9 +490,43 @@ pub fn run(name: &str, kernel: &Kernel, work: Work) -> Result<Outcome> {
         ),
     };
     let _ = fs::remove_file(&disk);
+    let finished = fs::read_to_string(results.join("progress"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let (verdict, name) = l.split_once(' ')?;
+            Some((name.to_string(), verdict == "ok"))
+        })
+        .collect();
     Ok(Outcome {
         passed: binaries_failed == Some(0),
         summary,
         results,
+        completed: binaries_failed.is_some(),
+        finished,
     })
+}
+
+/// SILENCE_LIMIT, or BPFTOOLS_VMTEST_SILENCE_SECS (to try what a hung
+/// guest does to a run).
+fn silence_limit() -> Duration {
+    std::env::var("BPFTOOLS_VMTEST_SILENCE_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .map_or(SILENCE_LIMIT, Duration::from_secs)
+}
+
+/// Asks a silent guest, through qemu's monitor, for the stacks of its CPUs
+/// (sysrq l) and of its blocked tasks (sysrq w), and gives it 20 s to print
+/// them: a hang's backtrace, if its kernel still takes interrupts.
+fn sysrq_dumps(monitor: &Path) {
+    let Ok(mut sock) = std::os::unix::net::UnixStream::connect(monitor) else {
+        return;
+    };
+    // 9 first: the dumps print at KERN_INFO, below the console's level.
+    for key in ["9", "l", "w"] {
+        let _ = writeln!(sock, "sendkey alt-sysrq-{key}");
+        std::thread::sleep(Duration::from_secs(2));
+    }
+    std::thread::sleep(Duration::from_secs(20));
 }
