@@ -376,7 +376,9 @@ impl Tool for Memleak {
     fn idle(&mut self) -> bool {
         // Keep the memory maps fresh (dlopen) while the processes live, so
         // that a last report after they exit can still symbolize.
-        if self.cached_at.elapsed() >= Duration::from_millis(500) {
+        // Often: a -c command is caught between its exec and a quick exit
+        // (its map read before the exec is the launcher's).
+        if self.cached_at.elapsed() >= Duration::from_millis(100) {
             for pid in self.pids.iter().filter(|p| process::alive(**p)) {
                 self.symbolizer.keep_process(*pid);
                 if let Some(comm) = process::comm(*pid) {
