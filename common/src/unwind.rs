@@ -342,22 +342,9 @@ impl Unwinder {
         }
     }
 
-    /// Reads process `pid`'s modules now (a traced command at its start,
-    /// so that its stacks can be unwound even if it exits before they are
-    /// read).
-    pub fn add_process(&mut self, pid: u32) {
-        let process = self.list(pid);
-        self.processes.insert(pid, process);
-    }
-
     /// Whether process `pid`'s modules have been listed.
     pub fn knows(&self, pid: u32) -> bool {
         self.processes.contains_key(&pid)
-    }
-
-    /// Forgets an exited process's modules (the files' tables stay).
-    pub fn remove_process(&mut self, pid: u32) {
-        self.processes.remove(&pid);
     }
 
     fn list(&mut self, pid: u32) -> Process {
@@ -618,14 +605,6 @@ impl StackTable {
 
     pub fn get(&self, i: u32) -> Option<&Unwound> {
         self.stacks.get(i as usize)
-    }
-
-    pub fn len(&self) -> usize {
-        self.stacks.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.stacks.is_empty()
     }
 }
 

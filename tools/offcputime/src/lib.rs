@@ -151,20 +151,23 @@ struct Dwarf {
 }
 
 impl Dwarf {
-    fn record(&mut self, data: &[u8]) {
+    /// One record; returns the process of a stack copy when it is the
+    /// first seen of it.
+    fn record(&mut self, data: &[u8]) -> Option<u32> {
         if let Some(copy) = unwind::Copy::parse(data) {
+            let new = !self.unwinder.knows(copy.tgid);
             let stack = self.unwinder.unwind(copy.tgid, copy.regs, copy.stack);
             let index = self.stacks.intern(stack);
             self.left.insert(copy.tid, (copy.seq, index));
-            return;
+            return new.then_some(copy.tgid);
         }
         if data.len() < std::mem::size_of::<types::oc_delta>() {
-            return;
+            return None;
         }
         let mut d = types::oc_delta::default();
         maps::copy_record(&mut d, data);
         if d.kind != types::oc_record_kind::OC_DELTA_KIND.0 {
-            return;
+            return None;
         }
         let user = match d.seq {
             0 => report::User::Absent,
@@ -182,6 +185,7 @@ impl Dwarf {
             comm: d.comm,
         };
         *self.sums.entry(key).or_default() += d.delta_ns;
+        None
     }
 }
 
@@ -309,11 +313,7 @@ impl Tool for Offcputime {
         if let Some(d) = &mut self.dwarf {
             // A process's first stack: its memory map is kept for the
             // report too, which may come after it exits.
-            let new = unwind::Copy::parse(data)
-                .map(|c| c.tgid)
-                .filter(|pid| !d.unwinder.knows(*pid));
-            d.record(data);
-            if let Some(pid) = new {
+            if let Some(pid) = d.record(data) {
                 self.symbolizer.keep_process(pid);
             }
         }

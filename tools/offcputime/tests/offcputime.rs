@@ -414,19 +414,26 @@ fn chain_share(finished: &Finished, chain: &str) -> (u64, u64) {
     (through, total)
 }
 
+/// Asserts that a run saw more than `min_us` off CPU, at least 90% of it
+/// through `chain`.
+fn assert_mostly_through(finished: &Finished, chain: &str, min_us: u64) {
+    let (through, total) = chain_share(finished, chain);
+    assert!(total > min_us, "{total} us: {:?}", finished.stdout);
+    assert!(
+        through * 10 >= total * 9,
+        "{through} of {total} us through {chain}: {:?} {}",
+        finished.stdout,
+        finished.stderr
+    );
+}
+
 #[test]
 fn dwarf_unwinding_finds_the_callers_that_frame_pointers_lose() {
     let program = ReadyProcess::start(nofp_binary(false), &[]);
     let pid = program.pid().to_string();
 
     let dwarf = trace_for(&["--unwind", "dwarf", "-f", "-p", &pid], "3");
-    let (through, total) = chain_share(&dwarf, CHAIN);
-    assert!(total > 2_000_000, "{total} us in 3 s: {:?}", dwarf.stdout);
-    assert!(
-        through * 10 >= total * 9,
-        "{through} of {total} us through {CHAIN}: {:?}",
-        dwarf.stdout
-    );
+    assert_mostly_through(&dwarf, CHAIN, 2_000_000);
     // The whole stack, down to the C runtime's start.
     let (stack, _) = folded_through(&dwarf, "inner").unwrap();
     assert!(stack.starts_with("oc-nofp;_start;"), "{stack}");
@@ -488,12 +495,7 @@ fn unwind_auto_picks_dwarf_without_frame_pointers_and_fp_with_them() {
         assert!(said.contains(chosen), "{said}");
         // Either way main's callees are found (a frame pointer walk from
         // libc skips inner: libc's functions set up no frame of their own).
-        let (through, total) = chain_share(&finished, "main;outer;middle;");
-        assert!(
-            through * 10 >= total * 9,
-            "{through} of {total} us through main;outer;middle ({said}): {:?}",
-            finished.stdout
-        );
+        assert_mostly_through(&finished, "main;outer;middle;", 500_000);
     }
 }
 
@@ -543,11 +545,5 @@ fn dwarf_stacks_of_a_process_gone_before_the_report_keep_their_names() {
     drop(program);
     let finished = tool.wait(Duration::from_secs(30));
     assert!(finished.status.success(), "{finished:?}");
-    let (through, total) = chain_share(&finished, CHAIN);
-    assert!(total > 500_000, "{total} us: {:?}", finished.stdout);
-    assert!(
-        through * 10 >= total * 9,
-        "{through} of {total} us through {CHAIN}: {:?}",
-        finished.stdout
-    );
+    assert_mostly_through(&finished, CHAIN, 500_000);
 }
