@@ -1,6 +1,6 @@
-//! Writes the dispatch from argv[0] to each tool, from the tools this
-//! crate depends on (`../tools/<tool>` in Cargo.toml), so that the list of
-//! tools is written once.
+//! Writes the registry of every tool (`TOOLS`) from the tools this crate
+//! depends on (`../tools/<tool>` in Cargo.toml), so that the list of tools
+//! is written once.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -9,15 +9,16 @@ fn main() {
     let dir = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
     let manifest = std::fs::read_to_string(Path::new(&dir).join("Cargo.toml"))
         .expect("reading dist/Cargo.toml");
-    let tools: Vec<&str> = manifest
+    let mut tools: Vec<&str> = manifest
         .lines()
         .filter(|l| l.contains("path = \"../tools/"))
         .filter_map(|l| l.split_whitespace().next())
         .collect();
-    let mut code = String::from("/// The tools, by name, and their entry points.\n");
-    code.push_str("pub const TOOLS: &[(&str, Main)] = &[\n");
+    tools.sort_unstable();
+    let mut code = String::from("/// Every tool in the bundle, by name.\n");
+    code.push_str("pub const TOOLS: &[Entry] = &[\n");
     for tool in &tools {
-        writeln!(code, "    (\"{tool}\", {tool}::main),").unwrap();
+        writeln!(code, "    {tool}::ENTRY,").unwrap();
     }
     code.push_str("];\n");
     let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");

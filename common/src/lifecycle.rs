@@ -76,9 +76,9 @@ pub trait Tool: Sized {
     /// The skeleton builder libbpf-cargo generated for the tool.
     type Builder: Default + for<'o> SkelBuilder<'o>;
 
-    /// The man page's hand-written sections (roff): DESCRIPTION, FIELDS,
-    /// REQUIREMENTS, OVERHEAD, SEE ALSO; the rest comes from clap.
-    const MAN: &'static str = "";
+    /// What the tool says about itself (`src/info.rs`): its name, summary,
+    /// banner, man page sections, dry runs and bench.
+    const INFO: &'static registry::ToolInfo;
 
     /// Builds the tool from its arguments: checks that need no BPF.
     fn new(args: Self::Args) -> Result<Self>;
@@ -117,7 +117,10 @@ pub trait Tool: Sized {
         attach_all(skel.object())
     }
 
-    fn banner(&self) -> Banner;
+    /// By default the description's banner line.
+    fn banner(&self) -> Banner {
+        Banner::Note(Self::INFO.banner.into())
+    }
 
     fn schedule(&self) -> Schedule {
         Schedule::default()
@@ -156,20 +159,34 @@ pub trait Tool: Sized {
     }
 }
 
+/// A tool as the bundle sees it: its description, its `main` and its
+/// options (for man pages and completions). Each tool crate exports one
+/// (`pub const ENTRY: Entry = Entry::of::<MyTool>();`).
+#[derive(Clone, Copy)]
+pub struct Entry {
+    pub info: &'static registry::ToolInfo,
+    pub main: fn() -> ExitCode,
+    pub command: fn() -> clap::Command,
+}
+
+impl Entry {
+    pub const fn of<T: Tool>() -> Entry
+    where
+        T::Args: clap::CommandFactory,
+    {
+        Entry {
+            info: T::INFO,
+            main: main::<T>,
+            command: <T::Args as clap::CommandFactory>::command,
+        }
+    }
+}
+
 /// A tool's `main`: runs it and turns the result into the exit status.
 pub fn main<T: Tool>() -> ExitCode
 where
     T::Args: clap::CommandFactory,
 {
-    // `--generate man|bash|zsh|fish`, first and alone: for packaging.
-    let mut argv = std::env::args_os().skip(1);
-    if argv.next().is_some_and(|a| a == "--generate") {
-        let what = argv.next().unwrap_or_default();
-        let mut out = Out::default();
-        let r = crate::manpage::generate::<T::Args>(&what.to_string_lossy(), T::MAN, &mut out)
-            .and_then(|()| out.flush());
-        return run::exit_code(r.map(|()| 0).map_err(Into::into));
-    }
     signals::install();
     let args = match T::Args::try_parse() {
         Ok(args) => args,

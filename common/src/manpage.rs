@@ -1,25 +1,30 @@
 //! Man pages and shell completions, generated from a tool's clap
-//! definitions (`tool --generate man|bash|zsh|fish`, used by `cargo xtask
-//! dist`), with the sections clap cannot know written by hand beside the
-//! tool (`tools/<tool>/man.roff`).
+//! definitions and its description (`bpftools --generate man|bash|zsh|fish
+//! TOOL`, used by `cargo xtask dist`): the sections clap cannot know are
+//! written by hand beside the tool (`tools/<tool>/man.roff`), SEE ALSO comes
+//! from the registry of every tool.
 
 use std::io::{self, Write};
 
-use clap::CommandFactory;
 use clap_complete::Shell;
 use clap_mangen::Man;
+use registry::ToolInfo;
 
 /// Writes what `what` names to `out`: `man` (section 8), or a completion
-/// script for `bash`, `zsh` or `fish`. `sections` is the hand-written roff.
-pub fn generate<A: CommandFactory>(
+/// script for `bash`, `zsh` or `fish`. `all` is every tool in the bundle.
+pub fn generate(
+    mut cmd: clap::Command,
+    info: &ToolInfo,
+    all: &[&ToolInfo],
     what: &str,
-    sections: &str,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    let mut cmd = A::command();
     let name = cmd.get_name().to_string();
     match what {
-        "man" => man(cmd, sections, out),
+        "man" => {
+            man(cmd, info.man, out)?;
+            see_also(&info.see_also(all), out)
+        }
         shell => {
             let shell: Shell = shell.parse().map_err(|_| {
                 io::Error::new(
@@ -31,6 +36,50 @@ pub fn generate<A: CommandFactory>(
             Ok(())
         }
     }
+}
+
+/// SEE ALSO: `name(section)` entries as bold names, then where the README is.
+fn see_also(pages: &[String], out: &mut dyn Write) -> io::Result<()> {
+    let refs: Vec<String> = pages
+        .iter()
+        .map(|p| match p.rsplit_once('(') {
+            Some((name, section)) => format!("\\fB{}\\fR({section}", roff_escape(name)),
+            None => format!("\\fB{}\\fR", roff_escape(p)),
+        })
+        .collect();
+    writeln!(out, ".SH SEE ALSO")?;
+    write_wrapped(out, &refs.join(", "))?;
+    writeln!(out, ".PP\nThe bpftools README, in /usr/share/doc/bpftools.")
+}
+
+/// bpftools(8): the binary behind the tools' links, and every tool.
+pub fn bundle_page(all: &[&ToolInfo], out: &mut dyn Write) -> io::Result<()> {
+    let date = source_date().unwrap_or_else(today);
+    writeln!(
+        out,
+        ".TH BPFTOOLS 8 {date} \"bpftools {}\" \"System Manager's Manual\"",
+        env!("CARGO_PKG_VERSION")
+    )?;
+    writeln!(
+        out,
+        ".SH NAME\nbpftools \\- the binary behind the bpftools tracing tools\n\
+         .SH SYNOPSIS\n.I tool\n[\\fIoptions\\fR]\n.br\n.B bpftools \\-\\-list\n\
+         .SH DESCRIPTION\nEach tool is a link to this one binary, which runs the tool its name\n\
+         says, with or without a program prefix ending in a hyphen\n(\\fBbpf\\-biolatency\\fR).\n\
+         Run as \\fBbpftools \\-\\-list\\fR, it lists the tools with what each shows;\n\
+         run as \\fBbpftools\\fR alone, it names them and exits with status 2.\n\
+         .SH TOOLS"
+    )?;
+    for t in all {
+        writeln!(
+            out,
+            ".TP\n.BR {} (8)\n{}",
+            t.name,
+            roff_escape(&capitalize(t.summary))
+        )?;
+    }
+    let pages: Vec<String> = all.iter().map(|t| format!("{}(8)", t.name)).collect();
+    see_also(&pages, out)
 }
 
 fn man(cmd: clap::Command, sections: &str, out: &mut dyn Write) -> io::Result<()> {

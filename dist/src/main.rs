@@ -1,15 +1,22 @@
 //! bpftools: every tool in one binary, run as the tool its name says
 //! (`/usr/sbin/biolatency` is a link to it), with or without a program
-//! prefix (`bpf-biolatency`).
+//! prefix (`bpf-biolatency`). As `bpftools` it lists the tools and writes
+//! their man pages and completions for packaging.
 
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-/// A tool's `main`.
-type Main = fn() -> ExitCode;
+use common::lifecycle::Entry;
+use registry::ToolInfo;
 
 include!(concat!(env!("OUT_DIR"), "/tools.rs"));
+
+const USAGE: &str = "\
+usage: TOOL [OPTIONS]          run a tool (this binary, linked or copied as TOOL)
+       bpftools --list         every tool, with what it shows
+       bpftools --generate man|bash|zsh|fish TOOL
+                               TOOL's man page or completions (TOOL bpftools: bpftools(8))";
 
 fn main() -> ExitCode {
     let argv0 = std::env::args_os().next().unwrap_or_default();
@@ -17,32 +24,76 @@ fn main() -> ExitCode {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    match tool_for(&name) {
-        Some(run) => run(),
-        None => {
-            let names: Vec<&str> = TOOLS.iter().map(|(n, _)| *n).collect();
-            let _ = writeln!(
-                std::io::stderr(),
-                "bpftools: run me as one of the tools (a link named {}), not as {name}",
+    if let Some(tool) = tool_for(&name) {
+        return (tool.main)();
+    }
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut out = std::io::stdout().lock();
+    let result = match args[..] {
+        ["--list"] => list(&mut out),
+        ["--generate", what, tool] => generate(what, tool, &mut out),
+        ["-h" | "--help"] => writeln!(out, "{USAGE}"),
+        ["-V" | "--version"] => writeln!(out, "bpftools {}", env!("CARGO_PKG_VERSION")),
+        _ => {
+            let names: Vec<&str> = TOOLS.iter().map(|t| t.info.name).collect();
+            eprintln!(
+                "bpftools: run me as one of the tools (a link named {}), not as {name}\n{USAGE}",
                 names.join(", ")
             );
-            ExitCode::from(2)
+            return ExitCode::from(2);
+        }
+    };
+    match result.and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bpftools: {e}");
+            ExitCode::from(if e.kind() == std::io::ErrorKind::InvalidInput {
+                2
+            } else {
+                1
+            })
         }
     }
 }
 
+/// `name  summary`, a line a tool, as `busybox --list` names its applets.
+fn list(out: &mut dyn Write) -> std::io::Result<()> {
+    let width = TOOLS.iter().map(|t| t.info.name.len()).max().unwrap_or(0);
+    for t in TOOLS {
+        writeln!(out, "{:<width$}  {}", t.info.name, t.info.summary)?;
+    }
+    Ok(())
+}
+
+fn infos() -> Vec<&'static ToolInfo> {
+    TOOLS.iter().map(|t| t.info).collect()
+}
+
+fn generate(what: &str, tool: &str, out: &mut dyn Write) -> std::io::Result<()> {
+    if tool == "bpftools" && what == "man" {
+        return common::manpage::bundle_page(&infos(), out);
+    }
+    let Some(entry) = TOOLS.iter().find(|t| t.info.name == tool) else {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("--generate: no tool named '{tool}' (see bpftools --list)"),
+        ));
+    };
+    common::manpage::generate((entry.command)(), entry.info, &infos(), what, out)
+}
+
 /// The tool a program name names: `biolatency`, or with a prefix ending in
 /// `-` (`bpf-biolatency`, Fedora's naming).
-fn tool_for(name: &str) -> Option<Main> {
-    TOOLS
-        .iter()
-        .find(|(tool, _)| {
-            name == *tool
-                || name
-                    .strip_suffix(tool)
-                    .is_some_and(|prefix| prefix.ends_with('-'))
-        })
-        .map(|(_, run)| *run)
+fn tool_for(name: &str) -> Option<&'static Entry> {
+    TOOLS.iter().find(|t| {
+        let tool = t.info.name;
+        name == tool
+            || name
+                .strip_suffix(tool)
+                .is_some_and(|prefix| prefix.ends_with('-'))
+    })
 }
 
 #[cfg(test)]
@@ -55,6 +106,55 @@ mod tests {
         assert!(tool_for("bpf-biolatency").is_some());
         assert!(tool_for("xbiolatency").is_none());
         assert!(tool_for("bpftools").is_none());
-        assert_eq!(TOOLS.len(), 8);
+    }
+
+    /// Every folder under tools/ is in the bundle: a new tool's one line in
+    /// dist/Cargo.toml is named when it is missing.
+    #[test]
+    fn every_tool_folder_is_in_the_bundle() {
+        let tools = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tools");
+        let mut missing = Vec::new();
+        for entry in std::fs::read_dir(&tools).unwrap() {
+            let entry = entry.unwrap();
+            if !entry.path().join("Cargo.toml").is_file() {
+                continue;
+            }
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !TOOLS.iter().any(|t| t.info.name == name) {
+                missing.push(format!(
+                    "{name} = {{ path = \"../tools/{name}\" }}  (tools/{name} is not in the bundle)"
+                ));
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "add to [dependencies] in dist/Cargo.toml:\n{}",
+            missing.join("\n")
+        );
+    }
+
+    /// The registry's own checks, and each entry's clap command named as its
+    /// description says.
+    #[test]
+    fn descriptions_are_consistent() {
+        registry::check(&infos()).unwrap();
+        for t in TOOLS {
+            assert_eq!((t.command)().get_name(), t.info.name);
+        }
+    }
+
+    #[test]
+    fn every_man_page_lists_every_other_tool() {
+        for t in TOOLS {
+            let mut page = Vec::new();
+            generate("man", t.info.name, &mut page).unwrap();
+            let page = String::from_utf8(page).unwrap();
+            let see = &page[page.find(".SH SEE ALSO").expect("SEE ALSO")..];
+            for other in TOOLS.iter().filter(|o| o.info.name != t.info.name) {
+                let name = other.info.name.replace('-', "\\-");
+                assert!(see.contains(&format!("\\fB{name}\\fR(8)")), "{see}");
+            }
+            assert_eq!(page.matches(".SH SEE ALSO").count(), 1, "{}", t.info.name);
+        }
     }
 }

@@ -13,7 +13,7 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
-use crate::{build_release, cargo, check, deps, root_dir, tools};
+use crate::{build_release, cargo, check, deps, root_dir};
 
 /// The packaging tools, from crates.io, installed when missing.
 const CARGO_TOOLS: &[(&str, &str)] =
@@ -135,7 +135,7 @@ pub fn build() -> Result<Artifacts> {
     )?;
     let rpm = out.join(format!("bpftools-{version}.x86_64.rpm"));
     // RPM: the links to the binary, made and removed by scriptlets.
-    let names = tools()?.join(" ");
+    let names = crate::tools::names().join(" ");
     let scripts = format!(
         "post_install_script = \"for t in {names}; do ln -sf bpftools /usr/sbin/$t; done\"\n\
          post_uninstall_script = \"if [ \\\"$1\\\" = 0 ]; then for t in {names}; do rm -f /usr/sbin/$t; done; fi\"\n"
@@ -188,25 +188,20 @@ fn multiarch_lib_dir() -> Result<String> {
     Ok(format!("/usr/lib/{triplet}"))
 }
 
-/// bpftools(8): what the binary behind the tools' links is.
-fn multicall_page(tools: &[String], epoch: &str) -> Result<String> {
-    let date = Command::new("date")
-        .args(["-u", "-d", &format!("@{epoch}"), "+%Y-%m-%d"])
+/// The tools a bpftools binary holds (`bpftools --list`).
+fn bundled_tools(multi: &Path) -> Result<Vec<String>> {
+    let out = Command::new(multi)
+        .arg("--list")
         .output()
-        .context("running date")?;
-    let date = String::from_utf8_lossy(&date.stdout).trim().to_string();
-    let see: Vec<String> = tools.iter().map(|t| format!(".BR {t} (8)")).collect();
-    Ok(format!(
-        ".TH BPFTOOLS 8 {date} \"bpftools {version}\" \"System Manager's Manual\"\n\
-         .SH NAME\nbpftools \\- the binary behind the bpftools tracing tools\n\
-         .SH SYNOPSIS\n.I tool\n[\\fIoptions\\fR]\n\
-         .SH DESCRIPTION\nEach tool is a link to this one binary, which runs the tool its name\n\
-         says, with or without a program prefix ending in a hyphen\n(\\fBbpf\\-biolatency\\fR).\n\
-         Run as \\fBbpftools\\fR, it names the tools and exits with status 2.\n\
-         .SH SEE ALSO\n{}\n",
-        see.join(",\n"),
-        version = version()?,
-    ))
+        .with_context(|| format!("running {} --list", multi.display()))?;
+    if !out.status.success() {
+        bail!("bpftools --list: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(String::from)
+        .collect())
 }
 
 fn cargo_program() -> String {
@@ -262,27 +257,29 @@ fn install_tools(bin: &Path, d: &Dirs, epoch: &str) -> Result<()> {
     let multi = bin.join("bpftools");
     fs::copy(&multi, d.sbin.join("bpftools"))
         .with_context(|| format!("copying {}", multi.display()))?;
+    // The binary's own registry names what it holds.
+    let generate = |what: &str, tool: &str| -> Result<Vec<u8>> {
+        let out = Command::new(&multi)
+            .args(["--generate", what, tool])
+            .env("SOURCE_DATE_EPOCH", epoch)
+            .output()
+            .with_context(|| format!("running bpftools --generate {what} {tool}"))?;
+        if !out.status.success() {
+            bail!(
+                "bpftools --generate {what} {tool}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        Ok(out.stdout)
+    };
     let page = d.man8.join("bpftools.8");
-    fs::write(&page, multicall_page(&tools()?, epoch)?)?;
+    fs::write(&page, generate("man", "bpftools")?)?;
     check(Command::new("gzip").args(["-9", "-n", "-f"]).arg(&page))?;
-    for tool in tools()? {
+    for tool in bundled_tools(&multi)? {
         let exe = d.sbin.join(&tool);
         std::os::unix::fs::symlink("bpftools", &exe)
             .with_context(|| format!("linking {}", exe.display()))?;
-        let generate = |what: &str| -> Result<Vec<u8>> {
-            let out = Command::new(&exe)
-                .args(["--generate", what])
-                .env("SOURCE_DATE_EPOCH", epoch)
-                .output()
-                .with_context(|| format!("running {} --generate {what}", exe.display()))?;
-            if !out.status.success() {
-                bail!(
-                    "{tool} --generate {what}: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                );
-            }
-            Ok(out.stdout)
-        };
+        let generate = |what: &str| generate(what, &tool);
         let page = d.man8.join(format!("{tool}.8"));
         fs::write(&page, generate("man")?)?;
         // -n: no name or time stamp in the gzip header, for reproducibility.

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 
 use crate::dist::Artifacts;
-use crate::{check, deps, root_dir, tools};
+use crate::{check, deps, root_dir};
 
 pub fn run(a: &Artifacts) -> Result<()> {
     let started = Instant::now();
@@ -62,7 +62,7 @@ pub fn run(a: &Artifacts) -> Result<()> {
     // would: lists first (mmdebstrap leaves none), with the host's resolver.
     fs::copy("/etc/resolv.conf", root.join("etc/resolv.conf"))?;
     in_root("apt-get update -q >/dev/null && apt-get install -y -q /tmp/bpftools.deb")?;
-    for tool in tools()? {
+    for tool in crate::tools::names() {
         in_root(&format!(
             "test -x /usr/sbin/{tool} && test -f /usr/share/man/man8/{tool}.8.gz"
         ))?;
@@ -128,7 +128,7 @@ pub fn run(a: &Artifacts) -> Result<()> {
             bail!("the tarball's binary needs {lib}, not only glibc:\n{libs}");
         }
     }
-    for tool in tools()? {
+    for tool in crate::tools::names() {
         in_root(&format!("/opt/{name}/sbin/{tool} --dry-run >/dev/null"))?;
     }
     let out = in_root(&format!("/opt/{name}/sbin/runqlat 1 1"))?;
@@ -210,7 +210,7 @@ fn rpm_file_list(rpm: &Path) -> Result<()> {
     if !list.lines().any(|l| l == "/usr/sbin/bpftools") {
         bail!("{} lacks /usr/sbin/bpftools:\n{list}", rpm.display());
     }
-    for tool in tools()? {
+    for tool in crate::tools::names() {
         for want in [
             format!("/usr/share/man/man8/{tool}.8.gz"),
             format!("/usr/share/bash-completion/completions/{tool}"),

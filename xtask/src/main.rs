@@ -4,6 +4,8 @@ mod bench;
 mod dist;
 mod dist_test;
 mod protos;
+mod readme;
+mod tools;
 mod vmtest;
 
 use std::env;
@@ -12,31 +14,98 @@ use std::process::{Command, ExitCode};
 
 use anyhow::{bail, Context, Result};
 
-const USAGE: &str = "\
-usage: cargo xtask <job> [args]
+/// Each job: its synopsis and what it does (`cargo xtask JOB --help`).
+const JOBS: &[(&str, &str, &str)] = &[
+    (
+        "deps",
+        "deps",
+        "install the system packages a build needs; mount tracefs",
+    ),
+    (
+        "run",
+        "run TOOL [ARGS]",
+        "build TOOL in release mode and run it (through sudo when not root)",
+    ),
+    (
+        "test",
+        "test [CARGO ARGS]",
+        "deps, cargo fmt --check, clippy -D warnings, and every test,\n\
+         the root integration tests included (through sudo when not root)",
+    ),
+    (
+        "bench",
+        "bench [TOOL...] [--rounds N] [--allow-foreign] | --list",
+        "measure the tools against libbpf-tools, bpftrace and BCC in\n\
+         interleaved rounds; results in target/bench/results.json;\n\
+         --list: each tool's workload and peers (or that it has no bench)",
+    ),
+    (
+        "bench-table",
+        "bench-table",
+        "regenerate README.md's performance table from those results",
+    ),
+    (
+        "dist",
+        "dist [--test]",
+        "the .deb, .rpm and tarball in target/dist/ (man pages and\n\
+         completions included); --test proves each in a bare Debian root",
+    ),
+    (
+        "readme",
+        "readme [--check]",
+        "regenerate README.md's tools table from the tools' descriptions",
+    ),
+    (
+        "vmlinux",
+        "vmlinux",
+        "regenerate bpf/include/<arch>/vmlinux.h from this kernel's BTF",
+    ),
+    (
+        "vmtest",
+        "vmtest [--kernel 5.10|6.1|6.12|all]... [--variants] [--run CMD] [-- TEST FILTER] | --list",
+        "the root integration suite on Debian's kernels, in qemu (TCG);\n\
+         --variants: each tool's dry runs and hook-variant tests only (CI);\n\
+         --list: what each kernel runs, tool by tool",
+    ),
+    (
+        "protos",
+        "protos",
+        "regenerate common/src/pprof/profile.rs from common/proto/profile.proto",
+    ),
+];
 
-jobs:
-  deps               install the system packages a build needs; mount tracefs
-  run TOOL [ARGS]    build TOOL in release mode and run it (through sudo when not root)
-  test [CARGO ARGS]  deps, cargo fmt --check, clippy -D warnings, and every test,
-                     the root integration tests included (through sudo when not root)
-  bench [TOOL...] [--rounds N] [--allow-foreign]
-                     measure the tools against libbpf-tools, bpftrace and BCC in
-                     interleaved rounds; results in target/bench/results.json
-  bench-table        regenerate README.md's performance table from those results
-  dist [--test]      the .deb, .rpm and tarball in target/dist/ (man pages and
-                     completions included); --test proves each in a bare Debian root
-  vmlinux            regenerate bpf/include/<arch>/vmlinux.h from this kernel's BTF
-  vmtest [--kernel 5.10|6.1|6.12|all] [-- TEST FILTER]
-                     the root integration suite on Debian's kernels, in qemu (TCG)
-  protos             regenerate common/src/pprof/profile.rs from common/proto/profile.proto
-";
+fn usage() -> String {
+    let mut s =
+        String::from("usage: cargo xtask <job> [args]  (cargo xtask <job> --help)\n\njobs:\n");
+    for (_, synopsis, what) in JOBS {
+        s += &format!("  {synopsis}\n");
+        for line in what.lines() {
+            s += &format!("      {line}\n");
+        }
+    }
+    s
+}
+
+/// `--help` or `-h` anywhere before a `--`: the job's own usage.
+fn wants_help(args: &[String]) -> bool {
+    args.iter()
+        .take_while(|a| *a != "--")
+        .any(|a| a == "--help" || a == "-h")
+}
 
 /// System packages a build needs (the BPF compiler, libbpf's link deps).
 const BUILD_PACKAGES: &[&str] = &["clang", "libelf-dev", "zlib1g-dev", "pkg-config", "make"];
 
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
+    if let Some((_, synopsis, what)) = args
+        .first()
+        .and_then(|job| JOBS.iter().find(|(name, _, _)| name == job))
+        .filter(|_| wants_help(&args[1..]))
+    {
+        println!("usage: cargo xtask {synopsis}\n\n{what}");
+        return ExitCode::SUCCESS;
+    }
     let result = match args.first().map(String::as_str) {
         Some("deps") => deps(&[]),
         Some("run") => run_tool(&args[1..]),
@@ -45,14 +114,15 @@ fn main() -> ExitCode {
         Some("bench-table") => bench::bench_table(),
         Some("dist") => dist::main(&args[1..]),
         Some("vmlinux") => vmlinux(),
+        Some("readme") => readme::main(&args[1..]),
         Some("protos") => protos::main(),
         Some("vmtest") => vmtest::main(&args[1..]),
         Some("-h" | "--help" | "help") => {
-            print!("{USAGE}");
+            print!("{}", usage());
             Ok(())
         }
         _ => {
-            eprint!("{USAGE}");
+            eprint!("{}", usage());
             return ExitCode::from(2);
         }
     };
@@ -149,16 +219,6 @@ pub fn deps(extra: &[&str]) -> Result<()> {
     Ok(())
 }
 
-pub fn tools() -> Result<Vec<String>> {
-    let mut names: Vec<String> = std::fs::read_dir(root_dir().join("tools"))?
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().join("Cargo.toml").is_file())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    Ok(names)
-}
-
 pub fn cargo() -> Command {
     let mut cmd = Command::new(env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cmd.current_dir(root_dir());
@@ -174,7 +234,7 @@ pub fn build_release(names: &[String]) -> Result<PathBuf> {
         cmd.args(["-p", name]);
     }
     if names.is_empty() {
-        for name in tools()? {
+        for name in tools::names() {
             cmd.args(["-p", &name]);
         }
     }
@@ -186,12 +246,10 @@ fn run_tool(args: &[String]) -> Result<()> {
     let Some(tool) = args.first() else {
         bail!(
             "usage: cargo xtask run TOOL [ARGS]; tools: {}",
-            tools()?.join(", ")
+            tools::names().join(", ")
         );
     };
-    if !tools()?.contains(tool) {
-        bail!("no tool named '{tool}'; tools: {}", tools()?.join(", "));
-    }
+    tools::find(tool)?;
     deps(&[])?;
     let bin = build_release(std::slice::from_ref(tool))?.join(tool);
     let status = privileged(bin.to_str().unwrap())?

@@ -1,6 +1,7 @@
 //! biolatency: block I/O latency as log2 histograms, aggregated in the kernel.
 
 mod flags;
+mod info;
 
 mod disks;
 
@@ -10,7 +11,7 @@ use anyhow::{bail, Result};
 use clap::Parser;
 use common::cli::{self, CommonArgs, HistogramArgs};
 use common::filters::Filters;
-use common::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
+use common::lifecycle::{self, Schedule, Setup, Tool, When};
 use common::output::Out;
 use common::probe::{self, Hook};
 use common::{hist, maps};
@@ -75,9 +76,7 @@ struct Args {
     common: CommonArgs,
 }
 
-pub fn main() -> std::process::ExitCode {
-    lifecycle::main::<Biolatency>()
-}
+pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Biolatency>();
 
 struct Biolatency {
     args: Args,
@@ -88,7 +87,7 @@ struct Biolatency {
 impl Tool for Biolatency {
     type Args = Args;
     type Builder = BiolatencySkelBuilder;
-    const MAN: &'static str = include_str!("../man.roff");
+    const INFO: &'static registry::ToolInfo = &info::INFO;
 
     fn new(args: Args) -> Result<Self> {
         let targ_dev = args.disk.as_deref().map(disks::resolve).transpose()?;
@@ -127,10 +126,6 @@ impl Tool for Biolatency {
         rodata.filter_dev = self.targ_dev.is_some();
         rodata.targ_dev = self.targ_dev.unwrap_or(0);
         choose_programs(open.open_object_mut(), args.queued)
-    }
-
-    fn banner(&self) -> Banner {
-        Banner::Note("Tracing block device I/O... Hit Ctrl-C to end.".into())
     }
 
     fn schedule(&self) -> Schedule {

@@ -1,5 +1,6 @@
 //! cachestat: page cache hits, misses and dirtied pages per interval.
 
+mod info;
 mod stats;
 
 use std::time::Duration;
@@ -109,9 +110,7 @@ const TRACEPOINTS: &[&str] = &[
     "mm_filemap_fault",
 ];
 
-pub fn main() -> std::process::ExitCode {
-    lifecycle::main::<Cachestat>()
-}
+pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Cachestat>();
 
 struct Cachestat {
     args: Args,
@@ -126,7 +125,7 @@ struct Cachestat {
 impl Tool for Cachestat {
     type Args = Args;
     type Builder = CachestatSkelBuilder;
-    const MAN: &'static str = include_str!("../man.roff");
+    const INFO: &'static registry::ToolInfo = &info::INFO;
 
     fn new(args: Args) -> Result<Self> {
         let exporter = args.metrics.exporter()?;

@@ -1,5 +1,7 @@
 //! execsnoop: trace new processes (exec), with their arguments.
 
+mod info;
+
 use std::io::{self, Write};
 use std::path::PathBuf;
 
@@ -86,9 +88,7 @@ struct Args {
     common: CommonArgs,
 }
 
-pub fn main() -> std::process::ExitCode {
-    lifecycle::main::<Execsnoop>()
-}
+pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Execsnoop>();
 
 struct Execsnoop {
     args: Args,
@@ -99,7 +99,7 @@ struct Execsnoop {
 impl Tool for Execsnoop {
     type Args = Args;
     type Builder = ExecsnoopSkelBuilder;
-    const MAN: &'static str = include_str!("../man.roff");
+    const INFO: &'static registry::ToolInfo = &info::INFO;
 
     fn new(args: Args) -> Result<Self> {
         Ok(Execsnoop {
@@ -147,7 +147,7 @@ impl Tool for Execsnoop {
     fn banner(&self) -> Banner {
         Banner::Header {
             header: header(&self.args),
-            note: "Tracing exec()s... Hit Ctrl-C to end.".into(),
+            note: Self::INFO.banner.into(),
         }
     }
 

@@ -3,6 +3,7 @@
 
 mod allocator;
 mod calls;
+mod info;
 mod mode;
 mod placement;
 mod report;
@@ -148,9 +149,7 @@ pub struct Args {
     common: CommonArgs,
 }
 
-pub fn main() -> std::process::ExitCode {
-    lifecycle::main::<Memleak>()
-}
+pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Memleak>();
 
 struct Memleak {
     args: Args,
@@ -221,7 +220,7 @@ impl Copies {
 impl Tool for Memleak {
     type Args = Args;
     type Builder = MemleakSkelBuilder;
-    const MAN: &'static str = include_str!("../man.roff");
+    const INFO: &'static registry::ToolInfo = &info::INFO;
 
     fn new(args: Args) -> Result<Self> {
         let command = mode::check(&args)?;
@@ -349,7 +348,7 @@ impl Tool for Memleak {
                     .join(",")
             )
         } else {
-            "Attaching to kernel allocators, Ctrl+C to quit.".to_string()
+            Self::INFO.banner.to_string()
         })
     }
 

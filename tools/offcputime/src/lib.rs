@@ -1,6 +1,7 @@
 //! offcputime: time threads spend blocked, summed in the kernel by stack,
 //! printed as BCC's multi-line stacks, folded lines, JSON, or a flame graph.
 
+mod info;
 mod report;
 
 use std::collections::HashMap;
@@ -119,9 +120,7 @@ struct Args {
     common: CommonArgs,
 }
 
-pub fn main() -> std::process::ExitCode {
-    lifecycle::main::<Offcputime>()
-}
+pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Offcputime>();
 
 struct Offcputime {
     args: Args,
@@ -192,7 +191,7 @@ impl Dwarf {
 impl Tool for Offcputime {
     type Args = Args;
     type Builder = OffcputimeSkelBuilder;
-    const MAN: &'static str = include_str!("../man.roff");
+    const INFO: &'static registry::ToolInfo = &info::INFO;
 
     fn new(args: Args) -> Result<Self> {
         if args.min_block_time > args.max_block_time {

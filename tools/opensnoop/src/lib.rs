@@ -1,5 +1,6 @@
 //! opensnoop: trace file opens.
 
+mod info;
 mod print;
 
 use std::ffi::OsString;
@@ -135,9 +136,7 @@ fn open_flag(s: &str) -> Result<i32, String> {
         })
 }
 
-pub fn main() -> std::process::ExitCode {
-    lifecycle::main::<Opensnoop>()
-}
+pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Opensnoop>();
 
 struct Opensnoop {
     args: Args,
@@ -148,7 +147,7 @@ struct Opensnoop {
 impl Tool for Opensnoop {
     type Args = Args;
     type Builder = OpensnoopSkelBuilder;
-    const MAN: &'static str = include_str!("../man.roff");
+    const INFO: &'static registry::ToolInfo = &info::INFO;
 
     fn new(args: Args) -> Result<Self> {
         Ok(Opensnoop {
@@ -235,7 +234,7 @@ impl Tool for Opensnoop {
     fn banner(&self) -> Banner {
         Banner::Header {
             header: print::header(&self.args),
-            note: "Tracing open()s... Hit Ctrl-C to end.".into(),
+            note: Self::INFO.banner.into(),
         }
     }
 

@@ -2,5 +2,5 @@
 //! bundle's multi-call binary links too.
 
 fn main() -> std::process::ExitCode {
-    opensnoop::main()
+    (opensnoop::ENTRY.main)()
 }

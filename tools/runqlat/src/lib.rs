@@ -1,5 +1,7 @@
 //! runqlat: scheduler run queue latency as log2 histograms, in the kernel.
 
+mod info;
+
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 
@@ -7,7 +9,7 @@ use anyhow::{Context, Result};
 use clap::Parser;
 use common::cli::{self, CommonArgs, HistogramArgs, IdList};
 use common::filters::Filters;
-use common::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
+use common::lifecycle::{self, Schedule, Setup, Tool, When};
 use common::output::{c_string, escape, Out};
 use common::{hist, maps, probe, process};
 use libbpf_rs::skel::OpenSkel;
@@ -66,9 +68,7 @@ struct Args {
     common: CommonArgs,
 }
 
-pub fn main() -> std::process::ExitCode {
-    lifecycle::main::<Runqlat>()
-}
+pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Runqlat>();
 
 struct Runqlat {
     args: Args,
@@ -79,7 +79,7 @@ struct Runqlat {
 impl Tool for Runqlat {
     type Args = Args;
     type Builder = RunqlatSkelBuilder;
-    const MAN: &'static str = include_str!("../man.roff");
+    const INFO: &'static registry::ToolInfo = &info::INFO;
 
     fn new(args: Args) -> Result<Self> {
         // A cgroup v2 directory's inode number is its cgroup id.
@@ -130,10 +130,6 @@ impl Tool for Runqlat {
             },
         )?;
         Ok(())
-    }
-
-    fn banner(&self) -> Banner {
-        Banner::Note("Tracing run queue latency... Hit Ctrl-C to end.".into())
     }
 
     fn schedule(&self) -> Schedule {

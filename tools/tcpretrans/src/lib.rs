@@ -1,6 +1,7 @@
 //! tcpretrans: trace TCP retransmits, read from the socket in the kernel's
 //! own tracepoint, so that no kprobe is needed.
 
+mod info;
 mod metrics;
 mod print;
 
@@ -85,9 +86,7 @@ struct Args {
     common: CommonArgs,
 }
 
-pub fn main() -> std::process::ExitCode {
-    lifecycle::main::<Tcpretrans>()
-}
+pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Tcpretrans>();
 
 struct Tcpretrans {
     args: Args,
@@ -100,7 +99,7 @@ struct Tcpretrans {
 impl Tool for Tcpretrans {
     type Args = Args;
     type Builder = TcpretransSkelBuilder;
-    const MAN: &'static str = include_str!("../man.roff");
+    const INFO: &'static registry::ToolInfo = &info::INFO;
 
     fn new(args: Args) -> Result<Self> {
         if args.count && (args.metrics.prometheus.is_some() || args.metrics.prom_file.is_some()) {
@@ -147,7 +146,7 @@ impl Tool for Tcpretrans {
         } else {
             Banner::Header {
                 header: print::header(&self.args),
-                note: "Tracing retransmits ... Hit Ctrl-C to end.".into(),
+                note: Self::INFO.banner.into(),
             }
         }
     }

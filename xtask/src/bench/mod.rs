@@ -20,6 +20,7 @@ mod workloads;
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
+use registry::{Bench, Extra, ToolInfo};
 use serde_json::json;
 
 pub use readme::bench_table;
@@ -32,12 +33,13 @@ use workloads::{Scratch, Workload};
 
 const DEFAULT_ROUNDS: usize = 5;
 
-const USAGE: &str = "usage: cargo xtask bench [TOOL...] [--rounds N] [--allow-foreign]";
+const USAGE: &str = "usage: cargo xtask bench [TOOL...] [--rounds N] [--allow-foreign] | --list";
 
 struct Options {
     tools: Vec<String>,
     rounds: usize,
     allow_foreign: bool,
+    list: bool,
 }
 
 impl Options {
@@ -47,12 +49,17 @@ impl Options {
             tools: Vec::new(),
             rounds: DEFAULT_ROUNDS,
             allow_foreign: false,
+            list: false,
         };
         let mut args = args.iter();
         while let Some(arg) = args.next() {
             let rounds = match arg.as_str() {
                 "--allow-foreign" => {
                     opts.allow_foreign = true;
+                    continue;
+                }
+                "--list" => {
+                    opts.list = true;
                     continue;
                 }
                 "--rounds" => args.next().map(String::as_str),
@@ -100,7 +107,26 @@ fn packages() -> Vec<&'static str> {
 }
 
 pub fn main(args: &[String]) -> Result<()> {
-    let opts = Options::parse(args, &crate::tools()?)?;
+    let opts = Options::parse(args, &crate::tools::names())?;
+    if opts.list {
+        for name in &opts.tools {
+            let tool = crate::tools::find(name)?;
+            println!("{:<12} {}", tool.name, peers::describe(tool));
+        }
+        return Ok(());
+    }
+    // A tool without a bench is said and left out; the others run.
+    let mut opts = opts;
+    opts.tools.retain(|name| {
+        let benched = crate::tools::find(name).is_ok_and(|t| t.bench.is_some());
+        if !benched {
+            println!("bench: {name} has no bench workload (tools/{name}/src/info.rs): not run");
+        }
+        benched
+    });
+    if opts.tools.is_empty() {
+        bail!("none of the tools named has a bench workload");
+    }
     if !crate::is_root() {
         bail!("bench loads BPF programs: run it as root");
     }
@@ -162,37 +188,50 @@ fn run(
         ours: bins.to_path_buf(),
         headers,
     };
-    let netns = if opts.tools.iter().any(|t| t == "tcpretrans") {
+    let benches: Vec<(&ToolInfo, &Bench)> = opts
+        .tools
+        .iter()
+        .filter_map(|name| crate::tools::find(name).ok())
+        .filter_map(|t| t.bench.as_ref().map(|b| (t, b)))
+        .collect();
+    let netns = if benches
+        .iter()
+        .any(|(_, b)| b.workload == registry::Workload::LossyTransfer)
+    {
         Some(workloads::lossy_netns()?)
     } else {
         None
     };
-    // All up front: a tool without a workload fails before anything is measured.
-    let workloads = opts
-        .tools
+    // All up front: a workload that cannot be made fails before anything is measured.
+    let workloads = benches
         .iter()
-        .map(|tool| workload(tool, &scratch, netns.as_ref()))
+        .map(|(_, b)| workload(b.workload, &scratch, netns.as_ref()))
         .collect::<Result<Vec<_>>>()?;
-    for (tool, workload) in opts.tools.iter().zip(&workloads) {
-        let (conditions, unavailable) = peers.conditions(tool);
+    for ((info, bench), workload) in benches.iter().zip(&workloads) {
+        let tool = &info.name.to_string();
+        let (conditions, unavailable) = peers.conditions(info, bench);
         println!("\n== {tool}: {}", workload.name);
         let mut result = rounds(tool, workload, conditions, unavailable, opts.rounds, watch)?;
         let mut failed = None;
-        if tool == "memleak" {
-            let reports =
-                memleak::report_phases(&bins.join("memleak"), &scratch.dir, opts.rounds, watch);
-            result.extras = Some(memleak::extras(&result, &reports));
-            failed = reports.err();
-        }
-        if tool == "offcputime" {
-            let phases = unwind::phases(bins, &scratch.dir, opts.rounds, watch);
-            result.extras = Some(unwind::extras(&phases));
-            failed = phases.err();
-        }
-        if tool == "runqlat" {
-            let phases = scrape::phases(bins, opts.rounds, watch);
-            result.extras = Some(scrape::extras(&phases));
-            failed = phases.err();
+        for extra in bench.extras {
+            match extra {
+                Extra::LeakReports => {
+                    let bin = bins.join(tool);
+                    let reports = memleak::report_phases(&bin, &scratch.dir, opts.rounds, watch);
+                    result.extras = Some(memleak::extras(&result, &reports));
+                    failed = reports.err();
+                }
+                Extra::UnwindCost => {
+                    let phases = unwind::phases(bins, &scratch.dir, opts.rounds, watch);
+                    result.extras = Some(unwind::extras(&phases));
+                    failed = phases.err();
+                }
+                Extra::PrometheusScrape => {
+                    let phases = scrape::phases(bins, opts.rounds, watch);
+                    result.extras = Some(scrape::extras(&phases));
+                    failed = phases.err();
+                }
+            }
         }
         result.print(opts.rounds);
         done.push((tool.clone(), result.to_json(meta)));
@@ -204,20 +243,18 @@ fn run(
     Ok(())
 }
 
-fn workload(tool: &str, scratch: &Scratch, netns: Option<&Netns>) -> Result<Workload> {
+/// The workload a tool's description names, made ready to run.
+fn workload(w: registry::Workload, scratch: &Scratch, netns: Option<&Netns>) -> Result<Workload> {
+    use registry::Workload as W;
     let dir = &scratch.dir;
-    Ok(match tool {
-        "opensnoop" => workloads::open_loop(dir, 200_000)?,
-        "execsnoop" => workloads::exec_loop(dir, 500)?,
-        "runqlat" | "offcputime" => workloads::sched_pipe(100_000),
-        "biolatency" => workloads::fio_randread(dir)?,
-        "tcpretrans" => workloads::lossy_transfer(netns.context("no network namespace")?),
-        "cachestat" => workloads::cached_reads(dir)?,
-        "memleak" => memleak::malloc_loop(dir)?,
-        other => bail!(
-            "no bench workload for '{other}': add one (bench/workloads.rs, named in \
-             workload() in bench/mod.rs)"
-        ),
+    Ok(match w {
+        W::OpenLoop { opens } => workloads::open_loop(dir, opens.into())?,
+        W::ExecLoop { execs } => workloads::exec_loop(dir, execs.into())?,
+        W::SchedPipe { messages } => workloads::sched_pipe(messages),
+        W::FioRandread => workloads::fio_randread(dir)?,
+        W::LossyTransfer => workloads::lossy_transfer(netns.context("no network namespace")?),
+        W::CachedReads => workloads::cached_reads(dir)?,
+        W::MallocLoop => memleak::malloc_loop(dir)?,
     })
 }
 
@@ -362,6 +399,7 @@ mod tests {
         assert!(o.allow_foreign);
         let o = parse("--rounds=1").unwrap();
         assert_eq!((o.tools.len(), o.rounds, o.allow_foreign), (3, 1, false));
+        assert!(parse("--list").unwrap().list);
     }
 
     #[test]

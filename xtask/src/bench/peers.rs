@@ -8,6 +8,8 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
+use registry::{Bench, Peer, PeerRun, ToolInfo};
+
 use super::measure::{Launch, Ready};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,61 +60,98 @@ pub struct Peers {
 const SBIN: &str = "/usr/sbin";
 
 impl Peers {
-    /// Untraced first, then ours, then the peers that exist here.
-    pub fn conditions(&self, tool: &str) -> (Vec<Condition>, Vec<Unavailable>) {
+    /// Untraced first, then ours, then the peers that exist here, as the
+    /// tool's description lists them.
+    pub fn conditions(&self, tool: &ToolInfo, bench: &Bench) -> (Vec<Condition>, Vec<Unavailable>) {
         let mut conditions = vec![Condition {
             label: "untraced".into(),
             role: Role::Untraced,
             how: "the workload alone".into(),
             launch: None,
         }];
+        let bin = self.ours.join(tool.name);
+        conditions.extend(bench.ours.iter().map(|o| Condition {
+            label: o.label.into(),
+            role: Role::Ours,
+            how: o.how.into(),
+            launch: Some(Launch {
+                program: bin.clone(),
+                args: strings(o.args),
+                env: Vec::new(),
+                ready: ready(o.ready, tool),
+            }),
+        }));
         let mut missing = Vec::new();
-        conditions.extend(self.ours(tool));
-        match self.libbpf_tools(tool) {
-            Ok(c) => conditions.push(c),
-            Err(reason) => missing.push(unavailable("libbpf-tools", reason)),
-        }
-        match self.bpftrace(tool) {
-            Ok(c) => conditions.extend(c),
-            Err(reason) => missing.push(unavailable("bpftrace", reason)),
-        }
-        match self.bcc(tool) {
-            Ok(c) => conditions.push(c),
-            Err(reason) => missing.push(unavailable("bcc", reason)),
+        for peer in bench.peers {
+            match self.peer(tool, peer) {
+                Ok(c) => conditions.push(c),
+                Err((label, reason)) => missing.push(unavailable(&label, reason)),
+            }
         }
         (conditions, missing)
     }
 
-    fn ours(&self, tool: &str) -> Vec<Condition> {
-        let bin = self.ours.join(tool);
-        let ours = |label: &str, args: &[&str], how: &str| Condition {
-            label: label.into(),
-            role: Role::Ours,
-            how: how.into(),
-            launch: Some(Launch {
-                program: bin.clone(),
-                args: args.iter().map(|s| s.to_string()).collect(),
-                env: Vec::new(),
-                ready: ours_ready(tool),
-            }),
+    fn peer(&self, tool: &ToolInfo, peer: &Peer) -> Result<Condition, (String, String)> {
+        let ready = ready(peer.ready, tool);
+        let role = if peer.reference {
+            Role::Reference
+        } else {
+            Role::Peer
         };
-        if tool == "memleak" {
-            // A long interval: no periodic report inside the measured loop.
-            return vec![
-                ours("ours", &["-p", "{pid}", "3600"], "every allocation"),
-                ours(
-                    "ours -s 100",
-                    &["-p", "{pid}", "-s", "100", "3600"],
-                    "every 100th allocation sampled",
-                ),
-            ];
+        match peer.runs {
+            PeerRun::LibbpfTools { args } => self
+                .libbpf_tools(tool.name, args, ready)
+                .map_err(|e| ("libbpf-tools".into(), e)),
+            PeerRun::Bcc { args } => self
+                .bcc(tool.name, args, ready)
+                .map_err(|e| ("bcc".into(), e)),
+            PeerRun::BpftraceScript => self
+                .bpftrace(tool.name, ready)
+                .map_err(|e| ("bpftrace".into(), e)),
+            PeerRun::BpftraceProgram {
+                label,
+                how,
+                args,
+                program,
+            } => Ok(Condition {
+                label: label.into(),
+                role,
+                how: how.into(),
+                launch: Some(Launch {
+                    program: "bpftrace".into(),
+                    args: strings(args)
+                        .into_iter()
+                        .chain([
+                            "-e".to_string(),
+                            // BEGIN runs once every other probe is attached.
+                            format!("BEGIN {{ printf(\"bench: attached\\n\"); }} {program}"),
+                        ])
+                        .collect(),
+                    env: self.bpftrace_env(),
+                    ready,
+                }),
+            }),
+            PeerRun::Command {
+                label,
+                program,
+                args,
+            } => Ok(Condition {
+                label: label.into(),
+                role,
+                how: format!("{program} {}", args.join(" ")),
+                launch: Some(Launch {
+                    program: program.into(),
+                    args: strings(args),
+                    env: Vec::new(),
+                    ready,
+                }),
+            }),
         }
-        vec![ours("ours", &[], "release build")]
     }
 
     /// libbpf-tools' stdio buffers a pipe fully: stdbuf makes it line-buffered
     /// so that its first event can be seen when it is printed.
-    fn libbpf_tools(&self, tool: &str) -> Result<Condition, String> {
+    fn libbpf_tools(&self, tool: &str, args: &[&str], ready: Ready) -> Result<Condition, String> {
         let bin = Path::new(SBIN).join(tool);
         if !bin.exists() {
             return Err(format!(
@@ -120,21 +159,16 @@ impl Peers {
                 bin.display()
             ));
         }
-        let ready = match tool {
-            "opensnoop" | "execsnoop" => Ready::FirstEvent,
-            "runqlat" => Ready::Line("Tracing run queue latency".into()),
-            "biolatency" => Ready::Line("Tracing block device I/O".into()),
-            "cachestat" => Ready::Line("HITS".into()),
-            // Prints nothing until it ends.
-            _ => Ready::HoldsPrograms,
-        };
         Ok(Condition {
             label: "libbpf-tools".into(),
             role: Role::Peer,
             how: format!("{} (Debian libbpf-tools)", bin.display()),
             launch: Some(Launch {
                 program: "stdbuf".into(),
-                args: vec!["-oL".into(), bin.to_string_lossy().into_owned()],
+                args: ["-oL".to_string(), bin.to_string_lossy().into_owned()]
+                    .into_iter()
+                    .chain(strings(args))
+                    .collect(),
                 env: Vec::new(),
                 ready,
             }),
@@ -142,15 +176,10 @@ impl Peers {
     }
 
     /// The script bpftrace ships where it loads here (tracepoints only),
-    /// else our tracepoint rewrite from xtask/bench-bt/.
-    fn bpftrace(&self, tool: &str) -> Result<Vec<Condition>, String> {
-        if tool == "memleak" {
-            return Ok(memleak_yardsticks(&self.bpftrace_env()));
-        }
+    /// else our tracepoint rewrite, tools/<tool>/bench.bt.
+    fn bpftrace(&self, tool: &str, ready: Ready) -> Result<Condition, String> {
         let stock = stock_bpftrace_script(tool);
-        let rewrite = crate::root_dir()
-            .join("xtask/bench-bt")
-            .join(format!("{tool}.bt"));
+        let rewrite = crate::root_dir().join("tools").join(tool).join("bench.bt");
         let (script, how) = match &stock {
             Some(path) if !needs_kprobes(path) => {
                 (path.clone(), format!("stock {}", path.display()))
@@ -162,29 +191,19 @@ impl Peers {
                 };
                 (
                     rewrite.clone(),
-                    format!("xtask/bench-bt/{tool}.bt, on tracepoints ({why})"),
+                    format!("tools/{tool}/bench.bt, on tracepoints ({why})"),
                 )
             }
             Some(path) => {
                 return Err(format!(
-                    "{} needs kprobes, and there is no rewrite",
+                    "{} needs kprobes, and there is no rewrite (tools/{tool}/bench.bt)",
                     path.display()
                 ))
             }
             None => return Err(format!("bpftrace ships no {tool}.bt")),
         };
-        let ready = match tool {
-            "opensnoop" | "execsnoop" => Ready::FirstEvent,
-            // The BEGIN probe runs once every other probe is attached.
-            "runqlat" => Ready::Line("Tracing CPU scheduler".into()),
-            "biolatency" => Ready::Line("Tracing block device I/O".into()),
-            "tcpretrans" => Ready::Line("Tracing tcp retransmits".into()),
-            "cachestat" => Ready::Line("Tracing page cache".into()),
-            "offcputime" => Ready::Line("Tracing off-CPU time".into()),
-            _ => return Err(format!("no start-up line known for {}", script.display())),
-        };
         // bpftrace flushes each line itself: no stdbuf.
-        Ok(vec![Condition {
+        Ok(Condition {
             label: "bpftrace".into(),
             role: Role::Peer,
             how,
@@ -194,7 +213,7 @@ impl Peers {
                 env: self.bpftrace_env(),
                 ready,
             }),
-        }])
+        })
     }
 
     /// Kernel headers for scripts that include them (runqlat.bt).
@@ -209,7 +228,7 @@ impl Peers {
     }
 
     /// BCC's Python tools compile their C at start-up against kernel headers.
-    fn bcc(&self, tool: &str) -> Result<Condition, String> {
+    fn bcc(&self, tool: &str, args: &[&str], ready: Ready) -> Result<Condition, String> {
         let bin = Path::new(SBIN).join(format!("{tool}-bpfcc"));
         if !bin.exists() {
             return Err(format!(
@@ -225,31 +244,22 @@ impl Peers {
             )),
             Err(why) => return Err(format!("no kernel headers for BCC: {why}")),
         }
-        let (args, ready) = match tool {
-            "opensnoop" | "execsnoop" => (vec![], Ready::FirstEvent),
-            "runqlat" => (vec![], Ready::Line("Tracing run queue latency".into())),
-            "biolatency" => (vec![], Ready::Line("Tracing block device I/O".into())),
-            "tcpretrans" => (vec![], Ready::Line("Tracing retransmits".into())),
-            "cachestat" => (vec![], Ready::Line("HITS".into())),
-            "offcputime" => (vec![], Ready::Line("Tracing off-CPU time".into())),
-            "memleak" => (
-                vec!["-p".to_string(), "{pid}".into(), "3600".into()],
-                Ready::Line("Attaching to pid".into()),
-            ),
-            _ => return Err(format!("no start-up line known for {}", bin.display())),
-        };
         Ok(Condition {
             label: "bcc".into(),
             role: Role::Peer,
             how: format!("{} (Debian bpfcc-tools), BCC_KERNEL_SOURCE", bin.display()),
             launch: Some(Launch {
                 program: bin,
-                args,
+                args: strings(args),
                 env,
                 ready,
             }),
         })
     }
+}
+
+fn strings(args: &[&str]) -> Vec<String> {
+    args.iter().map(|s| s.to_string()).collect()
 }
 
 fn unavailable(label: &str, reason: String) -> Unavailable {
@@ -259,68 +269,48 @@ fn unavailable(label: &str, reason: String) -> Unavailable {
     }
 }
 
-fn ours_ready(tool: &str) -> Ready {
-    match tool {
-        "opensnoop" | "execsnoop" => Ready::FirstEvent,
-        "runqlat" => Ready::Line("Tracing run queue latency".into()),
-        "biolatency" => Ready::Line("Tracing block device I/O".into()),
-        "tcpretrans" => Ready::Line("LADDR:LPORT".into()),
-        "cachestat" => Ready::Line("HITS".into()),
-        "offcputime" => Ready::Line("Tracing off-CPU time".into()),
-        "memleak" => Ready::Line("Attaching to pid".into()),
-        // A new tool: start-up ends once it holds its programs.
-        _ => Ready::HoldsPrograms,
+/// How the bench tells a tracer is attached; our banner, up to its first
+/// "...", for [`registry::Ready::Banner`].
+fn ready(r: registry::Ready, tool: &ToolInfo) -> Ready {
+    match r {
+        registry::Ready::Banner => {
+            let banner = tool.banner.split("...").next().unwrap_or(tool.banner);
+            Ready::Line(banner.trim().to_string())
+        }
+        registry::Ready::Line(l) => Ready::Line(l.to_string()),
+        registry::Ready::FirstEvent => Ready::FirstEvent,
+        registry::Ready::HoldsPrograms => Ready::HoldsPrograms,
     }
 }
 
-/// The label of bpftrace with the three empty allocator probes together.
-pub const EMPTY_PROBES: &str = "bpftrace: empty probes";
-
-/// bpftrace with empty probes on the allocator: what the uprobe traps alone
-/// cost, the floor for any uprobe-based memleak; together, then each alone.
-fn memleak_yardsticks(env: &[(String, String)]) -> Vec<Condition> {
-    let probes = [
-        (
-            EMPTY_PROBES,
-            "malloc entry and return, free entry; all empty",
-            "uprobe:{libc}:malloc {} uretprobe:{libc}:malloc {} uprobe:{libc}:free {}",
-        ),
-        (
-            "bpftrace: uprobe malloc",
-            "malloc entry alone, empty",
-            "uprobe:{libc}:malloc {}",
-        ),
-        (
-            "bpftrace: uretprobe malloc",
-            "malloc return alone, empty",
-            "uretprobe:{libc}:malloc {}",
-        ),
-        (
-            "bpftrace: uprobe free",
-            "free entry alone, empty",
-            "uprobe:{libc}:free {}",
-        ),
-    ];
-    probes
+/// What `cargo xtask bench --list` says of a tool's bench.
+pub fn describe(tool: &ToolInfo) -> String {
+    let Some(b) = &tool.bench else {
+        return "no bench workload (not benched)".into();
+    };
+    let peers: Vec<String> = b
+        .peers
         .iter()
-        .map(|(label, how, probes)| Condition {
-            label: label.to_string(),
-            role: Role::Reference,
-            how: how.to_string(),
-            launch: Some(Launch {
-                program: "bpftrace".into(),
-                args: vec![
-                    "-p".into(),
-                    "{pid}".into(),
-                    "-e".into(),
-                    // BEGIN runs once every other probe is attached.
-                    format!("BEGIN {{ printf(\"bench: attached\\n\"); }} {probes}"),
-                ],
-                env: env.to_vec(),
-                ready: Ready::Line("bench: attached".into()),
-            }),
+        .map(|p| match p.runs {
+            PeerRun::LibbpfTools { .. } => "libbpf-tools".to_string(),
+            PeerRun::Bcc { .. } => "bcc".to_string(),
+            PeerRun::BpftraceScript => "bpftrace".to_string(),
+            PeerRun::BpftraceProgram { label, .. } | PeerRun::Command { label, .. } => {
+                label.to_string()
+            }
         })
-        .collect()
+        .collect();
+    let ours: Vec<&str> = b.ours.iter().map(|o| o.label).collect();
+    let mut s = format!(
+        "{:?}; {}; against {}",
+        b.workload,
+        ours.join(", "),
+        peers.join(", ")
+    );
+    if !b.extras.is_empty() {
+        s += &format!("; extras {:?}", b.extras);
+    }
+    s
 }
 
 /// The tool's script in the bpftrace package, if it ships one.

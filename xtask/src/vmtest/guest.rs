@@ -30,20 +30,6 @@ const TEST_MODULES: &[&str] = &[
     "nft_chain_nat",
 ];
 
-/// The tools whose `--dry-run` (hooks chosen) the matrix records.
-pub const DRY_RUNS: &[(&str, &str)] = &[
-    ("execsnoop", ""),
-    ("opensnoop", ""),
-    ("biolatency", ""),
-    ("runqlat", ""),
-    ("tcpretrans", ""),
-    ("tcpretrans", "-l"),
-    ("cachestat", ""),
-    ("offcputime", ""),
-    ("memleak", ""),
-    ("memleak", "-p $$"),
-];
-
 /// How long one kernel's whole run may take under TCG.
 const TIME_LIMIT: Duration = Duration::from_secs(60 * 60);
 /// How long the guest may print nothing (every test prints its result;
@@ -55,6 +41,24 @@ pub struct TestBinary {
     pub name: String,
     pub path: PathBuf,
     pub dir: PathBuf,
+    /// Its own test filter (--variants), in place of the run's.
+    pub filter: Vec<String>,
+}
+
+/// Keeps each tool's hook-variant tests (its description's vm_tests): the
+/// contract binaries go (the dry runs cover loading), the tools' own
+/// binaries keep a filter of those tests.
+pub fn select_variant_tests(tests: &mut Vec<TestBinary>) -> Result<()> {
+    for t in tests.iter_mut() {
+        let tool = t.dir.file_name().unwrap_or_default().to_string_lossy();
+        t.filter = crate::tools::find(&tool)?
+            .vm_tests
+            .iter()
+            .map(|f| f.to_string())
+            .collect();
+    }
+    tests.retain(|t| !t.name.ends_with("/contract"));
+    Ok(())
 }
 
 /// Builds the tools' integration tests (the test profile, as `cargo xtask
@@ -91,6 +95,7 @@ pub fn build_tests() -> Result<Vec<TestBinary>> {
                 name,
                 path: PathBuf::from(exe),
                 dir,
+                filter: Vec::new(),
             });
         }
     }
@@ -284,14 +289,18 @@ echo "vmtest: Linux $(uname -r), $(nproc) CPUs"
             );
         }
     };
-    for (i, (tool, args)) in DRY_RUNS.iter().enumerate() {
+    for (label, dry) in crate::readme::dry_run_labels() {
+        let tool = label.split(' ').next().unwrap_or_default();
         s += &format!(
-            "{} --dry-run {args} > $R/dry-run-{i} 2>&1\n",
-            bins.join(tool).display()
+            "{} --dry-run {} > $R/{} 2>&1\n",
+            bins.join(tool).display(),
+            dry.args,
+            super::matrix::result_file(&label)
         );
     }
     s += "failed=0\n";
-    let filter: Vec<String> = filter.iter().map(|f| shell_quote(f)).collect();
+    let quote = |f: &[String]| -> Vec<String> { f.iter().map(|f| shell_quote(f)).collect() };
+    let run_filter = quote(filter);
     // A binary that fails is run once more: under TCG a test's timing can
     // go wrong once in a while. A pass then is reported as flaky, not hidden.
     for t in tests {
@@ -299,7 +308,11 @@ echo "vmtest: Linux $(uname -r), $(nproc) CPUs"
             "(cd {dir} && {bin} --test-threads=2 --color=never {filter})",
             dir = t.dir.display(),
             bin = t.path.display(),
-            filter = filter.join(" "),
+            filter = if t.filter.is_empty() {
+                run_filter.join(" ")
+            } else {
+                quote(&t.filter).join(" ")
+            },
         );
         // $R/progress: each binary's verdict, for a boot that resumes after
         // a guest that hung.

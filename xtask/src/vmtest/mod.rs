@@ -26,8 +26,8 @@ use anyhow::{bail, Context, Result};
 
 pub use kernels::KERNELS;
 
-const USAGE: &str = "usage: cargo xtask vmtest [--kernel 5.10|6.1|6.12|all] [--run COMMAND] \
-                     [-- TEST FILTER...]";
+const USAGE: &str = "usage: cargo xtask vmtest [--kernel 5.10|6.1|6.12|all]... [--variants] \
+                     [--run COMMAND] [-- TEST FILTER...] | --list";
 
 /// Packages the VMs need on this machine.
 const PACKAGES: &[&str] = &[
@@ -48,12 +48,17 @@ struct Options {
     /// A shell command to run in the guest instead of the tests (a look
     /// at a failure: a tool with -v, say).
     run: Option<String>,
+    /// Each tool's hook-variant tests only (its description's vm_tests).
+    variants: bool,
+    list: bool,
 }
 
 fn parse(args: &[String]) -> Result<Options> {
     let mut kernels = Vec::new();
     let mut filter = Vec::new();
     let mut run = None;
+    let mut variants = false;
+    let mut list = false;
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -71,6 +76,8 @@ fn parse(args: &[String]) -> Result<Options> {
                 }
             }
             "--run" => run = Some(args.next().context(USAGE)?.clone()),
+            "--variants" => variants = true,
+            "--list" => list = true,
             "--" => filter.extend(args.by_ref().cloned()),
             other => bail!("unknown argument '{other}'\n{USAGE}"),
         }
@@ -82,16 +89,50 @@ fn parse(args: &[String]) -> Result<Options> {
         kernels,
         filter,
         run,
+        variants,
+        list,
     })
+}
+
+/// What each kernel runs, tool by tool: every dry run, and the whole suite
+/// or (with --variants) the tests named in the tool's description.
+fn list(opts: &Options) {
+    let kernels: Vec<&str> = opts.kernels.iter().map(|k| k.name).collect();
+    println!("kernels: {}", kernels.join(", "));
+    for t in crate::tools::TOOLS {
+        let dry: Vec<String> = t
+            .dry_runs
+            .iter()
+            .map(|d| format!("--dry-run {}", d.args).trim().to_string())
+            .collect();
+        println!("{}:\n  dry runs: {}", t.name, dry.join("; "));
+        if !opts.filter.is_empty() {
+            println!("  tests matching: {}", opts.filter.join(" "));
+        } else if opts.variants {
+            println!("  tests matching: {}", t.vm_tests.join(" "));
+        } else {
+            println!(
+                "  tests: all of tools/{}/tests/ (contract included)",
+                t.name
+            );
+        }
+    }
 }
 
 pub fn main(args: &[String]) -> Result<()> {
     let opts = parse(args)?;
+    if opts.list {
+        list(&opts);
+        return Ok(());
+    }
     if !crate::is_root() {
         bail!("vmtest exports the root filesystem to the guest over 9p: run it as root");
     }
     crate::deps(PACKAGES)?;
-    let tests = guest::build_tests()?;
+    let mut tests = guest::build_tests()?;
+    if opts.variants && opts.filter.is_empty() {
+        guest::select_variant_tests(&mut tests)?;
+    }
     let mut failed = Vec::new();
     let mut summaries = Vec::new();
     for spec in &opts.kernels {

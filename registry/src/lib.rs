@@ -1,0 +1,271 @@
+//! What a tool says about itself, once, in `tools/<tool>/src/info.rs`.
+//!
+//! The tool's crate uses its description (the banner, the man page's
+//! hand-written sections); everything that lists tools reads the
+//! descriptions: the multi-call binary (`bpftools --list`, dispatch, man
+//! pages' SEE ALSO, completions), `cargo xtask bench` (workload, peers),
+//! `cargo xtask vmtest` (dry runs) and the README's generated tables. This
+//! crate has no dependencies, so xtask reads the descriptions (it
+//! `include!`s each `info.rs`) without building the tools.
+
+/// One tool's description.
+#[derive(Debug)]
+pub struct ToolInfo {
+    /// The command's name, and its crate's and folder's.
+    pub name: &'static str,
+    /// What it shows, in one line (`bpftools --list`, README, bpftools(8)).
+    pub summary: &'static str,
+    pub kind: Kind,
+    /// The line a tool prints on stderr or stdout once it is attached, when
+    /// it prints no table header (`Tracing ... Hit Ctrl-C to end.`).
+    pub banner: &'static str,
+    /// The argument sets the VM suite dry-runs on every kernel, each a line
+    /// of README's kernel matrix: at least the default, and each option that
+    /// changes the hooks.
+    pub dry_runs: &'static [DryRun],
+    /// Integration tests (name filters, as `cargo test` takes them) that
+    /// exercise each hook variant: with the dry runs, what the VM suite runs
+    /// on every kernel in CI (`cargo xtask vmtest --variants`); the whole
+    /// suite runs without `--variants`.
+    pub vm_tests: &'static [&'static str],
+    /// How `cargo xtask bench` measures the tool; `None`: not benched yet.
+    pub bench: Option<Bench>,
+    /// The man page's hand-written sections (roff): DESCRIPTION, FIELDS,
+    /// REQUIREMENTS, OVERHEAD...; NAME, SYNOPSIS, OPTIONS, EXAMPLES and SEE
+    /// ALSO are generated.
+    pub man: &'static str,
+    /// Pages outside the bundle for SEE ALSO (`fio(1)`); the bundle's other
+    /// tools are listed there by the generator.
+    pub see_also: &'static [&'static str],
+}
+
+/// The kinds of tool, each with its shared part in `common`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Histograms aggregated in the kernel, printed per interval or at the end.
+    Histogram,
+    /// One line (or JSON object) per event.
+    Event,
+    /// Counts or times by stack: multi-line, folded, SVG, pprof.
+    Stack,
+    /// Counters summarized per interval, a row each.
+    Summary,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Histogram => "histogram",
+            Kind::Event => "event",
+            Kind::Stack => "stack",
+            Kind::Summary => "summary",
+        }
+    }
+}
+
+/// One dry run of the VM suite.
+#[derive(Debug, Clone, Copy)]
+pub struct DryRun {
+    /// Arguments after `--dry-run`, split at spaces; `$$` is the shell's pid.
+    pub args: &'static str,
+    /// How README's kernel matrix names the row, after the tool's name
+    /// (`-p PID`).
+    pub label: &'static str,
+}
+
+impl DryRun {
+    /// The tool run with no option.
+    pub const DEFAULT: DryRun = DryRun {
+        args: "",
+        label: "",
+    };
+}
+
+/// A tool's benchmark: one workload, run untraced, under ours and under
+/// each peer, in interleaved rounds.
+#[derive(Debug)]
+pub struct Bench {
+    pub workload: Workload,
+    /// Our configurations (usually one).
+    pub ours: &'static [Ours],
+    /// The other implementations, and yardsticks.
+    pub peers: &'static [Peer],
+    /// Measurements beyond the workload's slowdown.
+    pub extras: &'static [Extra],
+}
+
+/// The bench's workloads (xtask/src/bench/workloads.rs runs them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Workload {
+    /// `n` opens of a file, timed.
+    OpenLoop { opens: u32 },
+    /// `n` execs of a small program, timed.
+    ExecLoop { execs: u32 },
+    /// `perf bench sched pipe` with `n` messages: a context switch each way.
+    SchedPipe { messages: u32 },
+    /// fio: queue depth 1 O_DIRECT random reads on the scratch disk.
+    FioRandread,
+    /// A loopback transfer through a lossy link in a network namespace.
+    LossyTransfer,
+    /// Reads of a file kept in the page cache.
+    CachedReads,
+    /// A C program timing malloc+free pairs (per-pair cost).
+    MallocLoop,
+}
+
+/// One of our configurations.
+#[derive(Debug, Clone, Copy)]
+pub struct Ours {
+    pub label: &'static str,
+    /// `{pid}` is the workload's process.
+    pub args: &'static [&'static str],
+    pub how: &'static str,
+    pub ready: Ready,
+}
+
+impl Ours {
+    /// The tool with no option, ready once it printed its banner.
+    pub const DEFAULT: Ours = Ours {
+        label: "ours",
+        args: &[],
+        how: "release build",
+        ready: Ready::Banner,
+    };
+}
+
+/// Another implementation measured beside ours.
+#[derive(Debug, Clone, Copy)]
+pub struct Peer {
+    pub runs: PeerRun,
+    pub ready: Ready,
+    /// A yardstick that is no tool (empty probes): shown, never "best peer".
+    pub reference: bool,
+}
+
+impl Peer {
+    /// libbpf-tools' tool of the same name, no arguments.
+    pub const fn libbpf_tools(ready: Ready) -> Peer {
+        Peer {
+            runs: PeerRun::LibbpfTools { args: &[] },
+            ready,
+            reference: false,
+        }
+    }
+
+    /// bpftrace's script of the same name (or our tracepoint rewrite).
+    pub const fn bpftrace(ready: Ready) -> Peer {
+        Peer {
+            runs: PeerRun::BpftraceScript,
+            ready,
+            reference: false,
+        }
+    }
+
+    /// BCC's tool of the same name, no arguments.
+    pub const fn bcc(ready: Ready) -> Peer {
+        Peer {
+            runs: PeerRun::Bcc { args: &[] },
+            ready,
+            reference: false,
+        }
+    }
+}
+
+/// How a peer is started.
+#[derive(Debug, Clone, Copy)]
+pub enum PeerRun {
+    /// libbpf-tools' binary of the same name, with these arguments.
+    LibbpfTools { args: &'static [&'static str] },
+    /// BCC's `<name>-bpfcc`, with these arguments.
+    Bcc { args: &'static [&'static str] },
+    /// The script of the same name bpftrace ships, where it loads here
+    /// without kprobes, else `tools/<name>/bench.bt` (a tracepoint rewrite).
+    BpftraceScript,
+    /// A bpftrace program (`-e`), labelled; `{libc}` is the C library's path.
+    BpftraceProgram {
+        label: &'static str,
+        how: &'static str,
+        args: &'static [&'static str],
+        program: &'static str,
+    },
+    /// Any other command (`perf record ...`), labelled.
+    Command {
+        label: &'static str,
+        program: &'static str,
+        args: &'static [&'static str],
+    },
+}
+
+/// How the bench tells that a tracer is attached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ready {
+    /// Our tool's banner ([`ToolInfo::banner`]).
+    Banner,
+    /// A line holding this text.
+    Line(&'static str),
+    /// The first event the workload's probe causes.
+    FirstEvent,
+    /// It holds BPF programs (for tools that print nothing until the end).
+    HoldsPrograms,
+}
+
+/// Measurements beyond the slowdown, each in xtask/src/bench/.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Extra {
+    /// The time to build a report of many outstanding allocations.
+    LeakReports,
+    /// `--unwind dwarf` against frame pointers, per event and per report.
+    UnwindCost,
+    /// `--prometheus` scraped while tracing.
+    PrometheusScrape,
+}
+
+impl ToolInfo {
+    /// The man page's SEE ALSO entries: the bundle's other tools, then this
+    /// tool's own references.
+    pub fn see_also(&self, all: &[&ToolInfo]) -> Vec<String> {
+        std::iter::once("bpftools".to_string())
+            .chain(
+                all.iter()
+                    .filter(|t| t.name != self.name)
+                    .map(|t| t.name.to_string()),
+            )
+            .map(|name| format!("{name}(8)"))
+            .chain(self.see_also.iter().map(|s| s.to_string()))
+            .collect()
+    }
+}
+
+/// Checks that hold for every description: a test of each consumer runs it
+/// over the registry it has.
+pub fn check(all: &[&ToolInfo]) -> Result<(), String> {
+    let mut names: Vec<&str> = all.iter().map(|t| t.name).collect();
+    names.sort_unstable();
+    if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+        return Err(format!("two tools are named {}", w[0]));
+    }
+    for t in all {
+        let fail = |why: &str| Err(format!("tools/{}/src/info.rs: {why}", t.name));
+        if t.summary.is_empty() || t.summary.contains('\n') || t.summary.len() > 110 {
+            return fail("the summary is one line of at most 110 bytes");
+        }
+        if t.dry_runs.is_empty() {
+            return fail("at least one dry run (DryRun::DEFAULT) is needed");
+        }
+        if t.vm_tests.is_empty() {
+            return fail("vm_tests names no test: CI's VM kernels would run none of its hooks");
+        }
+        if t.man.contains(".SH SEE ALSO") || t.man.contains(".SH NAME") {
+            return fail("man.roff must not write NAME or SEE ALSO: they are generated");
+        }
+        if !t.man.contains(".SH DESCRIPTION") {
+            return fail("man.roff needs a DESCRIPTION section");
+        }
+        if let Some(b) = &t.bench {
+            if b.ours.is_empty() {
+                return fail("a bench needs at least one of our configurations");
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,34 @@
+// What opensnoop is, for the registry (xtask reads this file too: only
+// `registry` items here).
+use registry::*;
+
+pub const INFO: ToolInfo = ToolInfo {
+    name: "opensnoop",
+    summary: "every open()/openat()/openat2()/creat(): pid, command, fd or errno, path",
+    kind: Kind::Event,
+    banner: "Tracing open()s... Hit Ctrl-C to end.",
+    dry_runs: &[DryRun::DEFAULT],
+    // Each hook variant: what CI runs in its VMs.
+    vm_tests: &[
+        "opensnoop_shows_open_of_unique_path",
+        "opensnoop_btf_sys_exit",
+        "opensnoop_classic_tracepoints",
+        "opensnoop_entry_exit_fallback",
+        "opensnoop_dry_run",
+    ],
+    bench: Some(Bench {
+        workload: Workload::OpenLoop { opens: 200_000 },
+        ours: &[Ours {
+            ready: Ready::FirstEvent,
+            ..Ours::DEFAULT
+        }],
+        peers: &[
+            Peer::libbpf_tools(Ready::FirstEvent),
+            Peer::bpftrace(Ready::FirstEvent),
+            Peer::bcc(Ready::FirstEvent),
+        ],
+        extras: &[],
+    }),
+    man: include_str!("../man.roff"),
+    see_also: &["open(2)", "openat2(2)"],
+};
