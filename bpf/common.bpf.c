@@ -5,9 +5,11 @@
 #include <vmlinux.h>
 #include <bpf/bpf_helpers.h>
 #include "hist.h"
+#include "common.h"
 
 enum hist_layout hist_layout_btf;
 struct hist hist_btf;
 struct fine_hist fine_hist_btf;
+enum tcp_state_id tcp_state_btf;
 
 char LICENSE[] SEC("license") = "GPL";

@@ -94,68 +94,9 @@ impl MetricsArgs {
 }
 
 impl HistogramArgs {
-    /// Where the reports go besides stdout (--hdr-log, --prometheus,
-    /// --prom-file), opened before tracing. `what` names the histogram in
-    /// words, `name` as a metric; `milliseconds`: the kernel's unit (-m).
-    pub fn outputs(
-        &self,
-        what: &str,
-        name: &'static str,
-        help: &'static str,
-        milliseconds: bool,
-    ) -> anyhow::Result<HistogramOutputs> {
-        let (unit, per_sec) = if milliseconds {
-            ("msecs", 1e3)
-        } else {
-            ("usecs", 1e6)
-        };
-        let hdr_log = self
-            .hdr_log
-            .as_deref()
-            .map(|p| crate::hdrlog::HdrLog::create(p, &format!("{what} in {unit}")))
-            .transpose()?;
-        Ok(HistogramOutputs {
-            hdr_log,
-            metrics: crate::prom::Metrics::new(
-                crate::prom::Histograms::new(name, help, per_sec),
-                self.metrics.exporter()?,
-            ),
-        })
-    }
-
     /// True if the kernel must keep the fine histograms too.
     pub fn fine(&self) -> bool {
         self.percentiles || self.hdr_log.is_some()
-    }
-}
-
-/// A histogram tool's reports beyond stdout: --hdr-log's interval log and
-/// the Prometheus metrics.
-pub struct HistogramOutputs {
-    hdr_log: Option<crate::hdrlog::HdrLog>,
-    metrics: crate::prom::Metrics,
-}
-
-impl HistogramOutputs {
-    /// After a report: its (drained) histograms to the log and the metrics.
-    pub fn reported(&mut self, sections: &[crate::hist::Section]) -> anyhow::Result<()> {
-        if let Some(log) = &mut self.hdr_log {
-            log.write(sections)?;
-        }
-        self.metrics.reported(sections)
-    }
-
-    /// --prometheus's socket, for the loop to wait on.
-    pub fn fd(&self) -> Option<std::os::fd::RawFd> {
-        self.metrics.fd()
-    }
-
-    /// Answers the scrapes waiting; `current` reads what the kernel holds.
-    pub fn serve(
-        &self,
-        current: impl FnMut() -> anyhow::Result<Vec<crate::hist::Section>>,
-    ) -> anyhow::Result<()> {
-        self.metrics.serve(current)
     }
 }
 

@@ -31,6 +31,7 @@ pub mod launch;
 pub mod lifecycle;
 pub mod manpage;
 pub mod maps;
+pub mod net;
 pub mod output;
 pub mod pprof;
 pub mod probe;
@@ -39,6 +40,7 @@ pub mod prom;
 pub mod run;
 pub mod signals;
 pub mod sym;
+pub mod table;
 #[cfg(feature = "test-support")]
 pub mod testing;
 pub mod tracefs;

@@ -22,9 +22,11 @@ use libbpf_rs::{Link, MapCore, MapType, Object, RingBufferBuilder};
 
 use crate::cli::CommonArgs;
 use crate::filters::Filters;
+use crate::hist::tool::Histograms;
 use crate::launch::Held;
 use crate::output::Out;
-use crate::{maps, note, probe, run, signals};
+use crate::table::Table;
+use crate::{hist, maps, note, probe, run, signals};
 
 /// The opened (not yet loaded) skeleton of tool `T`.
 pub type OpenOf<'o, T> = <<T as Tool>::Builder as SkelBuilder<'o>>::Output;
@@ -117,13 +119,42 @@ pub trait Tool: Sized {
         attach_all(skel.object())
     }
 
-    /// By default the description's banner line.
-    fn banner(&self) -> Banner {
-        Banner::Note(Self::INFO.banner.into())
+    /// Event tools: the columns of their table ([`Table`]), which give
+    /// the banner's header.
+    fn table(&self) -> Option<&Table<Self>> {
+        None
     }
 
+    /// By default the table's header (event tools) or the description's
+    /// banner line.
+    fn banner(&self) -> Banner {
+        match self.table() {
+            Some(t) => Banner::Header {
+                header: t.header(),
+                note: Self::INFO.banner.into(),
+            },
+            None => Banner::Note(Self::INFO.banner.into()),
+        }
+    }
+
+    /// By default a histogram tool's `[interval] [count]`.
     fn schedule(&self) -> Schedule {
-        Schedule::default()
+        self.histograms()
+            .map(|h| h.args.interval.schedule())
+            .unwrap_or_default()
+    }
+
+    /// Histogram tools: what their histograms are. The lifecycle then
+    /// reports them on the schedule, answers scrapes and writes the
+    /// exports; the tool reads its maps in [`Tool::sections`].
+    fn histograms(&self) -> Option<hist::tool::Spec<'_>> {
+        None
+    }
+
+    /// Histogram tools: the histograms the kernel holds, drained (a report)
+    /// or left in place (a scrape).
+    fn sections(&self, _skel: &SkelOf<'_, Self>, _drain: bool) -> Result<Vec<hist::Section>> {
+        Ok(Vec::new())
     }
 
     /// One record from the `events` ring buffer.
@@ -218,6 +249,10 @@ fn clap_exit(e: clap::Error) -> ExitCode {
 
 fn run_tool<T: Tool>(args: T::Args) -> Result<u8> {
     let mut tool = T::new(args)?;
+    let hists = tool
+        .histograms()
+        .map(|s| Histograms::open(&s))
+        .transpose()?;
     run::libbpf_log(tool.common().verbose);
     run::check_privilege()?;
     let mut filters = tool.filters();
@@ -285,14 +320,21 @@ fn run_tool<T: Tool>(args: T::Args) -> Result<u8> {
     let schedule = tool.schedule();
     let tool = RefCell::new(tool);
     let out = RefCell::new(out);
-    let ended = event_loop(&skel, &tool, &out, schedule, child.as_ref())?;
+    let mut hists = RefCell::new(hists);
+    let ended = event_loop(&skel, &tool, &out, &hists, schedule, child.as_ref())?;
 
     // Detach first: the final report is one consistent cut.
     detach(links);
     let mut tool = tool.into_inner();
     let mut out = out.into_inner();
     if ended != Ended::Count && ended != Ended::ReaderGone {
-        tool.report(&skel, &mut out, When::End)?;
+        report(
+            &mut tool,
+            &skel,
+            &mut out,
+            hists.get_mut().as_mut(),
+            When::End,
+        )?;
     }
     out.flush()?;
     if ended == Ended::ReaderGone {
@@ -343,10 +385,25 @@ const POLL: Duration = Duration::from_millis(100);
 /// Ring buffer records handled between two looks at signals and counters.
 const BATCH: usize = 512;
 
+/// A report: the histogram kind's, or the tool's own.
+fn report<T: Tool>(
+    tool: &mut T,
+    skel: &SkelOf<'_, T>,
+    out: &mut Out,
+    hists: Option<&mut Histograms>,
+    when: When,
+) -> Result<()> {
+    match hists {
+        Some(h) => h.report(out, &tool.sections(skel, true)?),
+        None => tool.report(skel, out, when),
+    }
+}
+
 fn event_loop<'o, T: Tool>(
     skel: &SkelOf<'o, T>,
     tool: &RefCell<T>,
     out: &RefCell<Out>,
+    hists: &RefCell<Option<Histograms>>,
     schedule: Schedule,
     child: Option<&crate::launch::Running>,
 ) -> Result<Ended> {
@@ -391,6 +448,10 @@ fn event_loop<'o, T: Tool>(
     let mut lost_checked = start;
     // Records left in the ring after a batch: poll without waiting.
     let mut more = false;
+    let extra_fd = match &*hists.borrow() {
+        Some(h) => h.fd(),
+        None => tool.borrow().extra_fd(),
+    };
     out.borrow_mut().flush()?;
     let ended = loop {
         if signals::stop_requested() {
@@ -408,7 +469,7 @@ fn event_loop<'o, T: Tool>(
             pollfd(libc::STDOUT_FILENO, 0),
             pollfd(ring.as_ref().map_or(-1, |r| r.epoll_fd()), libc::POLLIN),
             pollfd(child.map_or(-1, |c| c.pidfd()), libc::POLLIN),
-            pollfd(tool.borrow().extra_fd().unwrap_or(-1), libc::POLLIN),
+            pollfd(extra_fd.unwrap_or(-1), libc::POLLIN),
         ];
         // SAFETY: fds is a valid array of pollfds for the call's duration.
         unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, wait_ms(wait)) };
@@ -430,7 +491,10 @@ fn event_loop<'o, T: Tool>(
             break Ended::ChildExited;
         }
         if fds[4].revents != 0 {
-            tool.borrow_mut().extra_ready(skel)?;
+            match &*hists.borrow() {
+                Some(h) => h.serve(|| tool.borrow().sections(skel, false))?,
+                None => tool.borrow_mut().extra_ready(skel)?,
+            }
         }
         if tool.borrow_mut().idle() {
             break Ended::Done;
@@ -442,8 +506,13 @@ fn event_loop<'o, T: Tool>(
         let now = Instant::now();
         if let (Some(t), Some(interval)) = (tick, schedule.interval) {
             if now >= t {
-                tool.borrow_mut()
-                    .report(skel, &mut out.borrow_mut(), When::Interval)?;
+                report(
+                    &mut *tool.borrow_mut(),
+                    skel,
+                    &mut out.borrow_mut(),
+                    hists.borrow_mut().as_mut(),
+                    When::Interval,
+                )?;
                 out.borrow_mut().flush()?;
                 reports += 1;
                 if schedule.count.is_some_and(|c| reports >= c) {

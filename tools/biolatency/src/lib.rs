@@ -11,8 +11,7 @@ use anyhow::{bail, Result};
 use clap::Parser;
 use common::cli::{self, CommonArgs, HistogramArgs};
 use common::filters::Filters;
-use common::lifecycle::{self, Schedule, Setup, Tool, When};
-use common::output::Out;
+use common::lifecycle::{self, Setup, Tool};
 use common::probe::{self, Hook};
 use common::{hist, maps};
 use libbpf_rs::skel::OpenSkel;
@@ -81,7 +80,6 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Biolatency>();
 struct Biolatency {
     args: Args,
     targ_dev: Option<u32>,
-    outputs: cli::HistogramOutputs,
 }
 
 impl Tool for Biolatency {
@@ -91,17 +89,7 @@ impl Tool for Biolatency {
 
     fn new(args: Args) -> Result<Self> {
         let targ_dev = args.disk.as_deref().map(disks::resolve).transpose()?;
-        let outputs = args.hist.outputs(
-            "biolatency, block I/O latency",
-            "biolatency_block_io_latency",
-            "Block I/O latency, from issue (or insert, with -Q) to completion",
-            args.milliseconds,
-        )?;
-        Ok(Biolatency {
-            args,
-            targ_dev,
-            outputs,
-        })
+        Ok(Biolatency { args, targ_dev })
     }
 
     fn common(&self) -> &CommonArgs {
@@ -128,32 +116,21 @@ impl Tool for Biolatency {
         choose_programs(open.open_object_mut(), args.queued)
     }
 
-    fn schedule(&self) -> Schedule {
-        self.args.hist.interval.schedule()
-    }
-
-    fn report(&mut self, skel: &BiolatencySkel<'_>, out: &mut Out, _: When) -> Result<()> {
-        let sections = sections(&self.args, skel, true)?;
-        let style = hist::Style {
-            unit: if self.args.milliseconds {
-                "msecs"
-            } else {
-                "usecs"
-            },
+    fn histograms(&self) -> Option<hist::tool::Spec<'_>> {
+        Some(hist::tool::Spec {
+            args: &self.args.hist,
             json: self.args.common.json,
+            what: "biolatency, block I/O latency",
+            metric: "biolatency_block_io_latency",
+            help: "Block I/O latency, from issue (or insert, with -Q) to completion",
+            millis: self.args.milliseconds,
             timestamp: self.args.timestamp,
             extension: self.args.extension,
-        };
-        hist::print_report(out, &style, &sections)?;
-        self.outputs.reported(&sections)
+        })
     }
 
-    fn extra_fd(&self) -> Option<std::os::fd::RawFd> {
-        self.outputs.fd()
-    }
-
-    fn extra_ready(&mut self, skel: &BiolatencySkel<'_>) -> Result<()> {
-        self.outputs.serve(|| sections(&self.args, skel, false))
+    fn sections(&self, skel: &BiolatencySkel<'_>, drain: bool) -> Result<Vec<hist::Section>> {
+        sections(&self.args, skel, drain)
     }
 }
 

@@ -2,19 +2,19 @@
 
 mod info;
 
-use std::io::{self, Write};
+use std::io;
 use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Parser;
 use common::cli::{self, CommonArgs};
 use common::filters::Filters;
-use common::lifecycle::{self, Banner, Setup, Tool};
-use common::output::{self, c_str, c_string, escape, Clock, Out};
+use common::lifecycle::{self, Setup, Tool};
+use common::output::{self, escape, Clock, Out};
+use common::table::{Cell, Column, Table};
 use common::{maps, probe};
 use libbpf_rs::skel::OpenSkel;
 use regex::bytes::Regex;
-use serde_json::json;
 
 common::skeleton!("execsnoop");
 use skel::{types, ExecsnoopSkel, ExecsnoopSkelBuilder, OpenExecsnoopSkel};
@@ -94,6 +94,7 @@ struct Execsnoop {
     args: Args,
     clock: Clock,
     event: Box<types::event>,
+    table: Table<Execsnoop>,
 }
 
 impl Tool for Execsnoop {
@@ -103,6 +104,7 @@ impl Tool for Execsnoop {
 
     fn new(args: Args) -> Result<Self> {
         Ok(Execsnoop {
+            table: table(&args),
             args,
             clock: Clock::start(),
             event: Box::default(),
@@ -144,38 +146,17 @@ impl Tool for Execsnoop {
         Ok(())
     }
 
-    fn banner(&self) -> Banner {
-        Banner::Header {
-            header: header(&self.args),
-            note: Self::INFO.banner.into(),
-        }
+    fn table(&self) -> Option<&Table<Self>> {
+        Some(&self.table)
     }
 
     fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
         maps::copy_record(&mut *self.event, data);
-        print_event(out, &self.args, &self.clock, &self.event)
+        if !self.wanted() {
+            return Ok(());
+        }
+        self.table.row(out, self)
     }
-}
-
-fn header(args: &Args) -> String {
-    let mut h = String::new();
-    if args.time {
-        h += &format!("{:<8} ", "TIME");
-    }
-    if args.timestamp {
-        h += &format!("{:<8} ", "TIME(s)");
-    }
-    if args.print_uid {
-        h += &format!("{:<6} ", "UID");
-    }
-    if args.print_cpu {
-        h += &format!("{:<3} ", "CPU");
-    }
-    h += &format!("{:<16} {:<7} {:<7} ", "PCOMM", "PID", "PPID");
-    if args.print_pcomm {
-        h += &format!("{:<16} ", "PPCOMM");
-    }
-    h + &format!("{:>3} ARGS", "RET")
 }
 
 /// The NUL-terminated arguments the kernel side captured, at most `max`;
@@ -192,66 +173,91 @@ fn arguments(e: &types::event, max: usize) -> (Vec<&[u8]>, bool) {
     (argv, all.next().is_some())
 }
 
-fn print_event(out: &mut Out, args: &Args, clock: &Clock, e: &types::event) -> io::Result<()> {
-    let (argv, more) = arguments(e, args.max_args as usize);
-    if let Some(re) = &args.name {
-        if !re.is_match(output::c_bytes(&e.comm)) {
-            return Ok(());
+/// The columns, as BCC's: those the options ask for, every JSON key.
+fn table(args: &Args) -> Table<Execsnoop> {
+    Table::<Execsnoop>::new(args.common.json)
+        .column(
+            args.time,
+            Column::new("TIME", 8, "time", |t| t.clock.hms(t.event.ts_ns).into()),
+        )
+        .column(
+            args.timestamp,
+            Column::new("TIME(s)", 8, "ts", |t| {
+                Cell::Float(t.clock.elapsed(t.event.ts_ns), 3)
+            }),
+        )
+        .column(
+            args.print_uid,
+            Column::new("UID", 6, "uid", |t| t.event.uid.into()),
+        )
+        .column(
+            args.print_cpu,
+            Column::new("CPU", 3, "cpu", |t| t.event.cpu.into()),
+        )
+        .columns([
+            Column::new("PCOMM", 16, "comm", |t| {
+                Cell::bytes(output::c_bytes(&t.event.comm))
+            }),
+            Column::new("PID", 7, "pid", |t| t.event.pid.into()),
+            Column::new("PPID", 7, "ppid", |t| t.event.ppid.into()),
+        ])
+        .column(
+            args.print_pcomm,
+            Column::new("PPCOMM", 16, "parent_comm", |t| {
+                Cell::bytes(output::c_bytes(&t.event.pcomm))
+            }),
+        )
+        .columns([
+            Column::right("RET", 3, "ret", |t| t.event.retval.into()),
+            Column::new("ARGS", 0, "", |t| t.args_line().into()),
+            Column::json("args", |t| Cell::List(t.argv().0)),
+            Column::json("truncated", |t| t.truncated().into()),
+        ])
+}
+
+impl Execsnoop {
+    fn argv(&self) -> (Vec<&[u8]>, bool) {
+        arguments(&self.event, self.args.max_args as usize)
+    }
+
+    fn truncated(&self) -> bool {
+        self.event.truncated != 0 || self.argv().1
+    }
+
+    /// The arguments as the ARGS column shows them: escaped, quoted with
+    /// -q, and " ..." when some were left out.
+    fn args_line(&self) -> String {
+        let mut line = String::new();
+        for (i, arg) in self.argv().0.into_iter().enumerate() {
+            if i > 0 {
+                line.push(' ');
+            }
+            if self.args.quote {
+                line += &format!("\"{}\"", escape(arg).replace('"', "\\\""));
+            } else {
+                line += &escape(arg);
+            }
         }
-    }
-    if let Some(re) = &args.line {
-        if !re.is_match(&argv.join(&b' ')) {
-            return Ok(());
+        if self.truncated() {
+            line += if line.is_empty() { "..." } else { " ..." };
         }
+        line
     }
-    let truncated = e.truncated != 0 || more;
-    if args.common.json {
-        let argv: Vec<String> = argv
-            .iter()
-            .map(|a| String::from_utf8_lossy(a).into_owned())
-            .collect();
-        return out.json(&json!({
-            "time": clock.hms(e.ts_ns),
-            "ts": clock.elapsed(e.ts_ns),
-            "uid": e.uid,
-            "cpu": e.cpu,
-            "comm": c_string(&e.comm),
-            "pid": e.pid,
-            "ppid": e.ppid,
-            "parent_comm": c_string(&e.pcomm),
-            "ret": e.retval,
-            "args": argv,
-            "truncated": truncated,
-        }));
-    }
-    if args.time {
-        write!(out, "{:<8} ", clock.hms(e.ts_ns))?;
-    }
-    if args.timestamp {
-        write!(out, "{:<8.3} ", clock.elapsed(e.ts_ns))?;
-    }
-    if args.print_uid {
-        write!(out, "{:<6} ", e.uid)?;
-    }
-    if args.print_cpu {
-        write!(out, "{:<3} ", e.cpu)?;
-    }
-    write!(out, "{:<16} {:<7} {:<7} ", c_str(&e.comm), e.pid, e.ppid)?;
-    if args.print_pcomm {
-        write!(out, "{:<16} ", c_str(&e.pcomm))?;
-    }
-    write!(out, "{:>3}", e.retval)?;
-    for arg in argv {
-        if args.quote {
-            write!(out, " \"{}\"", escape(arg).replace('"', "\\\""))?;
-        } else {
-            write!(out, " {}", escape(arg))?;
+
+    /// The -n and -l filters, applied here (regexes).
+    fn wanted(&self) -> bool {
+        if let Some(re) = &self.args.name {
+            if !re.is_match(output::c_bytes(&self.event.comm)) {
+                return false;
+            }
         }
+        if let Some(re) = &self.args.line {
+            if !re.is_match(&self.argv().0.join(&b' ')) {
+                return false;
+            }
+        }
+        true
     }
-    if truncated {
-        out.write_all(b" ...")?;
-    }
-    out.write_all(b"\n")
 }
 
 #[cfg(test)]

@@ -12,8 +12,9 @@ use anyhow::Result;
 use clap::Parser;
 use common::cli::{self, CommonArgs, IdList};
 use common::filters::Filters;
-use common::lifecycle::{self, Banner, Schedule, Setup, Tool};
-use common::output::{Clock, Out};
+use common::lifecycle::{self, Schedule, Setup, Tool};
+use common::output::{self, Clock, Out};
+use common::table::Table;
 use common::{maps, probe};
 use libbpf_rs::skel::OpenSkel;
 
@@ -138,10 +139,11 @@ fn open_flag(s: &str) -> Result<i32, String> {
 
 pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Opensnoop>();
 
-struct Opensnoop {
+pub(crate) struct Opensnoop {
     args: Args,
     clock: Clock,
     event: Box<types::event>,
+    table: Table<Opensnoop>,
 }
 
 impl Tool for Opensnoop {
@@ -151,6 +153,7 @@ impl Tool for Opensnoop {
 
     fn new(args: Args) -> Result<Self> {
         Ok(Opensnoop {
+            table: print::table(&args),
             args,
             clock: Clock::start(),
             event: Box::default(),
@@ -231,11 +234,8 @@ impl Tool for Opensnoop {
         Ok(())
     }
 
-    fn banner(&self) -> Banner {
-        Banner::Header {
-            header: print::header(&self.args),
-            note: Self::INFO.banner.into(),
-        }
+    fn table(&self) -> Option<&Table<Self>> {
+        Some(&self.table)
     }
 
     fn schedule(&self) -> Schedule {
@@ -247,7 +247,13 @@ impl Tool for Opensnoop {
 
     fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
         maps::copy_record(&mut *self.event, data);
-        print::print_event(out, &self.args, &self.clock, &self.event)
+        if let Some(name) = &self.args.name {
+            let comm = output::c_bytes(&self.event.comm);
+            if !comm.windows(name.len()).any(|w| w == name.as_bytes()) {
+                return Ok(());
+            }
+        }
+        self.table.row(out, self)
     }
 }
 

@@ -1,27 +1,57 @@
-//! How an open is printed: the table row or JSON object, and -F's path.
+//! How an open is printed: the columns, and -F's path.
 
 use std::borrow::Cow;
-use std::io::{self, Write};
 
-use common::output::{c_bytes, c_bytes_n, c_str, c_string, escape, Clock, Out};
-use serde_json::json;
+use common::output::{c_bytes, c_bytes_n};
+use common::table::{Cell, Column, Table};
 
 use crate::skel::types;
-use crate::Args;
+use crate::{Args, Opensnoop};
 
-pub fn header(args: &Args) -> String {
-    let mut h = String::new();
-    if args.timestamp {
-        h += &format!("{:<8} ", "TIME");
+/// The columns, as BCC's: those the options ask for, every JSON key.
+pub fn table(args: &Args) -> Table<Opensnoop> {
+    Table::<Opensnoop>::new(args.common.json)
+        .column(
+            args.timestamp,
+            Column::new("TIME", 8, "time", |t| t.clock.hms(t.event.ts_ns).into()),
+        )
+        .column(
+            false,
+            Column::json("ts", |t| Cell::Float(t.clock.elapsed(t.event.ts_ns), 6)),
+        )
+        .column(
+            args.print_uid,
+            Column::new("UID", 7, "uid", |t| t.event.uid.into()),
+        )
+        .columns([
+            Column::new("PID", 7, "pid", |t| t.event.pid.into()),
+            Column::json("tid", |t| t.event.tid.into()),
+            Column::new("COMM", 16, "comm", |t| Cell::bytes(c_bytes(&t.event.comm))),
+            Column::right("FD", 3, "fd", |t| fd_err(&t.event).0.into()),
+            Column::right("ERR", 3, "err", |t| fd_err(&t.event).1.into()),
+        ])
+        .column(
+            args.extended_fields,
+            Column::new("FLAGS", 8, "flags", |t| {
+                Cell::Octal(t.event.flags as u32 as u64, 8)
+            }),
+        )
+        .column(
+            args.extended_fields,
+            Column::new("MODE", 4, "mode", |t| Cell::Octal(t.event.mode.into(), 4)),
+        )
+        .columns([Column::new("PATH", 0, "path", |t| {
+            Cell::Bytes(path(&t.event, t.args.full_path))
+        })])
+}
+
+/// The descriptor opened, or -1 and the error number.
+fn fd_err(e: &types::event) -> (i32, i32) {
+    if e.ret >= 0 {
+        (e.ret, 0)
+    } else {
+        (-1, -e.ret)
     }
-    if args.print_uid {
-        h += &format!("{:<7} ", "UID");
-    }
-    h += &format!("{:<7} {:<16} {:>3} {:>3} ", "PID", "COMM", "FD", "ERR");
-    if args.extended_fields {
-        h += &format!("{:<8} {:<4} ", "FLAGS", "MODE");
-    }
-    h + "PATH"
 }
 
 /// The path as opened, or with -F (`full`) the absolute path: the
@@ -48,50 +78,6 @@ pub fn path(e: &types::event, full: bool) -> Cow<'_, [u8]> {
         full.extend_from_slice(name.strip_prefix(b"./").unwrap_or(name));
     }
     Cow::Owned(full)
-}
-
-pub fn print_event(out: &mut Out, args: &Args, clock: &Clock, e: &types::event) -> io::Result<()> {
-    if let Some(name) = &args.name {
-        let comm = c_bytes(&e.comm);
-        if !comm.windows(name.len()).any(|w| w == name.as_bytes()) {
-            return Ok(());
-        }
-    }
-    let (fd, err) = if e.ret >= 0 { (e.ret, 0) } else { (-1, -e.ret) };
-    let path = path(e, args.full_path);
-    if args.common.json {
-        return out.json(&json!({
-            "time": clock.hms(e.ts_ns),
-            "ts": clock.elapsed(e.ts_ns),
-            "uid": e.uid,
-            "pid": e.pid,
-            "tid": e.tid,
-            "comm": c_string(&e.comm),
-            "fd": fd,
-            "err": err,
-            "flags": e.flags,
-            "mode": e.mode,
-            "path": String::from_utf8_lossy(&path),
-        }));
-    }
-    if args.timestamp {
-        write!(out, "{:<8} ", clock.hms(e.ts_ns))?;
-    }
-    if args.print_uid {
-        write!(out, "{:<7} ", e.uid)?;
-    }
-    write!(
-        out,
-        "{:<7} {:<16} {:>3} {:>3} ",
-        e.pid,
-        c_str(&e.comm),
-        fd,
-        err
-    )?;
-    if args.extended_fields {
-        write!(out, "{:08o} {:04o} ", e.flags, e.mode)?;
-    }
-    writeln!(out, "{}", escape(&path))
 }
 
 #[cfg(test)]

@@ -9,8 +9,8 @@ use anyhow::{Context, Result};
 use clap::Parser;
 use common::cli::{self, CommonArgs, HistogramArgs, IdList};
 use common::filters::Filters;
-use common::lifecycle::{self, Schedule, Setup, Tool, When};
-use common::output::{c_string, escape, Out};
+use common::lifecycle::{self, Setup, Tool};
+use common::output::{c_string, escape};
 use common::{hist, maps, probe, process};
 use libbpf_rs::skel::OpenSkel;
 use serde_json::{Map, Value};
@@ -73,7 +73,6 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Runqlat>();
 struct Runqlat {
     args: Args,
     cgroup_id: u64,
-    outputs: cli::HistogramOutputs,
 }
 
 impl Tool for Runqlat {
@@ -89,17 +88,7 @@ impl Tool for Runqlat {
                 .ino(),
             None => 0,
         };
-        let outputs = args.hist.outputs(
-            "runqlat, run queue latency",
-            "runqlat_run_queue_latency",
-            "Time runnable tasks waited on a run queue",
-            args.milliseconds,
-        )?;
-        Ok(Runqlat {
-            args,
-            cgroup_id,
-            outputs,
-        })
+        Ok(Runqlat { args, cgroup_id })
     }
 
     fn common(&self) -> &CommonArgs {
@@ -132,32 +121,21 @@ impl Tool for Runqlat {
         Ok(())
     }
 
-    fn schedule(&self) -> Schedule {
-        self.args.hist.interval.schedule()
-    }
-
-    fn report(&mut self, skel: &RunqlatSkel<'_>, out: &mut Out, _: When) -> Result<()> {
-        let style = hist::Style {
-            unit: if self.args.milliseconds {
-                "msecs"
-            } else {
-                "usecs"
-            },
+    fn histograms(&self) -> Option<hist::tool::Spec<'_>> {
+        Some(hist::tool::Spec {
+            args: &self.args.hist,
             json: self.args.common.json,
+            what: "runqlat, run queue latency",
+            metric: "runqlat_run_queue_latency",
+            help: "Time runnable tasks waited on a run queue",
+            millis: self.args.milliseconds,
             timestamp: self.args.timestamp,
             extension: false,
-        };
-        let sections = collect(&self.args, skel, true)?;
-        hist::print_report(out, &style, &sections)?;
-        self.outputs.reported(&sections)
+        })
     }
 
-    fn extra_fd(&self) -> Option<std::os::fd::RawFd> {
-        self.outputs.fd()
-    }
-
-    fn extra_ready(&mut self, skel: &RunqlatSkel<'_>) -> Result<()> {
-        self.outputs.serve(|| collect(&self.args, skel, false))
+    fn sections(&self, skel: &RunqlatSkel<'_>, drain: bool) -> Result<Vec<hist::Section>> {
+        collect(&self.args, skel, drain)
     }
 }
 

@@ -12,10 +12,12 @@ use clap::Parser;
 use common::cli::{self, CommonArgs, IdList};
 use common::filters::Filters;
 use common::lifecycle::{self, Banner, Setup, Tool, When};
+use common::net::{AF_INET, AF_INET6};
 use common::output::{Clock, Out};
 use common::probe::{self, Hook};
 use common::prom::Exporter;
 use common::run::usage;
+use common::table::Table;
 use common::{maps, note};
 use libbpf_rs::skel::OpenSkel;
 use libbpf_rs::OpenObject;
@@ -28,7 +30,6 @@ unsafe impl plain::Plain for types::event {}
 // SAFETY: as above.
 unsafe impl plain::Plain for types::flow_key {}
 
-use print::{AF_INET, AF_INET6};
 const LOSS_PROBE_FN: &str = "tcp_send_loss_probe";
 
 const EXAMPLES: &str = "\
@@ -88,10 +89,11 @@ struct Args {
 
 pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Tcpretrans>();
 
-struct Tcpretrans {
+pub(crate) struct Tcpretrans {
     args: Args,
     clock: Clock,
     event: types::event,
+    table: Table<Tcpretrans>,
     exporter: Option<Exporter>,
     retransmits: metrics::Retransmits,
 }
@@ -110,6 +112,7 @@ impl Tool for Tcpretrans {
         }
         let exporter = args.metrics.exporter()?;
         Ok(Tcpretrans {
+            table: print::table(&args),
             args,
             clock: Clock::start(),
             event: types::event::default(),
@@ -145,7 +148,7 @@ impl Tool for Tcpretrans {
             Banner::Note("Tracing retransmits ... counting per flow. Hit Ctrl-C to end.".into())
         } else {
             Banner::Header {
-                header: print::header(&self.args),
+                header: self.table.header(),
                 note: Self::INFO.banner.into(),
             }
         }
@@ -156,7 +159,7 @@ impl Tool for Tcpretrans {
         if self.exporter.is_some() {
             self.retransmits.add(&self.event);
         }
-        print::print_event(out, &self.args, &self.clock, &self.event)
+        self.table.row(out, self)
     }
 
     fn extra_fd(&self) -> Option<std::os::fd::RawFd> {

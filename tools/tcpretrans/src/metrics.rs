@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use common::prom::{Counters, Exporter};
 
-use crate::print::{address, kind_name};
+use common::net::address;
+
+use crate::print::kind_name;
 use crate::skel::types;
 
 /// The most flows with series of their own.

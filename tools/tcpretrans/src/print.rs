@@ -1,70 +1,68 @@
-//! How a retransmit is printed: the table row or JSON object, and -c's
-//! per-flow counts.
+//! How a retransmit is printed (its columns), and -c's per-flow counts.
 
-use std::io::{self, Write};
-use std::net::{Ipv4Addr, Ipv6Addr};
+use std::io::Write;
 
 use anyhow::Result;
 use common::maps;
-use common::output::{c_string, Clock, Out};
-use serde_json::json;
+use common::net::{address, endpoint, ip_version, tcp_state_name};
+use common::output::{c_bytes, Out};
+use common::table::{Cell, Column, Table};
 
 use crate::skel::{types, TcpretransSkel};
-use crate::Args;
+use crate::{Args, Tcpretrans};
 
-/// Address families as the kernel (and the event) number them: the C
-/// library's constants, not copies of the BPF side's.
-pub const AF_INET: u16 = libc::AF_INET as u16;
-pub const AF_INET6: u16 = libc::AF_INET6 as u16;
-
-pub fn header(args: &Args) -> String {
-    let time = if args.timestamp { "TIME(s)" } else { "TIME" };
-    let h = format!(
-        "{time:<8} {:<7} {:<2} {:<20} T> {:<20} ",
-        "PID", "IP", "LADDR:LPORT", "RADDR:RPORT"
-    );
-    if args.sequence {
-        h + &format!("{:<12} SEQ", "STATE")
-    } else {
-        h + "STATE"
-    }
-}
-
-/// An address from the kernel's 16 bytes, in its standard text form.
-pub fn address(family: u16, bytes: &[u8; 16]) -> String {
-    if family == AF_INET6 {
-        Ipv6Addr::from(*bytes).to_string()
-    } else {
-        Ipv4Addr::new(bytes[0], bytes[1], bytes[2], bytes[3]).to_string()
-    }
-}
-
-/// `addr:port`, with an IPv6 address in brackets (RFC 5952).
-pub fn endpoint(family: u16, bytes: &[u8; 16], port: u16) -> String {
-    if family == AF_INET6 {
-        format!("[{}]:{port}", address(family, bytes))
-    } else {
-        format!("{}:{port}", address(family, bytes))
-    }
-}
-
-/// The kernel's TCP state names, without the TCP_ prefix (as BCC).
-pub fn state_name(state: u32) -> &'static str {
-    match state {
-        1 => "ESTABLISHED",
-        2 => "SYN_SENT",
-        3 => "SYN_RECV",
-        4 => "FIN_WAIT1",
-        5 => "FIN_WAIT2",
-        6 => "TIME_WAIT",
-        7 => "CLOSE",
-        8 => "CLOSE_WAIT",
-        9 => "LAST_ACK",
-        10 => "LISTEN",
-        11 => "CLOSING",
-        12 => "NEW_SYN_RECV",
-        _ => "UNKNOWN",
-    }
+/// The columns, as BCC's: those the options ask for, every JSON key.
+pub fn table(args: &Args) -> Table<Tcpretrans> {
+    Table::<Tcpretrans>::new(args.common.json)
+        .column(
+            !args.timestamp,
+            Column::new("TIME", 8, "time", |t| t.clock.hms(t.event.ts_ns).into()),
+        )
+        .column(
+            args.timestamp,
+            Column::new("TIME(s)", 8, "ts", |t| {
+                Cell::Float(t.clock.elapsed(t.event.ts_ns), 6)
+            }),
+        )
+        .columns([
+            Column::new("PID", 7, "pid", |t| t.event.pid.into()),
+            Column::json("owner_known", |t| (t.event.owner_known != 0).into()),
+            Column::json("comm", |t| Cell::bytes(c_bytes(&t.event.comm))),
+            Column::new("IP", 2, "ip", |t| {
+                u32::from(ip_version(t.event.family)).into()
+            }),
+            Column::new("LADDR:LPORT", 20, "", |t| {
+                let e = &t.event;
+                endpoint(e.family, &e.saddr, e.lport).into()
+            }),
+            Column::json("saddr", |t| address(t.event.family, &t.event.saddr).into()),
+            Column::json("lport", |t| u32::from(t.event.lport).into()),
+            Column::new("T>", 2, "", |t| {
+                format!("{}>", kind_name(t.event.kind).1).into()
+            }),
+            Column::json("type", |t| kind_name(t.event.kind).1.to_string().into()),
+            Column::json("kind", |t| kind_name(t.event.kind).0.into()),
+            Column::new("RADDR:RPORT", 20, "", |t| {
+                let e = &t.event;
+                endpoint(e.family, &e.daddr, e.dport).into()
+            }),
+            Column::json("daddr", |t| address(t.event.family, &t.event.daddr).into()),
+            Column::json("dport", |t| u32::from(t.event.dport).into()),
+        ])
+        .column(
+            args.sequence,
+            Column::new("STATE", 12, "state", |t| {
+                tcp_state_name(t.event.state).into()
+            }),
+        )
+        .column(
+            !args.sequence,
+            Column::new("STATE", 0, "", |t| tcp_state_name(t.event.state).into()),
+        )
+        .column(
+            args.sequence,
+            Column::new("SEQ", 0, "seq", |t| t.event.seq.into()),
+        )
 }
 
 pub fn kind_name(kind: u8) -> (&'static str, char) {
@@ -76,45 +74,22 @@ pub fn kind_name(kind: u8) -> (&'static str, char) {
     }
 }
 
-pub fn print_event(out: &mut Out, args: &Args, clock: &Clock, e: &types::event) -> io::Result<()> {
-    let ip = if e.family == AF_INET6 { 6 } else { 4 };
-    let (kind, letter) = kind_name(e.kind);
-    if args.common.json {
-        return out.json(&json!({
-            "time": clock.hms(e.ts_ns),
-            "ts": clock.elapsed(e.ts_ns),
-            "pid": e.pid,
-            "owner_known": e.owner_known != 0,
-            "comm": c_string(&e.comm),
-            "ip": ip,
-            "saddr": address(e.family, &e.saddr),
-            "lport": e.lport,
-            "daddr": address(e.family, &e.daddr),
-            "dport": e.dport,
-            "type": letter.to_string(),
-            "kind": kind,
-            "state": state_name(e.state),
-            "seq": e.seq,
-        }));
-    }
-    if args.timestamp {
-        write!(out, "{:<8.6} ", clock.elapsed(e.ts_ns))?;
-    } else {
-        write!(out, "{:<8} ", clock.hms(e.ts_ns))?;
-    }
-    write!(
-        out,
-        "{:<7} {:<2} {:<20} {letter}> {:<20} ",
-        e.pid,
-        ip,
-        endpoint(e.family, &e.saddr, e.lport),
-        endpoint(e.family, &e.daddr, e.dport),
-    )?;
-    if args.sequence {
-        writeln!(out, "{:<12} {}", state_name(e.state), e.seq)
-    } else {
-        writeln!(out, "{}", state_name(e.state))
-    }
+/// -c's table: one row a flow, at exit.
+fn counts_table(json: bool) -> Table<(types::flow_key, u64)> {
+    Table::<(types::flow_key, u64)>::new(json).columns([
+        Column::json("ip", |(k, _)| u32::from(ip_version(k.family)).into()),
+        Column::new("LADDR:LPORT", 25, "", |(k, _)| {
+            endpoint(k.family, &k.saddr, k.lport).into()
+        }),
+        Column::json("saddr", |(k, _)| address(k.family, &k.saddr).into()),
+        Column::json("lport", |(k, _)| u32::from(k.lport).into()),
+        Column::new("RADDR:RPORT", 25, "", |(k, _)| {
+            endpoint(k.family, &k.daddr, k.dport).into()
+        }),
+        Column::json("daddr", |(k, _)| address(k.family, &k.daddr).into()),
+        Column::json("dport", |(k, _)| u32::from(k.dport).into()),
+        Column::new("RETRANSMITS", 0, "retransmits", |(_, n)| (*n).into()),
+    ])
 }
 
 pub fn print_counts(out: &mut Out, args: &Args, skel: &TcpretransSkel) -> Result<()> {
@@ -125,49 +100,12 @@ pub fn print_counts(out: &mut Out, args: &Args, skel: &TcpretransSkel) -> Result
             .then_with(|| a.0.lport.cmp(&b.0.lport))
             .then_with(|| a.0.dport.cmp(&b.0.dport))
     });
+    let table = counts_table(args.common.json);
     if !args.common.json {
-        writeln!(
-            out,
-            "\n{:<25} {:<25} RETRANSMITS",
-            "LADDR:LPORT", "RADDR:RPORT"
-        )?;
+        writeln!(out, "\n{}", table.header())?;
     }
-    for (k, n) in &flows {
-        if args.common.json {
-            out.json(&json!({
-                "ip": if k.family == AF_INET6 { 6 } else { 4 },
-                "saddr": address(k.family, &k.saddr),
-                "lport": k.lport,
-                "daddr": address(k.family, &k.daddr),
-                "dport": k.dport,
-                "retransmits": **n,
-            }))?;
-        } else {
-            writeln!(
-                out,
-                "{:<25} {:<25} {}",
-                endpoint(k.family, &k.saddr, k.lport),
-                endpoint(k.family, &k.daddr, k.dport),
-                n
-            )?;
-        }
+    for (k, n) in flows {
+        table.row(out, &(k, *n))?;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn addresses_print_in_standard_form() {
-        let mut v4 = [0u8; 16];
-        v4[..4].copy_from_slice(&[10, 0, 0, 1]);
-        assert_eq!(endpoint(AF_INET, &v4, 22), "10.0.0.1:22");
-        let mut v6 = [0u8; 16];
-        v6[15] = 1;
-        assert_eq!(endpoint(AF_INET6, &v6, 80), "[::1]:80");
-        let db8: [u8; 16] = "2001:db8:0:0:1:0:0:1".parse::<Ipv6Addr>().unwrap().octets();
-        assert_eq!(address(AF_INET6, &db8), "2001:db8::1:0:0:1");
-    }
 }

@@ -1,0 +1,87 @@
+//! The histogram tools' kind: a tool says what its histograms are
+//! ([`Spec`], from [`crate::lifecycle::Tool::histograms`]) and reads them from
+//! its maps ([`crate::lifecycle::Tool::sections`]); the report on its
+//! schedule, the percentiles, `--hdr-log`, `--prometheus` and `--prom-file`
+//! are done here, once for every such tool.
+
+use anyhow::Result;
+
+use super::{print_report, Section, Style};
+use crate::cli::HistogramArgs;
+use crate::output::Out;
+
+/// What a histogram tool's histograms are.
+pub struct Spec<'a> {
+    /// The shared options: percentiles, outputs, `[interval] [count]`.
+    pub args: &'a HistogramArgs,
+    pub json: bool,
+    /// The histogram in words (`runqlat, run queue latency`), for --hdr-log.
+    pub what: &'static str,
+    /// Its metric name and help, for --prometheus.
+    pub metric: &'static str,
+    pub help: &'static str,
+    /// The kernel counts milliseconds (-m), else microseconds.
+    pub millis: bool,
+    /// A time line before each report (-T).
+    pub timestamp: bool,
+    /// Average, total and count under each histogram (-e).
+    pub extension: bool,
+}
+
+/// A histogram tool's reports and exports, opened before tracing.
+pub struct Histograms {
+    style: Style<'static>,
+    hdr_log: Option<crate::hdrlog::HdrLog>,
+    metrics: crate::prom::Metrics,
+}
+
+impl Histograms {
+    /// Opens the outputs (a bad --hdr-log path or --prometheus address is
+    /// an error here, before anything is loaded).
+    pub fn open(spec: &Spec) -> Result<Histograms> {
+        let (unit, per_sec) = if spec.millis {
+            ("msecs", 1e3)
+        } else {
+            ("usecs", 1e6)
+        };
+        let hdr_log = spec
+            .args
+            .hdr_log
+            .as_deref()
+            .map(|p| crate::hdrlog::HdrLog::create(p, &format!("{} in {unit}", spec.what)))
+            .transpose()?;
+        Ok(Histograms {
+            style: Style {
+                unit,
+                json: spec.json,
+                timestamp: spec.timestamp,
+                extension: spec.extension,
+            },
+            hdr_log,
+            metrics: crate::prom::Metrics::new(
+                crate::prom::Histograms::new(spec.metric, spec.help, per_sec),
+                spec.args.metrics.exporter()?,
+            ),
+        })
+    }
+
+    /// A report of the (drained) histograms: printed, then logged and
+    /// added to the metrics.
+    pub fn report(&mut self, out: &mut Out, sections: &[Section]) -> Result<()> {
+        print_report(out, &self.style, sections)?;
+        if let Some(log) = &mut self.hdr_log {
+            log.write(sections)?;
+        }
+        self.metrics.reported(sections)
+    }
+
+    /// --prometheus's socket, for the loop to wait on.
+    pub fn fd(&self) -> Option<std::os::fd::RawFd> {
+        self.metrics.fd()
+    }
+
+    /// Answers the scrapes waiting; `current` reads what the kernel holds.
+    pub fn serve(&self, current: impl FnMut() -> Result<Vec<Section>>) -> Result<()> {
+        self.metrics.serve(current)
+    }
+}

@@ -1,0 +1,296 @@
+//! The event tools' kind: columns declared once, from which the header,
+//! each text row (padded, escaped) and each JSON object follow.
+//!
+//! A column reads its cell from the tool's state `E` (the tool itself,
+//! holding the current event), so only the cells of the mode in use are
+//! made: text columns for a table, JSON keys for `--json`.
+
+use std::borrow::Cow;
+use std::io::{self, Write};
+
+use crate::output::{escape, Out};
+
+/// One cell's value.
+pub enum Cell<'a> {
+    Int(i64),
+    Uint(u64),
+    Bool(bool),
+    /// Shown with `decimals` digits after the point.
+    Float(f64, usize),
+    /// Shown in octal, zero-padded to `digits`; a number in JSON.
+    Octal(u64, usize),
+    /// From the traced system: escaped in text, UTF-8 (lossy) in JSON.
+    Bytes(Cow<'a, [u8]>),
+    /// Made by the tool from safe parts (addresses, names, times).
+    Text(Cow<'a, str>),
+    /// A JSON array of strings from the traced system (arguments).
+    List(Vec<&'a [u8]>),
+}
+
+impl Cell<'_> {
+    /// Bytes from the traced system, borrowed.
+    pub fn bytes(b: &[u8]) -> Cell<'_> {
+        Cell::Bytes(Cow::Borrowed(b))
+    }
+}
+
+impl From<u32> for Cell<'_> {
+    fn from(v: u32) -> Self {
+        Cell::Uint(v.into())
+    }
+}
+
+impl From<u64> for Cell<'_> {
+    fn from(v: u64) -> Self {
+        Cell::Uint(v)
+    }
+}
+
+impl From<i32> for Cell<'_> {
+    fn from(v: i32) -> Self {
+        Cell::Int(v.into())
+    }
+}
+
+impl From<bool> for Cell<'_> {
+    fn from(v: bool) -> Self {
+        Cell::Bool(v)
+    }
+}
+
+impl From<String> for Cell<'_> {
+    fn from(v: String) -> Self {
+        Cell::Text(Cow::Owned(v))
+    }
+}
+
+impl<'a> From<&'a str> for Cell<'a> {
+    fn from(v: &'a str) -> Self {
+        Cell::Text(Cow::Borrowed(v))
+    }
+}
+
+/// A column: its header and width in the table, its key in JSON (either
+/// may be absent), and where its value comes from.
+pub struct Column<E> {
+    /// `""`: JSON only.
+    pub header: &'static str,
+    /// Padded to this width; 0 for the last, unpadded column.
+    pub width: usize,
+    /// Right-aligned (counts, return values), else left.
+    pub right: bool,
+    /// `""`: text only.
+    pub key: &'static str,
+    pub value: for<'a> fn(&'a E) -> Cell<'a>,
+}
+
+impl<E> Clone for Column<E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<E> Copy for Column<E> {}
+
+impl<E> Column<E> {
+    /// A left-aligned column in both text and JSON.
+    pub const fn new(
+        header: &'static str,
+        width: usize,
+        key: &'static str,
+        value: for<'a> fn(&'a E) -> Cell<'a>,
+    ) -> Column<E> {
+        Column {
+            header,
+            width,
+            right: false,
+            key,
+            value,
+        }
+    }
+
+    /// A right-aligned column (counts, return values).
+    pub const fn right(
+        header: &'static str,
+        width: usize,
+        key: &'static str,
+        value: for<'a> fn(&'a E) -> Cell<'a>,
+    ) -> Column<E> {
+        Column {
+            header,
+            width,
+            right: true,
+            key,
+            value,
+        }
+    }
+
+    /// In JSON only.
+    pub const fn json(key: &'static str, value: for<'a> fn(&'a E) -> Cell<'a>) -> Column<E> {
+        Column::new("", 0, key, value)
+    }
+}
+
+/// The columns a run shows: text columns by the options, every JSON key.
+pub struct Table<E> {
+    json: bool,
+    text: Vec<Column<E>>,
+    keys: Vec<Column<E>>,
+}
+
+impl<E> Table<E> {
+    pub fn new(json: bool) -> Table<E> {
+        Table {
+            json,
+            text: Vec::new(),
+            keys: Vec::new(),
+        }
+    }
+
+    /// Adds a column, in the text table only when `shown` (its JSON key
+    /// always).
+    pub fn column(mut self, shown: bool, c: Column<E>) -> Table<E> {
+        if !c.key.is_empty() {
+            self.keys.push(c);
+        }
+        if shown && !c.header.is_empty() {
+            self.text.push(c);
+        }
+        self
+    }
+
+    /// Adds columns that are always shown.
+    pub fn columns<const N: usize>(self, cs: [Column<E>; N]) -> Table<E> {
+        cs.into_iter().fold(self, |t, c| t.column(true, c))
+    }
+
+    /// The table's header line (no newline).
+    pub fn header(&self) -> String {
+        let mut h = Vec::new();
+        self.line(&mut h, |c| Cell::Text(Cow::Borrowed(c.header)))
+            .expect("writing to a Vec");
+        String::from_utf8(h).expect("headers are UTF-8")
+    }
+
+    /// One event: a text row or a JSON object, and a newline.
+    pub fn row(&self, out: &mut Out, e: &E) -> io::Result<()> {
+        if self.json {
+            return self.object(out, e);
+        }
+        self.line(out, |c| (c.value)(e))?;
+        out.write_all(b"\n")
+    }
+
+    fn line<'a>(
+        &'a self,
+        out: &mut dyn Write,
+        cell: impl Fn(&'a Column<E>) -> Cell<'a>,
+    ) -> io::Result<()> {
+        let last = self.text.len().saturating_sub(1);
+        for (i, c) in self.text.iter().enumerate() {
+            let cell = cell(c);
+            let text = text(&cell);
+            // An empty last cell adds no separator: no trailing blank.
+            if i > 0 && !(i == last && text.is_empty()) {
+                out.write_all(b" ")?;
+            }
+            match (c.width, c.right) {
+                (0, _) => out.write_all(text.as_bytes())?,
+                (w, false) => write!(out, "{text:<w$}")?,
+                (w, true) => write!(out, "{text:>w$}")?,
+            }
+        }
+        Ok(())
+    }
+
+    fn object(&self, out: &mut Out, e: &E) -> io::Result<()> {
+        out.write_all(b"{")?;
+        for (i, c) in self.keys.iter().enumerate() {
+            if i > 0 {
+                out.write_all(b",")?;
+            }
+            serde_json::to_writer(&mut *out, c.key)?;
+            out.write_all(b":")?;
+            match (c.value)(e) {
+                Cell::Int(v) => serde_json::to_writer(&mut *out, &v)?,
+                Cell::Uint(v) | Cell::Octal(v, _) => serde_json::to_writer(&mut *out, &v)?,
+                Cell::Bool(v) => serde_json::to_writer(&mut *out, &v)?,
+                Cell::Float(v, _) => serde_json::to_writer(&mut *out, &v)?,
+                Cell::Bytes(b) => serde_json::to_writer(&mut *out, &String::from_utf8_lossy(&b))?,
+                Cell::Text(t) => serde_json::to_writer(&mut *out, &t)?,
+                Cell::List(items) => {
+                    let items: Vec<Cow<str>> =
+                        items.iter().map(|b| String::from_utf8_lossy(b)).collect();
+                    serde_json::to_writer(&mut *out, &items)?
+                }
+            }
+        }
+        out.write_all(b"}\n")
+    }
+}
+
+/// A cell as table text.
+fn text<'a>(cell: &'a Cell<'a>) -> Cow<'a, str> {
+    match cell {
+        Cell::Int(v) => v.to_string().into(),
+        Cell::Uint(v) => v.to_string().into(),
+        Cell::Bool(v) => v.to_string().into(),
+        Cell::Float(v, d) => format!("{v:.d$}").into(),
+        Cell::Octal(v, d) => format!("{v:0d$o}").into(),
+        Cell::Bytes(b) => escape(b),
+
+        Cell::Text(t) => Cow::Borrowed(t),
+        Cell::List(items) => items
+            .iter()
+            .map(|b| escape(b))
+            .collect::<Vec<_>>()
+            .join(" ")
+            .into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Ev {
+        pid: u32,
+        comm: Vec<u8>,
+        ret: i32,
+    }
+
+    fn table(json: bool, uid: bool) -> Table<Ev> {
+        Table::new(json)
+            .column(uid, Column::new("UID", 6, "uid", |_| Cell::Uint(0)))
+            .columns([
+                Column::new("PID", 7, "pid", |e: &Ev| e.pid.into()),
+                Column::new("COMM", 16, "comm", |e: &Ev| Cell::bytes(&e.comm)),
+                Column::right("RET", 3, "ret", |e: &Ev| e.ret.into()),
+                Column::new("PATH", 0, "", |_| "".into()),
+            ])
+    }
+
+    #[test]
+    fn header_and_rows_follow_the_columns() {
+        assert_eq!(
+            table(false, false).header(),
+            "PID     COMM             RET PATH"
+        );
+        assert_eq!(
+            table(false, true).header(),
+            "UID    PID     COMM             RET PATH"
+        );
+        let e = Ev {
+            pid: 42,
+            comm: b"a\nb".to_vec(),
+            ret: -2,
+        };
+        let mut v = Vec::new();
+        table(false, false).line(&mut v, |c| (c.value)(&e)).unwrap();
+        // Escaped, padded, and no blank for the empty last cell.
+        assert_eq!(
+            String::from_utf8(v).unwrap(),
+            "42      a\\nb              -2"
+        );
+    }
+}
