@@ -6,10 +6,16 @@
 #include <bpf/bpf_helpers.h>
 #include "hist.h"
 #include "common.h"
+#include "stacks.h"
+#include "ustack.h"
 
 enum hist_layout hist_layout_btf;
 struct hist hist_btf;
 struct fine_hist fine_hist_btf;
 enum tcp_state_id tcp_state_btf;
+enum stack_limits stack_limits_btf;
+enum stack_error stack_error_btf;
+enum ustack_limits ustack_limits_btf;
+struct ustack_header ustack_header_btf;
 
 char LICENSE[] SEC("license") = "GPL";

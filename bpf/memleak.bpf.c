@@ -13,8 +13,8 @@
 #include "events.bpf.h"
 #include "ustack.bpf.h"
 #include "errors.bpf.h"
+#include "stacks.bpf.h"
 
-#define ENOMEM 12
 #define MAP_FAILED ((__u64)-1)
 
 const volatile __u64 min_size = 0;
@@ -60,12 +60,7 @@ struct {
 	__type(value, struct combined);
 } combined SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 10240);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, MAX_STACK_DEPTH * sizeof(__u64));
-} stack_traces SEC(".maps");
+STACK_MAP(stack_traces);
 
 /* Makes libbpf-cargo generate the Rust types of the -t events and of the
  * error enum. */
@@ -156,10 +151,7 @@ static __always_inline void on_alloc(void *ctx, __u64 addr, __u64 size, __u64 se
 	if (wa_missing_free)
 		on_free(addr);
 	if (!dwarf_unwind) {
-		id = bpf_get_stackid(ctx, &stack_traces, user_stacks ? BPF_F_USER_STACK : 0);
-		if (id < 0)
-			count_error(id == -EEXIST ? ERR_STACK_COLLISION :
-				    id == -ENOMEM ? ERR_STACK_FULL : ERR_STACK_OTHER);
+		id = stack_id(ctx, &stack_traces, user_stacks ? BPF_F_USER_STACK : 0);
 	}
 	info.size = size;
 	info.ts_ns = bpf_ktime_get_ns();

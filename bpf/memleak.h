@@ -2,11 +2,7 @@
 #ifndef __MEMLEAK_H
 #define __MEMLEAK_H
 
-/* The deepest stack --perf-max-stack-depth may ask for; the stack map's
- * value size is set to the asked depth before load. Kept in BTF. */
-enum stack_limits {
-	MAX_STACK_DEPTH = 127,
-};
+#include "stacks.h"
 
 /* Outstanding allocations are kept by process and address: with several
  * processes traced, one address can be live in each. */
@@ -69,12 +65,10 @@ enum alloc_fn {
 	FN_FREE,
 };
 
+/* Indexes of the per-CPU error counters, after the stack map's. */
 enum memleak_error {
-	ERR_STACK_COLLISION,
-	ERR_STACK_FULL,
-	ERR_STACK_OTHER,
 	/* The outstanding-allocations map was full. */
-	ERR_ALLOCS_FULL,
+	ERR_ALLOCS_FULL = ERR_STACK_LAST,
 	ERR_COMBINED_FULL,
 	ERR_MAX,
 };

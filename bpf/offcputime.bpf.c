@@ -12,13 +12,12 @@
 #include "filters.bpf.h"
 #include "maps.bpf.h"
 #include "errors.bpf.h"
+#include "stacks.bpf.h"
 /* --unwind dwarf's records: 16 KiB copies at switch rates. */
 #define RINGBUF_BYTES (16 << 20)
 #include "ustack.bpf.h"
 
 #define PF_KTHREAD 0x00200000
-#define EFAULT 14
-#define ENOMEM 12
 
 const volatile bool user_threads_only = false;
 const volatile bool kernel_threads_only = false;
@@ -52,14 +51,7 @@ struct {
 	__type(value, struct oc_start);
 } start SEC(".maps");
 
-/* Size and depth are set by the front end (--stack-storage-size,
- * --perf-max-stack-depth). */
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 16384);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, MAX_STACK_DEPTH * sizeof(__u64));
-} stackmap SEC(".maps");
+STACK_MAP(stackmap);
 
 /* Off-CPU time in nanoseconds by thread and stacks. */
 struct {
@@ -68,18 +60,6 @@ struct {
 	__type(key, struct oc_key);
 	__type(value, __u64);
 } info SEC(".maps");
-
-static __always_inline void count_stack_error(long id)
-{
-	if (id == -EEXIST)
-		count_error(ERR_STACK_COLLISION);
-	else if (id == -ENOMEM)
-		count_error(ERR_STACK_FULL);
-	else if (id == -EFAULT)
-		count_error(ERR_USER_STACK_FAULT);
-	else
-		count_error(ERR_STACK_OTHER);
-}
 
 static __always_inline bool allowed(struct task_struct *t, __u32 tid, __u32 tgid)
 {
@@ -115,7 +95,6 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 	struct oc_key key;
 	struct oc_delta rec;
 	__u64 now = bpf_ktime_get_ns(), delta, *total, ip, sp, bp;
-	long id;
 
 	/* prev goes off CPU: its stacks are current's. */
 	if (allowed(prev, tid, tgid)) {
@@ -124,10 +103,7 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 		fresh.user_stack_id = -1;
 		fresh.seq = 0;
 		if (kernel_stacks) {
-			id = bpf_get_stackid(ctx, &stackmap, 0);
-			if (id < 0)
-				count_stack_error(id);
-			fresh.kern_stack_id = id;
+			fresh.kern_stack_id = stack_id(ctx, &stackmap, 0);
 		}
 		/* A kernel thread has no user stack (EFAULT), which is no error. */
 		if (user_stacks && !(BPF_CORE_READ(prev, flags) & PF_KTHREAD) && dwarf_unwind) {
@@ -135,10 +111,7 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 			if (ustack_user_regs(prev, &ip, &sp, &bp))
 				fresh.seq = ustack_send(ip, sp, bp) ?: OC_SEQ_LOST;
 		} else if (user_stacks && !(BPF_CORE_READ(prev, flags) & PF_KTHREAD)) {
-			id = bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
-			if (id < 0)
-				count_stack_error(id);
-			fresh.user_stack_id = id;
+			fresh.user_stack_id = stack_id(ctx, &stackmap, BPF_F_USER_STACK);
 		}
 		if (btf) {
 			s = bpf_task_storage_get(&start_storage, prev, 0,

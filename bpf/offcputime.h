@@ -3,11 +3,7 @@
 #define __OFFCPUTIME_H
 
 #define TASK_COMM_LEN 16
-/* The deepest stack --perf-max-stack-depth may ask for; the stack map's
- * value size is set to the asked depth before load. Kept in BTF. */
-enum stack_limits {
-	MAX_STACK_DEPTH = 127,
-};
+#include "stacks.h"
 
 struct oc_key {
 	__u32 tid;
@@ -37,16 +33,10 @@ struct oc_delta {
 	char comm[TASK_COMM_LEN];
 };
 
-/* Indexes of the per-CPU error counters. */
+/* Indexes of the per-CPU error counters, after the stack map's. */
 enum oc_error {
-	/* bpf_get_stackid failed: a hash collision, or the stack map is full. */
-	ERR_STACK_COLLISION,
-	ERR_STACK_FULL,
-	/* A user task whose user stack could not be read. */
-	ERR_USER_STACK_FAULT,
-	ERR_STACK_OTHER,
 	/* The aggregation map (`info`) was full. */
-	ERR_INFO_FULL,
+	ERR_INFO_FULL = ERR_STACK_LAST,
 	ERR_MAX,
 };
 

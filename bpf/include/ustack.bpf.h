@@ -1,34 +1,21 @@
 /* --unwind dwarf: the user registers and a copy of the top of the user
  * stack, sent through the `events` ring buffer (events.bpf.h) for the front
- * end to unwind with the binaries' .eh_frame (common::unwind, which parses
- * struct ustack_event: keep the two in step). Frame pointer walks in the
+ * end to unwind with the binaries' .eh_frame (common::unwind, which reads
+ * struct ustack_header of ustack.h). Frame pointer walks in the
  * kernel stop at the first function built without them; a copy does not
  * depend on them. x86_64 only. */
 #ifndef __USTACK_BPF_H
 #define __USTACK_BPF_H
 
 #include "events.bpf.h"
-
-/* The largest --stack-copy-size. */
-#define USTACK_MAX (64 * 1024)
-#define USTACK_PAGE 4096
-/* The record kind (first field) of a stack copy. */
-#define USTACK_KIND 1
+#include "ustack.h"
 
 const volatile bool dwarf_unwind = false;
 /* Bytes copied from the stack pointer up; a multiple of 8, at most USTACK_MAX. */
 const volatile __u32 stack_copy_size = 16384;
 
 struct ustack_event {
-	__u32 kind;
-	__u32 tid;
-	__u32 tgid;
-	/* Bytes of data: fewer than asked where a page was not readable. */
-	__u32 len;
-	__u64 seq;
-	__u64 ip;
-	__u64 sp;
-	__u64 bp;
+	struct ustack_header h;
 	/* One page more than the most copied, so that the verifier can see
 	 * each page's copy fit. */
 	__u8 data[USTACK_MAX + USTACK_PAGE];
@@ -81,27 +68,27 @@ static __always_inline __u64 ustack_send(__u64 ip, __u64 sp, __u64 bp)
 		count_lost();
 		return 0;
 	}
-	e->kind = USTACK_KIND;
-	e->tid = (__u32)id;
-	e->tgid = id >> 32;
+	e->h.kind = USTACK_KIND;
+	e->h.tid = (__u32)id;
+	e->h.tgid = id >> 32;
 	/* Numbers each copy, unique across CPUs: a per-CPU count (the slot
 	 * keeps the last) above the CPU's number. Never 0, which later records
 	 * use for "no copy". (A shared atomic counter would need fetch-add,
 	 * 5.12+.) */
-	e->seq = (((e->seq >> 12) + 1) << 12) | (cpu & 0xfff);
-	e->ip = ip;
-	e->sp = sp;
-	e->bp = bp;
+	e->h.seq = (((e->h.seq >> 12) + 1) << 12) | (cpu & 0xfff);
+	e->h.ip = ip;
+	e->h.sp = sp;
+	e->h.bp = bp;
 	len = ustack_copy(e, sp);
 	if (len > USTACK_MAX)
 		len = USTACK_MAX;
-	e->len = len;
+	e->h.len = len;
 	if (bpf_ringbuf_output(&events, e, offsetof(struct ustack_event, data) + len,
 			       wakeup_flag())) {
 		count_lost();
 		return 0;
 	}
-	return e->seq;
+	return e->h.seq;
 }
 
 /* The user registers of the current task from a tracepoint in the kernel:

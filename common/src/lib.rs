@@ -39,6 +39,7 @@ pub mod process;
 pub mod prom;
 pub mod run;
 pub mod signals;
+pub mod stacks;
 pub mod sym;
 pub mod table;
 #[cfg(feature = "test-support")]

@@ -56,15 +56,20 @@ impl UnwindArgs {
     }
 }
 
-/// The header of a `struct ustack_event` record (ustack.bpf.h): kind, tid,
-/// tgid, len (u32 each), then seq, ip, sp, bp (u64 each), then `len` bytes
-/// of stack from sp up.
-pub const HEADER: usize = 48;
-/// The record kind of a stack copy (the first u32 of a record).
-pub const KIND_STACK: u32 = 1;
+/// A stack copy's header (ustack.h); `len` bytes of stack from sp up
+/// follow it.
+type Header = crate::skel::types::ustack_header;
+use crate::skel::types::ustack_limits as Limits;
 
-/// The largest `--stack-copy-size` (USTACK_MAX in ustack.bpf.h).
-pub const MAX_COPY: u32 = 64 * 1024;
+// SAFETY: a repr(C) struct of integers, valid for any bytes.
+unsafe impl plain::Plain for Header {}
+
+/// The header's size: where the stack bytes start.
+pub const HEADER: usize = std::mem::size_of::<Header>();
+/// The record kind of a stack copy (the first u32 of a record).
+pub const KIND_STACK: u32 = Limits::USTACK_KIND.0;
+/// The largest `--stack-copy-size`.
+pub const MAX_COPY: u32 = Limits::USTACK_MAX.0;
 
 /// One stack copy from the ring buffer.
 #[derive(Debug)]
@@ -85,31 +90,24 @@ pub struct Regs {
     pub bp: u64,
 }
 
-fn u32_at(data: &[u8], at: usize) -> u32 {
-    u32::from_ne_bytes(data[at..at + 4].try_into().unwrap())
-}
-
-fn u64_at(data: &[u8], at: usize) -> u64 {
-    u64::from_ne_bytes(data[at..at + 8].try_into().unwrap())
-}
-
 impl<'a> Copy<'a> {
     /// Parses a `KIND_STACK` record; None for anything else or a short one.
     pub fn parse(data: &'a [u8]) -> Option<Copy<'a>> {
-        if data.len() < HEADER || u32_at(data, 0) != KIND_STACK {
+        let mut h = Header::default();
+        plain::copy_from_bytes(&mut h, data).ok()?;
+        if h.kind != KIND_STACK {
             return None;
         }
-        let len = u32_at(data, 12) as usize;
         Some(Copy {
-            tid: u32_at(data, 4),
-            tgid: u32_at(data, 8),
-            seq: u64_at(data, 16),
+            tid: h.tid,
+            tgid: h.tgid,
+            seq: h.seq,
             regs: Regs {
-                ip: u64_at(data, 24),
-                sp: u64_at(data, 32),
-                bp: u64_at(data, 40),
+                ip: h.ip,
+                sp: h.sp,
+                bp: h.bp,
             },
-            stack: data.get(HEADER..HEADER + len)?,
+            stack: data.get(HEADER..HEADER + h.len as usize)?,
         })
     }
 }

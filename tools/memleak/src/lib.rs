@@ -21,14 +21,14 @@ use common::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 use common::note;
 use common::output::{Clock, Out};
 use common::probe::UprobeLinks;
+use common::stacks::{self, StackArgs};
 use common::sym::Symbolizer;
 use common::unwind::{self, StackTable, Unwinder};
-use common::{maps, pprof, process};
+use common::{maps, process};
 use libbpf_rs::skel::{OpenSkel, Skel};
 use libbpf_rs::Link;
 
 common::skeleton!("memleak");
-const MAX_STACK_DEPTH: skel::types::stack_limits = skel::types::stack_limits::MAX_STACK_DEPTH;
 use skel::{types, MemleakSkel, MemleakSkelBuilder, OpenMemleakSkel};
 
 // SAFETY: repr(C) structs of integers, valid for any bytes.
@@ -120,25 +120,8 @@ pub struct Args {
     /// Order the stacks by outstanding bytes or by allocation count
     #[arg(long, value_enum, default_value_t = SortBy::Size)]
     sort: SortBy,
-    /// The number of unique stack traces that can be stored
-    #[arg(long, value_name = "N", default_value_t = 10240,
-          value_parser = clap::value_parser!(u32).range(1..))]
-    stack_storage_size: u32,
-    /// The limit for stack traces
-    #[arg(long, value_name = "DEPTH", default_value_t = 127,
-          value_parser = clap::value_parser!(u32).range(1..=MAX_STACK_DEPTH.0 as i64))]
-    perf_max_stack_depth: u32,
-    /// Print folded lines (`comm;root;...;leaf bytes`) for a memory flame
-    /// graph, instead of stacks
-    #[arg(short = 'f', long, conflicts_with = "json")]
-    folded: bool,
-    /// Also write each report, every stack in it, to FILE as a pprof
-    /// profile (gzipped profile.proto: inuse_objects and inuse_space per
-    /// stack, labelled with comm and pid), replaced at each interval
-    #[arg(long, value_name = "FILE")]
-    pprof: Option<PathBuf>,
     #[command(flatten)]
-    unwind: unwind::UnwindArgs,
+    stacks: StackArgs,
     /// Interval between reports, in seconds
     #[arg(default_value_t = 5, value_parser = cli::seconds)]
     interval: u64,
@@ -168,8 +151,8 @@ struct Memleak {
     /// When the traced processes' memory maps were last cached.
     cached_at: Instant,
     clock: Clock,
-    /// --pprof's file, checked writable before tracing.
-    pprof: Option<pprof::Output>,
+    /// --svg's and --pprof's files, created before tracing.
+    outputs: stacks::Outputs,
     /// When tracing started, for the profile's duration.
     started: Instant,
     /// --unwind dwarf (resolved from auto): the stacks unwound here.
@@ -231,22 +214,28 @@ impl Tool for Memleak {
                 (None, Some(cmd)) => process::find_program(&cmd[0]).into_iter().collect(),
                 (None, None) => Vec::new(),
             };
-            unwind::choose(args.unwind.unwind, &exes)
+            unwind::choose(args.stacks.unwind.unwind, &exes)
         };
         let copies = dwarf.then(|| Copies {
-            unwinder: Unwinder::new(args.perf_max_stack_depth as usize + 1),
+            unwinder: Unwinder::new(args.stacks.perf_max_stack_depth as usize + 1),
             stacks: StackTable::default(),
             by_seq: HashMap::new(),
             reports: 0,
         });
         let symbolizer = Symbolizer::new().verbose(args.common.verbose);
-        let pprof = args
-            .pprof
-            .as_deref()
-            .map(pprof::Output::create)
-            .transpose()?;
+        let outputs = stacks::Outputs::open(
+            &args.stacks,
+            stacks::Svg {
+                title: "Outstanding Allocations Flame Graph",
+                count_name: "bytes",
+                cold: false,
+            },
+            stacks::Profile {
+                sample_types: &[("inuse_space", "bytes"), ("inuse_objects", "count")],
+            },
+        )?;
         Ok(Memleak {
-            pprof,
+            outputs,
             started: Instant::now(),
             pids: args.pid.clone().map(|IdList(p)| p).unwrap_or_default(),
             comms: HashMap::new(),
@@ -267,7 +256,7 @@ impl Tool for Memleak {
     }
 
     fn machine_readable(&self) -> bool {
-        self.args.common.json || self.args.folded
+        self.args.common.json || self.args.stacks.folded
     }
 
     fn command(&self) -> Option<Vec<OsString>> {
@@ -287,17 +276,16 @@ impl Tool for Memleak {
         rodata.user_stacks = self.user_mode;
         let dwarf = self.copies.is_some();
         rodata.dwarf_unwind = dwarf;
-        rodata.stack_copy_size = args.unwind.copy_size();
-        maps::size_user_stack_copies(&mut open.maps.ustack_scratch, dwarf)?;
+        rodata.stack_copy_size = args.stacks.unwind.copy_size();
+        args.stacks.size_maps(
+            &mut open.maps.stack_traces,
+            &mut open.maps.ustack_scratch,
+            dwarf,
+        )?;
         if dwarf {
             // A copy per followed allocation: room for bursts.
             open.maps.events.set_max_entries(16 << 20)?;
         }
-        maps::size_stack_map(
-            &mut open.maps.stack_traces,
-            args.stack_storage_size,
-            args.perf_max_stack_depth,
-        )?;
         self.pids.extend(setup.child);
         if self.user_mode {
             let links = common::probe::uprobe_links();
@@ -392,8 +380,8 @@ impl Tool for Memleak {
             && self.pids.iter().all(|p| !process::alive(*p))
     }
 
-    fn report(&mut self, skel: &MemleakSkel<'_>, out: &mut Out, _: When) -> Result<()> {
-        let pprof = self.pprof.as_ref().map(|p| (p, self.started.elapsed()));
+    fn report(&mut self, skel: &MemleakSkel<'_>, out: &mut Out, when: When) -> Result<()> {
+        let files = self.outputs.report(self.started.elapsed());
         report::print(
             &self.args,
             skel,
@@ -402,7 +390,8 @@ impl Tool for Memleak {
             out,
             &mut self.symbolizer,
             report::Extra {
-                pprof,
+                files,
+                announce: when == When::End,
                 copies: self.copies.as_mut(),
             },
         )

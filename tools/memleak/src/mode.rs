@@ -33,7 +33,9 @@ pub fn check(args: &Args) -> Result<Option<Vec<OsString>>> {
             "-P traces per-CPU allocations of the kernel: it does not go with -p or -c",
         ));
     }
-    if args.unwind.unwind == common::unwind::Mode::Dwarf && args.pid.is_none() && command.is_none()
+    if args.stacks.unwind.unwind == common::unwind::Mode::Dwarf
+        && args.pid.is_none()
+        && command.is_none()
     {
         return Err(usage(
             "--unwind dwarf unwinds user stacks: it needs -p or -c (kernel stacks need no copy)",

@@ -3,12 +3,11 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::time::Duration;
 
 use anyhow::Result;
 use common::output::{now_hms, Out};
 use common::sym::{self, Symbolizer};
-use common::{maps, note, pprof, process};
+use common::{maps, note, pprof, process, stacks};
 use serde_json::json;
 
 use crate::skel::{types, MemleakSkel};
@@ -83,8 +82,10 @@ fn comm_of(comms: &HashMap<u32, String>, pid: u32) -> String {
 
 /// What a report uses besides the maps.
 pub struct Extra<'a> {
-    /// --pprof's file, and how long the tool has traced.
-    pub pprof: Option<(&'a pprof::Output, Duration)>,
+    /// --svg's and --pprof's files: every stack goes to them.
+    pub files: stacks::Report<'a>,
+    /// Say where they were written (the last report).
+    pub announce: bool,
     /// --unwind dwarf's stacks.
     pub copies: Option<&'a mut Copies>,
 }
@@ -115,18 +116,11 @@ pub fn print(
 /// What a non-zero counter of the kernel side's `errors` map means.
 pub fn error_note(index: u32) -> Option<&'static str> {
     use types::memleak_error as E;
-    Some(match E(index) {
-        E::ERR_STACK_COLLISION => {
-            "stacks not recorded: hash collisions in the stack map (raise --stack-storage-size)"
-        }
-        E::ERR_STACK_FULL => {
-            "stacks not recorded: the stack map was full (raise --stack-storage-size)"
-        }
-        E::ERR_STACK_OTHER => "stacks not recorded for another error",
+    stacks::error_note(index).or(Some(match E(index) {
         E::ERR_ALLOCS_FULL => "allocations not tracked: the allocation map was full",
         E::ERR_COMBINED_FULL => "allocations not totalled for -C: the stack totals map was full",
         _ => return None,
-    })
+    }))
 }
 
 /// Prints the stacks; returns how many.
@@ -137,7 +131,11 @@ fn print_stacks(
     comms: &HashMap<u32, String>,
     out: &mut Out,
     symbolizer: &mut Symbolizer,
-    Extra { pprof, mut copies }: Extra,
+    Extra {
+        mut files,
+        announce,
+        mut copies,
+    }: Extra,
 ) -> Result<usize> {
     let groups = collect(args, skel, copies.as_deref_mut())?;
     let table = copies.map(|c| &c.stacks);
@@ -150,8 +148,8 @@ fn print_stacks(
         std::cmp::Reverse((primary, g.count, g.bytes, k.1))
     });
     let shown = ranked.len().min(args.top as usize);
-    // The profile has every stack; the printed report the top ones.
-    let wanted = if pprof.is_some() {
+    // The files have every stack; the printed report the top ones.
+    let wanted = if files.wanted() {
         &ranked[..]
     } else {
         &ranked[..shown]
@@ -191,7 +189,7 @@ fn print_stacks(
         }
     };
     let time = now_hms();
-    if !args.common.json && !args.folded {
+    if !args.common.json && !args.stacks.folded {
         writeln!(
             out,
             "[{time}] Top {} stacks with outstanding allocations:",
@@ -221,7 +219,7 @@ fn print_stacks(
             out.json(&o)?;
             continue;
         }
-        if args.folded {
+        if args.stacks.folded {
             let (kernel, user, comm) = if user_mode {
                 (sym::Part::Absent, part, comm_of(comms, *pid))
             } else {
@@ -260,12 +258,7 @@ fn print_stacks(
             writeln!(out, "\t\t-    {} ({pid})", comm_of(comms, *pid))?;
         }
     }
-    if let Some((output, traced)) = pprof {
-        let mut profile = pprof::Builder::new(
-            &[("inuse_objects", "count"), ("inuse_space", "bytes")],
-            "inuse_space",
-            traced.as_nanos() as u64,
-        );
+    if files.wanted() {
         let mut names: HashMap<u32, String> = HashMap::new();
         for ((pid, id), g) in &ranked {
             let part = part_of(*pid, *id);
@@ -275,18 +268,26 @@ fn print_stacks(
             } else {
                 (part, sym::Part::Absent)
             };
-            profile.add(
-                &kernel,
-                &user,
+            let stack = sym::Stack {
+                kernel: &kernel,
+                user: &user,
+                comm,
+                pid: *pid,
+                delimited: false,
+                offsets: false,
+            };
+            files.add(
+                &stack,
+                g.bytes,
                 *pid,
-                &[g.count as i64, g.bytes as i64],
+                &[g.bytes as i64, g.count as i64],
                 &[
                     pprof::Label::Str("comm", comm),
                     pprof::Label::Num("pid", (*pid).into()),
                 ],
             );
         }
-        output.write(&profile.finish())?;
     }
+    files.finish(announce)?;
     Ok(shown)
 }

@@ -114,7 +114,17 @@ fn reports_the_leaking_function_as_the_direct_caller() {
 fn folded_output_is_flame_graph_input() {
     let leaker = Leaker::start();
     let pid = leaker.pid();
-    let finished = run_until_done(&["-p", &pid, "-f", "2", "1"]);
+    let svg =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ml-{}.svg", std::process::id()));
+    let svg_arg = svg.to_string_lossy().into_owned();
+    let finished = run_until_done(&["-p", &pid, "-f", "--svg", &svg_arg, "2", "1"]);
+    // The same stacks drawn: the leaking function is a frame of the graph.
+    let drawn = std::fs::read_to_string(&svg).unwrap();
+    let _ = std::fs::remove_file(&svg);
+    assert!(
+        drawn.contains("<svg") && drawn.contains(LEAKER_FN),
+        "{drawn:.300}"
+    );
     let line = finished
         .stdout
         .iter()

@@ -8,20 +8,20 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Parser;
 use common::cli::{self, CommonArgs, IdList};
 use common::filters::Filters;
 use common::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 use common::output::Out;
 use common::run::usage;
+use common::stacks::{self, StackArgs};
 use common::sym::Symbolizer;
 use common::unwind::{self, StackTable, Unwinder};
-use common::{maps, pprof, probe};
+use common::{maps, probe};
 use libbpf_rs::skel::OpenSkel;
 
 common::skeleton!("offcputime");
-const MAX_STACK_DEPTH: skel::types::stack_limits = skel::types::stack_limits::MAX_STACK_DEPTH;
 use skel::{types, OffcputimeSkel, OffcputimeSkelBuilder, OpenOffcputimeSkel};
 
 // SAFETY: a repr(C) struct of integers and a byte array, valid for any bytes.
@@ -78,9 +78,6 @@ struct Args {
     /// Insert a delimiter between kernel and user stacks
     #[arg(short = 'd', long)]
     delimited: bool,
-    /// Output folded format, one line per stack (for flame graphs)
-    #[arg(short = 'f', long, conflicts_with = "json")]
-    folded: bool,
     /// Show the offset of each frame from its symbol (name+0x1c)
     #[arg(short = 's', long)]
     offset: bool,
@@ -95,24 +92,8 @@ struct Args {
     /// (preempted)
     #[arg(long, value_name = "MASK")]
     state: Option<u64>,
-    /// The number of unique stack traces that can be stored
-    #[arg(long, value_name = "N", default_value_t = 16384,
-          value_parser = clap::value_parser!(u32).range(1..))]
-    stack_storage_size: u32,
-    /// The limit for both kernel and user stack traces
-    #[arg(long, value_name = "DEPTH", default_value_t = 127,
-          value_parser = clap::value_parser!(u32).range(1..=MAX_STACK_DEPTH.0 as i64))]
-    perf_max_stack_depth: u32,
     #[command(flatten)]
-    unwind: unwind::UnwindArgs,
-    /// Also write a flame graph of the result to FILE (SVG)
-    #[arg(long, value_name = "FILE")]
-    svg: Option<PathBuf>,
-    /// Also write the result to FILE as a pprof profile (gzipped
-    /// profile.proto: off-CPU nanoseconds per stack, labelled with comm,
-    /// pid and tid), for go tool pprof, Pyroscope, Parca or Grafana
-    #[arg(long, value_name = "FILE")]
-    pprof: Option<PathBuf>,
+    stacks: StackArgs,
     /// Duration of the trace, in seconds (default: until Ctrl-C)
     #[arg(value_parser = cli::seconds)]
     duration: Option<u64>,
@@ -124,14 +105,12 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Offcputime>();
 
 struct Offcputime {
     args: Args,
-    /// --svg's file, created before tracing so that a bad path fails first.
-    svg: Option<std::fs::File>,
+    /// --svg's and --pprof's files, created before tracing.
+    outputs: stacks::Outputs,
     /// Names only: offcputime prints no file:line.
     symbolizer: Symbolizer,
     /// The kernel's symbols are parsed (in the first idle moment).
     warmed: bool,
-    /// --pprof's file, checked writable before tracing.
-    pprof: Option<pprof::Output>,
     /// When tracing started, for the profile's duration.
     started: Option<Instant>,
     /// --unwind dwarf (resolved from auto): user stacks unwound here.
@@ -200,18 +179,17 @@ impl Tool for Offcputime {
                 args.min_block_time, args.max_block_time
             )));
         }
-        let svg = match &args.svg {
-            Some(path) => Some(
-                std::fs::File::create(path)
-                    .with_context(|| format!("--svg: creating {}", path.display()))?,
-            ),
-            None => None,
-        };
-        let pprof = args
-            .pprof
-            .as_deref()
-            .map(pprof::Output::create)
-            .transpose()?;
+        let outputs = stacks::Outputs::open(
+            &args.stacks,
+            stacks::Svg {
+                title: "Off-CPU Time Flame Graph",
+                count_name: "us",
+                cold: true,
+            },
+            stacks::Profile {
+                sample_types: &[("offcpu", "nanoseconds")],
+            },
+        )?;
         let symbolizer = Symbolizer::with_source_lines(false).verbose(args.common.verbose);
         let dwarf = if args.kernel_stacks_only {
             false
@@ -220,20 +198,19 @@ impl Tool for Offcputime {
             let exes: Vec<PathBuf> = ids
                 .map(|IdList(ids)| ids.iter().map(|p| unwind::executable_of(*p)).collect())
                 .unwrap_or_default();
-            unwind::choose(args.unwind.unwind, &exes)
+            unwind::choose(args.stacks.unwind.unwind, &exes)
         };
         let dwarf = dwarf.then(|| Dwarf {
-            unwinder: Unwinder::new(args.perf_max_stack_depth as usize),
+            unwinder: Unwinder::new(args.stacks.perf_max_stack_depth as usize),
             stacks: StackTable::default(),
             left: HashMap::new(),
             sums: HashMap::new(),
         });
         Ok(Offcputime {
             args,
-            svg,
+            outputs,
             symbolizer,
             warmed: false,
-            pprof,
             started: None,
             dwarf,
         })
@@ -244,7 +221,7 @@ impl Tool for Offcputime {
     }
 
     fn machine_readable(&self) -> bool {
-        self.args.common.json || self.args.folded
+        self.args.common.json || self.args.stacks.folded
     }
 
     fn filters(&self) -> Filters {
@@ -268,17 +245,16 @@ impl Tool for Offcputime {
         rodata.max_block_ns = args.max_block_time.saturating_mul(1000);
         let dwarf = self.dwarf.is_some();
         rodata.dwarf_unwind = dwarf;
-        rodata.stack_copy_size = args.unwind.copy_size();
-        maps::size_user_stack_copies(&mut open.maps.ustack_scratch, dwarf)?;
+        rodata.stack_copy_size = args.stacks.unwind.copy_size();
+        args.stacks.size_maps(
+            &mut open.maps.stackmap,
+            &mut open.maps.ustack_scratch,
+            dwarf,
+        )?;
         if !dwarf {
             // Only dwarf's records use the ring: the smallest one.
             open.maps.events.set_max_entries(4096)?;
         }
-        maps::size_stack_map(
-            &mut open.maps.stackmap,
-            args.stack_storage_size,
-            args.perf_max_stack_depth,
-        )?;
         // Switch-out state: task storage for tp_btf, a hash map for raw_tp.
         probe::pick_task_state_variant(
             open.open_object_mut(),
@@ -329,13 +305,8 @@ impl Tool for Offcputime {
     }
 
     fn report(&mut self, skel: &OffcputimeSkel<'_>, out: &mut Out, _: When) -> Result<()> {
-        let extra = report::Extra {
-            svg: self.svg.take(),
-            pprof: self.pprof.as_ref().map(|p| {
-                let traced = self.started.map_or(Duration::ZERO, |s| s.elapsed());
-                (p, traced)
-            }),
-        };
+        let traced = self.started.map_or(Duration::ZERO, |s| s.elapsed());
+        let files = self.outputs.report(traced);
         let dwarf = self.dwarf.as_mut().map(|d| {
             if let Some(note) = d.unwinder.stats.note() {
                 common::note!("{note}");
@@ -344,7 +315,7 @@ impl Tool for Offcputime {
         });
         report::print(
             &self.args,
-            extra,
+            files,
             &skel.maps,
             dwarf,
             out,
@@ -354,19 +325,9 @@ impl Tool for Offcputime {
 
     fn error_note(&self, index: u32) -> Option<&'static str> {
         use types::oc_error as E;
-        Some(match E(index) {
-            E::ERR_STACK_COLLISION => {
-                "stacks not recorded: hash collisions in the stack map (raise --stack-storage-size)"
-            }
-            E::ERR_STACK_FULL => {
-                "stacks not recorded: the stack map was full (raise --stack-storage-size)"
-            }
-            E::ERR_USER_STACK_FAULT => {
-                "user stacks could not be read (no frame pointers, or paged out)"
-            }
-            E::ERR_STACK_OTHER => "stacks not recorded for another error",
-            E::ERR_INFO_FULL => "off-CPU intervals not counted: the aggregation map was full",
-            _ => return None,
+        stacks::error_note(index).or(match E(index) {
+            E::ERR_INFO_FULL => Some("off-CPU intervals not counted: the aggregation map was full"),
+            _ => None,
         })
     }
 }

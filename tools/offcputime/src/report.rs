@@ -2,16 +2,15 @@
 //! BCC's multi-line stacks, folded lines, JSON, or an SVG flame graph.
 
 use std::collections::{HashMap, HashSet};
-use std::io::{self, Write};
+use std::io::Write;
 use std::rc::Rc;
 
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
 use common::maps;
-use common::note;
 use common::output::{c_string, escape, Out};
-use common::pprof;
 use common::sym::{self, Part, Stack, Symbolizer};
 use common::unwind::StackTable;
+use common::{pprof, stacks};
 use serde_json::json;
 
 use crate::skel::{self, types};
@@ -58,17 +57,9 @@ pub struct Key {
     pub comm: [i8; 16],
 }
 
-/// Where the report goes besides stdout.
-pub struct Extra<'a> {
-    /// --svg's file.
-    pub svg: Option<std::fs::File>,
-    /// --pprof's, with how long the tool traced.
-    pub pprof: Option<(&'a pprof::Output, std::time::Duration)>,
-}
-
 pub fn print(
     args: &Args,
-    extra: Extra,
+    mut files: stacks::Report,
     skel_maps: &skel::OffcputimeMaps,
     dwarf: Option<(HashMap<Key, u64>, &StackTable)>,
     out: &mut Out,
@@ -137,15 +128,6 @@ pub fn print(
         );
     }
 
-    let mut folded = Vec::new();
-    let want_folded = args.folded || args.svg.is_some();
-    let mut profile = extra.pprof.map(|(_, traced)| {
-        pprof::Builder::new(
-            &[("offcpu", "nanoseconds")],
-            "offcpu",
-            traced.as_nanos() as u64,
-        )
-    });
     for (k, ns) in &entries {
         let us = *ns / 1000;
         let kernel = part(k.kern_stack_id, !args.user_stacks_only, &stacks, |a| {
@@ -172,22 +154,17 @@ pub fn print(
             delimited: args.delimited,
             offsets: args.offset,
         };
-        if want_folded {
-            folded.push(sym::folded_line(&stack, us));
-        }
-        if let Some(p) = &mut profile {
-            p.add(
-                &kernel,
-                &user,
-                k.tgid,
-                &[*ns as i64],
-                &[
-                    pprof::Label::Str("comm", &comm),
-                    pprof::Label::Num("pid", k.tgid.into()),
-                    pprof::Label::Num("tid", k.tid.into()),
-                ],
-            );
-        }
+        files.add(
+            &stack,
+            us,
+            k.tgid,
+            &[*ns as i64],
+            &[
+                pprof::Label::Str("comm", &comm),
+                pprof::Label::Num("pid", k.tgid.into()),
+                pprof::Label::Num("tid", k.tid.into()),
+            ],
+        );
         if args.common.json {
             out.json(&json!({
                 "tid": k.tid,
@@ -197,41 +174,11 @@ pub fn print(
                 "kernel_stack": sym::part_json(&kernel, args.offset),
                 "user_stack": sym::part_json(&user, args.offset),
             }))?;
-        } else if args.folded {
-            writeln!(out, "{}", folded.last().unwrap())?;
+        } else if args.stacks.folded {
+            writeln!(out, "{}", sym::folded_line(&stack, us))?;
         } else {
             sym::write_multi_line(out, &stack, us)?;
         }
     }
-    if let (Some(path), Some(file)) = (&args.svg, extra.svg) {
-        write_svg(path, file, &folded)?;
-    }
-    if let (Some((output, _)), Some(profile)) = (extra.pprof, profile) {
-        output.write(&profile.finish())?;
-        note!("profile written to {}", output.path().display());
-    }
-    Ok(())
-}
-
-pub fn write_svg(path: &std::path::Path, file: std::fs::File, folded: &[String]) -> Result<()> {
-    use inferno::flamegraph::{self, color::BackgroundColor, Options, Palette};
-    if folded.is_empty() {
-        bail!(
-            "no off-CPU time was recorded: {} not written",
-            path.display()
-        );
-    }
-    let mut options = Options::default();
-    options.title = "Off-CPU Time Flame Graph".into();
-    options.count_name = "us".into();
-    options.colors = Palette::Basic(inferno::flamegraph::color::BasicPalette::Blue);
-    options.bgcolors = Some(BackgroundColor::Blue);
-    flamegraph::from_lines(
-        &mut options,
-        folded.iter().map(String::as_str),
-        io::BufWriter::new(file),
-    )
-    .with_context(|| format!("writing the flame graph to {}", path.display()))?;
-    note!("flame graph written to {}", path.display());
-    Ok(())
+    files.finish(true)
 }
