@@ -191,10 +191,32 @@ pub fn seconds(s: &str) -> Result<u64, String> {
 }
 
 /// Parses a cgroup v2 directory path, checking that it exists.
+/// A cgroup v2 directory: a directory on a cgroup2 file system. A cgroup
+/// v1 directory (a hybrid hierarchy's /sys/fs/cgroup/memory) is refused:
+/// its inode is no cgroup v2 id, and would match nothing.
 pub fn cgroup_path(s: &str) -> Result<PathBuf, String> {
     let path = PathBuf::from(s);
     if !path.is_dir() {
         return Err(format!("'{s}' is not a cgroup directory"));
+    }
+    let c = CString::new(s).map_err(|_| format!("'{s}' is not a path"))?;
+    // SAFETY: an all-zero statfs is a valid value to fill.
+    let mut fs: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: c is NUL-terminated, fs a valid statfs for the call.
+    if unsafe { libc::statfs(c.as_ptr(), &mut fs) } != 0 {
+        return Err(format!("'{s}': {}", std::io::Error::last_os_error()));
+    }
+    if fs.f_type != libc::CGROUP2_SUPER_MAGIC {
+        let v1 = fs.f_type == libc::CGROUP_SUPER_MAGIC;
+        return Err(format!(
+            "'{s}' is {}, not a cgroup v2 directory (the tools filter by cgroup v2; \
+             its hierarchy is mounted where `mount -t cgroup2` shows)",
+            if v1 {
+                "a cgroup v1 directory"
+            } else {
+                "not on a cgroup file system"
+            }
+        ));
     }
     Ok(path)
 }
@@ -202,6 +224,31 @@ pub fn cgroup_path(s: &str) -> Result<PathBuf, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cgroup_paths_must_be_cgroup_v2() {
+        assert!(cgroup_path("/tmp")
+            .unwrap_err()
+            .contains("not on a cgroup file system"));
+        assert!(cgroup_path("/no/such/dir").is_err());
+        // Where the machine mounts a cgroup v1 hierarchy (hybrid), it is named.
+        if let Some(v1) = cgroup_mount("cgroup") {
+            let err = cgroup_path(&v1).unwrap_err();
+            assert!(err.contains("cgroup v1 directory"), "{err}");
+        }
+        if let Some(v2) = cgroup_mount("cgroup2") {
+            assert_eq!(cgroup_path(&v2), Ok(PathBuf::from(&v2)));
+        }
+    }
+
+    /// A mount point of file system type `fstype`, from /proc/mounts.
+    fn cgroup_mount(fstype: &str) -> Option<String> {
+        let mounts = std::fs::read_to_string("/proc/mounts").ok()?;
+        mounts.lines().find_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.get(2) == Some(&fstype)).then(|| f[1].to_string())
+        })
+    }
 
     #[test]
     fn id_lists_accept_commas_and_reject_junk() {

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use anyhow::{Context, Result};
 use libbpf_rs::libbpf_sys;
-use libbpf_rs::OpenObject;
+use libbpf_rs::{OpenMapMut, OpenObject, OpenProgramMut};
 
 /// A kind of attachment point, in the order tools prefer them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -397,24 +397,13 @@ pub fn task_pt_regs() -> bool {
     })
 }
 
-/// A tool whose tp_btf programs keep per-task state in task local storage
-/// maps, and whose raw_tp twins (untrusted task pointers) keep it in hash
-/// maps by tid.
-pub struct TaskStateVariants<'a> {
-    pub btf_prefix: &'a str,
-    pub raw_prefix: &'a str,
-    pub storage_maps: &'a [&'a str],
-    pub hash_maps: &'a [&'a str],
-}
-
-/// Picks tp_btf where task storage exists (5.11+), else raw_tp, and turns
-/// off the other variant's programs and maps.
 /// True if tracing programs can keep state in task storage (5.11+).
 pub fn task_storage() -> bool {
     map_type(libbpf_sys::BPF_MAP_TYPE_TASK_STORAGE)
 }
 
-/// The hook kind [`pick_task_state_variant`] chooses here.
+/// The hook kind [`task_state_variant`] chooses here: tp_btf where task
+/// storage exists (5.11+), else raw_tp.
 pub fn task_state_hook() -> Option<Hook> {
     pick(if task_storage() {
         &[Hook::TpBtf, Hook::RawTp]
@@ -423,44 +412,58 @@ pub fn task_state_hook() -> Option<Hook> {
     })
 }
 
-pub fn pick_task_state_variant(obj: &mut OpenObject, v: &TaskStateVariants) -> Result<Hook> {
-    let kinds: &[Hook] = if task_storage() {
-        &[Hook::TpBtf, Hook::RawTp]
-    } else {
-        &[Hook::RawTp]
-    };
-    let Some(kind) = pick(kinds) else {
-        anyhow::bail!("this kernel offers neither tp_btf nor raw_tp programs");
-    };
-    if kind == Hook::TpBtf {
-        skip_programs(obj, v.raw_prefix);
-        skip_maps(obj, v.hash_maps)?;
-    } else {
-        skip_programs(obj, v.btf_prefix);
-        skip_maps(obj, v.storage_maps)?;
+/// Hook variants are data: a variant is the skeleton's typed handles of its
+/// programs (`&mut open.progs.rq_btf_switch`), so a renamed program fails
+/// the build, not a run. Loads `progs` only when `on` (never turns a
+/// program back on: conditions combine).
+pub fn load_when<'a, 'obj: 'a>(
+    on: bool,
+    progs: impl IntoIterator<Item = &'a mut OpenProgramMut<'obj>>,
+) {
+    if !on {
+        for p in progs {
+            p.set_autoload(false);
+        }
     }
-    Ok(kind)
 }
 
-/// Turns off the creation of the named maps: the programs that use them
-/// are not loaded.
-pub fn skip_maps(obj: &mut OpenObject, names: &[&str]) -> Result<()> {
-    for mut map in obj.maps_mut() {
-        if names.contains(&map.name().to_string_lossy().as_ref()) {
-            map.set_autocreate(false)?;
+/// Creates `maps` only when `on`: maps only the programs of an unchosen
+/// variant use.
+pub fn create_when<'a, 'obj: 'a>(
+    on: bool,
+    maps: impl IntoIterator<Item = &'a mut OpenMapMut<'obj>>,
+) -> Result<()> {
+    if !on {
+        for m in maps {
+            m.set_autocreate(false)?;
         }
     }
     Ok(())
 }
 
-/// Switches autoload off for the programs whose name starts with `prefix`:
-/// how a tool drops the variant it did not choose.
-pub fn skip_programs(obj: &mut OpenObject, prefix: &str) {
-    for mut prog in obj.progs_mut() {
-        if prog.name().to_string_lossy().starts_with(prefix) {
-            prog.set_autoload(false);
-        }
-    }
+/// A tool whose tp_btf programs keep per-task state in task local storage
+/// maps, and whose raw_tp twins (untrusted task pointers) keep it in hash
+/// maps by tid.
+pub struct TaskStateVariants<'a, 'obj> {
+    pub btf: Vec<&'a mut OpenProgramMut<'obj>>,
+    pub raw: Vec<&'a mut OpenProgramMut<'obj>>,
+    pub storage_maps: Vec<&'a mut OpenMapMut<'obj>>,
+    pub hash_maps: Vec<&'a mut OpenMapMut<'obj>>,
+}
+
+/// Picks tp_btf where task storage exists, else raw_tp
+/// ([`task_state_hook`]), and turns off the other variant's programs and
+/// maps.
+pub fn task_state_variant(v: TaskStateVariants) -> Result<Hook> {
+    let Some(kind) = task_state_hook() else {
+        anyhow::bail!("this kernel offers neither tp_btf nor raw_tp programs");
+    };
+    let btf = kind == Hook::TpBtf;
+    load_when(btf, v.btf);
+    create_when(btf, v.storage_maps)?;
+    load_when(!btf, v.raw);
+    create_when(!btf, v.hash_maps)?;
+    Ok(kind)
 }
 
 /// The most preferred hook of `candidates` that this kernel offers.

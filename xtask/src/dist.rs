@@ -1,8 +1,10 @@
 //! `cargo xtask dist`: the distribution bundle in target/dist/: a .deb and
-//! an .rpm (cargo-deb, cargo-generate-rpm; metadata in dist/Cargo.toml) and
+//! an .rpm (cargo-deb with metadata in dist/Cargo.toml; rpmbuild with a spec made
+//! here from the stage, so that rpm owns every tool's link) and
 //! a tarball of binaries that need nothing beyond glibc (libbpf, libelf and
 //! zlib linked in), each with man pages and bash, zsh and fish completions
-//! generated from the tools' clap definitions (`tool --generate ...`).
+//! generated from the tools' clap definitions and descriptions
+//! (`bpftools --generate WHAT TOOL`).
 //!
 //! `cargo xtask dist --test` then proves each artifact on a machine that
 //! never saw the source: see dist_test.rs.
@@ -15,9 +17,9 @@ use anyhow::{bail, Context, Result};
 
 use crate::{build_release, cargo, check, deps, root_dir};
 
-/// The packaging tools, from crates.io, installed when missing.
-const CARGO_TOOLS: &[(&str, &str)] =
-    &[("cargo-deb", "deb"), ("cargo-generate-rpm", "generate-rpm")];
+/// The packaging tools, from crates.io, installed when missing (the .rpm
+/// is rpmbuild's, from Debian's rpm package).
+const CARGO_TOOLS: &[(&str, &str)] = &[("cargo-deb", "deb")];
 
 /// What `dist` made.
 pub struct Artifacts {
@@ -134,25 +136,7 @@ pub fn build() -> Result<Artifacts> {
             .arg(&deb),
     )?;
     let rpm = out.join(format!("bpftools-{version}.x86_64.rpm"));
-    // RPM: the links to the binary, made and removed by scriptlets.
-    let names = crate::tools::names().join(" ");
-    let scripts = format!(
-        "post_install_script = \"for t in {names}; do ln -sf bpftools /usr/sbin/$t; done\"\n\
-         post_uninstall_script = \"if [ \\\"$1\\\" = 0 ]; then for t in {names}; do rm -f /usr/sbin/$t; done; fi\"\n"
-    );
-    check(
-        Command::new(cargo_program())
-            .current_dir(root.join("dist"))
-            .args([
-                "generate-rpm",
-                "--source-date",
-                &epoch,
-                "--set-metadata",
-                &scripts,
-                "-o",
-            ])
-            .arg(&rpm),
-    )?;
+    build_rpm(&stage, &out, &version, &epoch, &rpm)?;
 
     // The tarball: everything static but glibc.
     let static_dir = root.join("target/static");
@@ -176,6 +160,88 @@ pub fn build() -> Result<Artifacts> {
     );
     check(Command::new("bash").args(["-o", "pipefail", "-c", &tar]))?;
     Ok(Artifacts { deb, rpm, tarball })
+}
+
+/// The .rpm, by rpmbuild from a spec made here: its %files list every
+/// tool's link, so rpm owns each (`rpm -qf /usr/sbin/biolatency` names the
+/// package) and no scriptlet replaces another package's file.
+fn build_rpm(stage: &Path, out: &Path, version: &str, epoch: &str, rpm: &Path) -> Result<()> {
+    let top = out.join("rpmbuild");
+    let _ = fs::remove_dir_all(&top);
+    fs::create_dir_all(&top)?;
+    let root = root_dir();
+    let mut files = String::new();
+    for entry in walk(stage)? {
+        let rel = entry.strip_prefix(stage).expect("under the stage");
+        let path = format!("/{}", rel.display());
+        if path.starts_with("/usr/share/man/") {
+            files += &format!("%doc {path}\n");
+        } else {
+            files += &format!("{path}\n");
+        }
+    }
+    let spec = format!(
+        "Name: bpftools\n\
+         Version: {version}\n\
+         Release: 1\n\
+         Summary: BCC's tracing tools rebuilt on libbpf-rs\n\
+         License: GPL-2.0-only\n\
+         Conflicts: libbpf-tools\n\
+         %define debug_package %{{nil}}\n\
+         %define __os_install_post %{{nil}}\n\
+         %define _build_id_links none\n\
+         %description\n\
+         The tracing tools every Linux performance engineer reaches for, with the names,\n\
+         flags and output of BCC and libbpf-tools, as one multi-call binary that chooses\n\
+         its hooks by probing the running kernel.\n\
+         %install\n\
+         cp -a {stage}/. %{{buildroot}}/\n\
+         install -Dm644 {readme} %{{buildroot}}/usr/share/doc/bpftools/README.md\n\
+         install -Dm644 {license} %{{buildroot}}/usr/share/licenses/bpftools/LICENSE\n\
+         %files\n\
+         {files}\
+         %doc /usr/share/doc/bpftools/README.md\n\
+         %license /usr/share/licenses/bpftools/LICENSE\n",
+        stage = stage.display(),
+        readme = root.join("README.md").display(),
+        license = root.join("LICENSE").display(),
+    );
+    let spec_path = top.join("bpftools.spec");
+    fs::write(&spec_path, spec)?;
+    check(
+        Command::new("rpmbuild")
+            .env("SOURCE_DATE_EPOCH", epoch)
+            .arg("-bb")
+            .arg("--quiet")
+            .args(["--define", &format!("_topdir {}", top.display())])
+            .args(["--define", "use_source_date_epoch_as_buildtime 1"])
+            .args(["--define", "clamp_mtime_to_source_date_epoch 1"])
+            .args(["--define", "_binary_payload w9.gzdio"])
+            .args(["--target", "x86_64"])
+            .arg(&spec_path),
+    )?;
+    let built = top.join(format!("RPMS/x86_64/bpftools-{version}-1.x86_64.rpm"));
+    fs::rename(&built, rpm).with_context(|| format!("moving {}", built.display()))?;
+    Ok(())
+}
+
+/// Every file and link under `dir` (not directories), sorted.
+fn walk(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for entry in fs::read_dir(&d)? {
+            let entry = entry?;
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                todo.push(entry.path());
+            } else {
+                found.push(entry.path());
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
 }
 
 /// /usr/lib/<multiarch triplet>, where the static libraries are.
@@ -202,10 +268,6 @@ fn bundled_tools(multi: &Path) -> Result<Vec<String>> {
         .filter_map(|l| l.split_whitespace().next())
         .map(String::from)
         .collect())
-}
-
-fn cargo_program() -> String {
-    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
 }
 
 /// Installs the tools' files under `stage` as a package installs them in

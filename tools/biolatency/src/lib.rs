@@ -14,11 +14,10 @@ use common::filters::Filters;
 use common::lifecycle::{self, Setup, Tool};
 use common::probe::{self, Hook};
 use common::{hist, maps};
-use libbpf_rs::skel::OpenSkel;
 use serde_json::{Map, Value};
 
 common::skeleton!("biolatency");
-use skel::{types, BiolatencySkel, BiolatencySkelBuilder, OpenBiolatencySkel};
+use skel::{types, BiolatencySkel, BiolatencySkelBuilder, OpenBiolatencyProgs, OpenBiolatencySkel};
 
 // SAFETY: repr(C) structs of integers, valid for any bytes.
 unsafe impl plain::Plain for types::hist_key {}
@@ -113,7 +112,7 @@ impl Tool for Biolatency {
         rodata.fine = args.hist.fine();
         rodata.filter_dev = self.targ_dev.is_some();
         rodata.targ_dev = self.targ_dev.unwrap_or(0);
-        choose_programs(open.open_object_mut(), args.queued)
+        choose_programs(&mut open.progs, args.queued)
     }
 
     fn histograms(&self) -> Option<hist::tool::Spec<'_>> {
@@ -135,53 +134,45 @@ impl Tool for Biolatency {
 }
 
 /// Chooses the hook kind and, per event, the tracepoint this kernel has.
-fn choose_programs(obj: &mut libbpf_rs::OpenObject, queued: bool) -> Result<()> {
+fn choose_programs(p: &mut OpenBiolatencyProgs, queued: bool) -> Result<()> {
     let Some(kind) = probe::pick(&[Hook::TpBtf, Hook::RawTp, Hook::Tracepoint]) else {
         bail!("this kernel offers no tp_btf, raw_tp or tracepoint programs");
     };
-    for (hook, prefix) in [
-        (Hook::TpBtf, "bio_btf_"),
-        (Hook::RawTp, "bio_raw_"),
-        (Hook::Tracepoint, "bio_tp_"),
-    ] {
-        if hook != kind {
-            probe::skip_programs(obj, prefix);
-        }
-    }
-    if kind == Hook::Tracepoint {
-        if !queued {
-            probe::skip_programs(obj, "bio_tp_insert");
-        }
-        return Ok(());
-    }
-    let skip = |obj: &mut libbpf_rs::OpenObject, suffix: &str| {
-        probe::skip_programs(obj, &format!("bio_btf_{suffix}"));
-        probe::skip_programs(obj, &format!("bio_raw_{suffix}"));
-    };
+    let (btf, raw, tp) = (
+        kind == Hook::TpBtf,
+        kind == Hook::RawTp,
+        kind == Hook::Tracepoint,
+    );
+    probe::load_when(tp, [&mut p.bio_tp_issue, &mut p.bio_tp_complete]);
+    probe::load_when(tp && queued, [&mut p.bio_tp_insert]);
     // Before 5.11, block_rq_insert and block_rq_issue passed the queue
     // first: the `_q` programs read their second argument.
     let queue_first = probe::btf_tracepoint_args("block_rq_issue") == Some(2);
-    for mut prog in obj.progs_mut() {
-        let name = prog.name().to_string_lossy().into_owned();
-        let old_form = name.ends_with("_q");
-        let has_old_form = ["_insert", "_issue"].iter().any(|e| name.ends_with(e));
-        if (old_form && !queue_first) || (has_old_form && queue_first) {
-            prog.set_autoload(false);
-        }
-    }
     // block_rq_complete fires per partial completion; block_io_done once.
-    if probe::btf_tracepoint_exists("block_io_done") {
-        skip(obj, "complete");
-    } else {
-        skip(obj, "io_done");
-    }
-    if !queued {
-        skip(obj, "insert");
-        skip(obj, "io_start");
-    } else if probe::btf_tracepoint_exists("block_io_start") {
-        skip(obj, "insert");
-    } else {
-        skip(obj, "io_start");
+    let io_done = probe::btf_tracepoint_exists("block_io_done");
+    // -Q's start: block_io_start where it exists, else block_rq_insert.
+    let io_start = queued && probe::btf_tracepoint_exists("block_io_start");
+    let insert = queued && !io_start;
+    for (on, [b, r]) in [
+        (!queue_first, [&mut p.bio_btf_issue, &mut p.bio_raw_issue]),
+        (
+            queue_first,
+            [&mut p.bio_btf_issue_q, &mut p.bio_raw_issue_q],
+        ),
+        (
+            insert && !queue_first,
+            [&mut p.bio_btf_insert, &mut p.bio_raw_insert],
+        ),
+        (
+            insert && queue_first,
+            [&mut p.bio_btf_insert_q, &mut p.bio_raw_insert_q],
+        ),
+        (io_start, [&mut p.bio_btf_io_start, &mut p.bio_raw_io_start]),
+        (io_done, [&mut p.bio_btf_io_done, &mut p.bio_raw_io_done]),
+        (!io_done, [&mut p.bio_btf_complete, &mut p.bio_raw_complete]),
+    ] {
+        probe::load_when(on && btf, [b]);
+        probe::load_when(on && raw, [r]);
     }
     Ok(())
 }

@@ -15,11 +15,13 @@ use common::note;
 use common::output::Out;
 use common::probe::{self, Hook};
 use common::prom::Exporter;
-use libbpf_rs::skel::{OpenSkel, Skel};
-use libbpf_rs::{Link, OpenObject};
+use libbpf_rs::skel::Skel;
+use libbpf_rs::Link;
 
 common::skeleton!("cachestat");
-use skel::{CachestatSkel, CachestatSkelBuilder, OpenCachestatSkel};
+use skel::{
+    CachestatSkel, CachestatSkelBuilder, OpenCachestatMaps, OpenCachestatProgs, OpenCachestatSkel,
+};
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -116,7 +118,8 @@ struct Cachestat {
     args: Args,
     mode: Hook,
     /// kprobe mode: each program and the function it goes on.
-    kprobes: Vec<(&'static str, &'static str)>,
+    /// Where the kprobe programs go, in kprobe mode.
+    kprobes: Option<Kprobes>,
     previous: [u64; COUNTERS],
     exporter: Option<Exporter>,
     totals: stats::Totals,
@@ -132,7 +135,7 @@ impl Tool for Cachestat {
         Ok(Cachestat {
             args,
             mode: Hook::Fentry,
-            kprobes: Vec::new(),
+            kprobes: None,
             previous: [0; COUNTERS],
             exporter,
             totals: stats::Totals::default(),
@@ -152,22 +155,31 @@ impl Tool for Cachestat {
         // SAFETY: sysconf has no preconditions.
         let page_size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
         rodata.page_shift = page_size.trailing_zeros();
-        (self.mode, self.kprobes) = choose_programs(open.open_object_mut())?;
+        (self.mode, self.kprobes) = choose_programs(&mut open.progs, &mut open.maps)?;
         Ok(())
     }
 
     fn attach(&mut self, skel: &mut CachestatSkel<'_>) -> Result<Vec<Link>> {
         let mut links = lifecycle::attach_all(skel.object())?;
-        for (name, function) in &self.kprobes {
-            let prog = skel
-                .object()
-                .progs_mut()
-                .find(|p| p.name() == *name)
-                .with_context(|| format!("no program {name}"))?;
-            links.push(
-                prog.attach_kprobe(false, function)
-                    .with_context(|| format!("attaching a kprobe to {function}"))?,
-            );
+        if let Some(k) = &self.kprobes {
+            let p = &skel.progs;
+            let (add, dirty) = if k.folio {
+                (&p.cs_kprobe_add_folio, &p.cs_kprobe_dirty_folio)
+            } else {
+                (&p.cs_kprobe_add_page, &p.cs_kprobe_dirty_page)
+            };
+            let [f_add, f_accessed, f_dirty, f_buffer] = k.functions;
+            for (prog, function) in [
+                (add, f_add),
+                (&p.cs_kprobe_accessed, f_accessed),
+                (dirty, f_dirty),
+                (&p.cs_kprobe_buffer_dirty, f_buffer),
+            ] {
+                links.push(
+                    prog.attach_kprobe(false, function)
+                        .with_context(|| format!("attaching a kprobe to {function}"))?,
+                );
+            }
         }
         Ok(links)
     }
@@ -243,87 +255,125 @@ impl Tool for Cachestat {
     }
 }
 
+/// Kprobe mode: the functions probed (add, accessed, dirtied, buffer
+/// dirtied), in their folio form or their page form.
+struct Kprobes {
+    folio: bool,
+    functions: [&'static str; 4],
+}
+
 /// Chooses the mode: BCC's functions by fentry (folio names, or page names
 /// before 5.16), by kprobes where fentry is missing, else the filemap
 /// tracepoints (6.10+, approximate). Switches the other programs (and their
-/// maps) off; returns the mode and, for kprobes, where each program goes.
-fn choose_programs(obj: &mut OpenObject) -> Result<(Hook, Vec<(&'static str, &'static str)>)> {
-    const VARIANTS: probe::TaskStateVariants = probe::TaskStateVariants {
-        btf_prefix: "cs_btf_",
-        raw_prefix: "cs_raw_",
-        storage_maps: &["reads_storage", "last_added_storage"],
-        hash_maps: &["reads", "last_added"],
+/// maps) off; returns the mode and, for kprobes, where the programs go.
+fn choose_programs<'obj>(
+    p: &mut OpenCachestatProgs<'obj>,
+    m: &mut OpenCachestatMaps<'obj>,
+) -> Result<(Hook, Option<Kprobes>)> {
+    let folio_fentry = FOLIO_FUNCTIONS.traceable(probe::fentry_target);
+    let page_fentry =
+        folio_fentry.is_none() && PAGE_FUNCTIONS.traceable(probe::fentry_target).is_some();
+    let kprobes = if folio_fentry.is_some() || page_fentry {
+        None
+    } else {
+        match (
+            FOLIO_FUNCTIONS.traceable(probe::kprobe_target),
+            PAGE_FUNCTIONS.traceable(probe::kprobe_target),
+        ) {
+            (Some(functions), _) => Some(Kprobes {
+                folio: true,
+                functions,
+            }),
+            (None, Some(functions)) => Some(Kprobes {
+                folio: false,
+                functions,
+            }),
+            (None, None) => None,
+        }
     };
-    const ALL: &[&str] = &[
-        "cs_fentry_",
-        "cs_pfentry_",
-        "cs_kprobe_",
-        VARIANTS.btf_prefix,
-        VARIANTS.raw_prefix,
+    let tracepoints = folio_fentry.is_none() && !page_fentry && kprobes.is_none();
+    if tracepoints {
+        if let Some(missing) = TRACEPOINTS
+            .iter()
+            .find(|t| !probe::btf_tracepoint_exists(t))
+        {
+            bail!(
+                "this kernel offers neither fentry nor kprobes on the page cache functions, \
+                 nor the tracepoint {missing} (filemap tracepoints need Linux 6.10+)"
+            );
+        }
+    }
+    if let Some([.., dirtied, _]) = folio_fentry {
+        p.cs_fentry_dirty
+            .set_attach_target(0, Some(dirtied.to_string()))?;
+    }
+    probe::load_when(
+        folio_fentry.is_some(),
+        [
+            &mut p.cs_fentry_add,
+            &mut p.cs_fentry_accessed,
+            &mut p.cs_fentry_buffer_dirty,
+            &mut p.cs_fentry_dirty,
+        ],
+    );
+    probe::load_when(
+        page_fentry,
+        [
+            &mut p.cs_pfentry_add,
+            &mut p.cs_pfentry_accessed,
+            &mut p.cs_pfentry_dirty,
+            &mut p.cs_pfentry_buffer_dirty,
+        ],
+    );
+    let folio_k = kprobes.as_ref().is_some_and(|k| k.folio);
+    let page_k = kprobes.as_ref().is_some_and(|k| !k.folio);
+    probe::load_when(
+        folio_k,
+        [&mut p.cs_kprobe_add_folio, &mut p.cs_kprobe_dirty_folio],
+    );
+    probe::load_when(
+        page_k,
+        [&mut p.cs_kprobe_add_page, &mut p.cs_kprobe_dirty_page],
+    );
+    probe::load_when(
+        kprobes.is_some(),
+        [&mut p.cs_kprobe_accessed, &mut p.cs_kprobe_buffer_dirty],
+    );
+    let btf = vec![
+        &mut p.cs_btf_add,
+        &mut p.cs_btf_dirty,
+        &mut p.cs_btf_get_pages,
+        &mut p.cs_btf_map_pages,
+        &mut p.cs_btf_fault,
     ];
-    let keep_only = |obj: &mut OpenObject, prefix: &str| {
-        for p in ALL.iter().filter(|p| **p != prefix) {
-            probe::skip_programs(obj, p);
-        }
+    let raw = vec![
+        &mut p.cs_raw_add,
+        &mut p.cs_raw_dirty,
+        &mut p.cs_raw_get_pages,
+        &mut p.cs_raw_map_pages,
+        &mut p.cs_raw_fault,
+    ];
+    let storage_maps = vec![&mut m.reads_storage, &mut m.last_added_storage];
+    let hash_maps = vec![&mut m.reads, &mut m.last_added];
+    if tracepoints {
+        let mode = probe::task_state_variant(probe::TaskStateVariants {
+            btf,
+            raw,
+            storage_maps,
+            hash_maps,
+        })?;
+        return Ok((mode, None));
+    }
+    probe::load_when(false, btf.into_iter().chain(raw));
+    // fentry programs keep per-task state in task storage, as tp_btf.
+    probe::create_when(folio_fentry.is_some(), storage_maps)?;
+    probe::create_when(folio_fentry.is_none(), hash_maps)?;
+    let mode = if kprobes.is_some() {
+        Hook::Kprobe
+    } else {
+        Hook::Fentry
     };
-    if let Some([.., dirtied, _]) = FOLIO_FUNCTIONS.traceable(probe::fentry_target) {
-        for mut prog in obj.progs_mut() {
-            if prog.name().to_string_lossy() == "cs_fentry_dirty" {
-                prog.set_attach_target(0, Some(dirtied.to_string()))?;
-            }
-        }
-        // fentry programs keep per-task state in task storage, as tp_btf.
-        keep_only(obj, "cs_fentry_");
-        probe::skip_maps(obj, VARIANTS.hash_maps)?;
-        return Ok((Hook::Fentry, Vec::new()));
-    }
-    if PAGE_FUNCTIONS.traceable(probe::fentry_target).is_some() {
-        keep_only(obj, "cs_pfentry_");
-        probe::skip_maps(obj, VARIANTS.storage_maps)?;
-        return Ok((Hook::Fentry, Vec::new()));
-    }
-    let kprobes = match (
-        FOLIO_FUNCTIONS.traceable(probe::kprobe_target),
-        PAGE_FUNCTIONS.traceable(probe::kprobe_target),
-    ) {
-        (Some([add, accessed, dirtied, buffer]), _) => Some([
-            ("cs_kprobe_add_folio", add),
-            ("cs_kprobe_accessed", accessed),
-            ("cs_kprobe_dirty_folio", dirtied),
-            ("cs_kprobe_buffer_dirty", buffer),
-        ]),
-        (None, Some([add, accessed, dirtied, buffer])) => Some([
-            ("cs_kprobe_add_page", add),
-            ("cs_kprobe_accessed", accessed),
-            ("cs_kprobe_dirty_page", dirtied),
-            ("cs_kprobe_buffer_dirty", buffer),
-        ]),
-        (None, None) => None,
-    };
-    if let Some(kprobes) = kprobes {
-        keep_only(obj, "cs_kprobe_");
-        for mut prog in obj.progs_mut() {
-            let name = prog.name().to_string_lossy().into_owned();
-            if name.starts_with("cs_kprobe_") && !kprobes.iter().any(|(p, _)| *p == name) {
-                prog.set_autoload(false);
-            }
-        }
-        probe::skip_maps(obj, VARIANTS.storage_maps)?;
-        return Ok((Hook::Kprobe, kprobes.to_vec()));
-    }
-    if let Some(missing) = TRACEPOINTS
-        .iter()
-        .find(|t| !probe::btf_tracepoint_exists(t))
-    {
-        bail!(
-            "this kernel offers neither fentry nor kprobes on the page cache functions, \
-             nor the tracepoint {missing} (filemap tracepoints need Linux 6.10+)"
-        );
-    }
-    for prefix in ["cs_fentry_", "cs_pfentry_", "cs_kprobe_"] {
-        probe::skip_programs(obj, prefix);
-    }
-    Ok((probe::pick_task_state_variant(obj, &VARIANTS)?, Vec::new()))
+    Ok((mode, kprobes))
 }
 
 #[cfg(test)]

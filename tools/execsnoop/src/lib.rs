@@ -13,7 +13,6 @@ use common::lifecycle::{self, Setup, Tool};
 use common::output::{self, escape, Clock, Out};
 use common::table::{Cell, Column, Table};
 use common::{maps, probe};
-use libbpf_rs::skel::OpenSkel;
 use regex::bytes::Regex;
 
 common::skeleton!("execsnoop");
@@ -132,10 +131,18 @@ impl Tool for Execsnoop {
         // only, and detaches at once. Failed execs (-x) are seen only at
         // the syscalls, whose tracepoints run on every syscall.
         let btf = probe::features().tp_btf && !self.args.fails;
-        for mut prog in open.open_object_mut().progs_mut() {
-            let is_btf = prog.name().to_string_lossy().starts_with("exec_btf_");
-            prog.set_autoload(is_btf == btf);
-        }
+        let p = &mut open.progs;
+        probe::load_when(btf, [&mut p.exec_btf_exec]);
+        probe::load_when(
+            !btf,
+            [
+                &mut p.exec_read_args,
+                &mut p.execve_enter,
+                &mut p.execve_exit,
+                &mut p.execveat_enter,
+                &mut p.execveat_exit,
+            ],
+        );
         Ok(())
     }
 

@@ -5,61 +5,49 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use common::probe::UprobeLinks;
 use common::run::usage;
-use libbpf_rs::skel::Skel;
 use libbpf_rs::{Link, ProgramMut, UprobeMultiOpts, UprobeOpts};
 
 use crate::placement::{self, Placement};
 use crate::skel::types::alloc_fn;
-use crate::skel::MemleakSkel;
+use crate::skel::{MemleakProgs, MemleakSkel};
 
 /// The allocator's functions: name (its per-function entry program is
 /// `<name>_enter`), cookie, and whether the call is followed to its return.
-const FUNCTIONS: &[(&str, alloc_fn, bool)] = &[
-    ("malloc", alloc_fn::FN_MALLOC, true),
-    ("calloc", alloc_fn::FN_CALLOC, true),
-    ("realloc", alloc_fn::FN_REALLOC, true),
-    ("reallocarray", alloc_fn::FN_REALLOCARRAY, true),
-    ("posix_memalign", alloc_fn::FN_POSIX_MEMALIGN, true),
-    ("aligned_alloc", alloc_fn::FN_ALIGNED_ALLOC, true),
-    ("valloc", alloc_fn::FN_VALLOC, true),
-    ("memalign", alloc_fn::FN_MEMALIGN, true),
-    ("pvalloc", alloc_fn::FN_PVALLOC, true),
-    ("mmap", alloc_fn::FN_MMAP, true),
-    ("mremap", alloc_fn::FN_MREMAP, true),
-    ("munmap", alloc_fn::FN_MUNMAP, false),
-    ("free", alloc_fn::FN_FREE, false),
-];
+/// The entry program of a function, in the skeleton (one per function:
+/// perf uprobes before 5.15 have no cookies).
+type EntryProgram = for<'a, 'obj> fn(&'a MemleakProgs<'obj>) -> &'a ProgramMut<'obj>;
 
-/// The programs each way of attaching loads (mode.rs sets autoload).
-pub fn programs(links: UprobeLinks) -> &'static [&'static str] {
-    match links {
-        UprobeLinks::Session => &["um_session", "um_enter"],
-        UprobeLinks::Multi => &["um_enter", "um_exit"],
-        UprobeLinks::Single => &[
-            "malloc_enter",
-            "calloc_enter",
-            "realloc_enter",
-            "reallocarray_enter",
-            "posix_memalign_enter",
-            "aligned_alloc_enter",
-            "valloc_enter",
-            "memalign_enter",
-            "pvalloc_enter",
-            "mmap_enter",
-            "mremap_enter",
-            "munmap_enter",
-            "free_enter",
-            "malloc_exit",
-            "posix_memalign_exit",
-        ],
-    }
-}
+/// The allocator's functions: name, id, followed to the return (it hands
+/// out a block), and its entry program.
+const FUNCTIONS: &[(&str, alloc_fn, bool, EntryProgram)] = &[
+    ("malloc", alloc_fn::FN_MALLOC, true, |p| &p.malloc_enter),
+    ("calloc", alloc_fn::FN_CALLOC, true, |p| &p.calloc_enter),
+    ("realloc", alloc_fn::FN_REALLOC, true, |p| &p.realloc_enter),
+    ("reallocarray", alloc_fn::FN_REALLOCARRAY, true, |p| {
+        &p.reallocarray_enter
+    }),
+    ("posix_memalign", alloc_fn::FN_POSIX_MEMALIGN, true, |p| {
+        &p.posix_memalign_enter
+    }),
+    ("aligned_alloc", alloc_fn::FN_ALIGNED_ALLOC, true, |p| {
+        &p.aligned_alloc_enter
+    }),
+    ("valloc", alloc_fn::FN_VALLOC, true, |p| &p.valloc_enter),
+    ("memalign", alloc_fn::FN_MEMALIGN, true, |p| {
+        &p.memalign_enter
+    }),
+    ("pvalloc", alloc_fn::FN_PVALLOC, true, |p| &p.pvalloc_enter),
+    ("mmap", alloc_fn::FN_MMAP, true, |p| &p.mmap_enter),
+    ("mremap", alloc_fn::FN_MREMAP, true, |p| &p.mremap_enter),
+    ("munmap", alloc_fn::FN_MUNMAP, false, |p| &p.munmap_enter),
+    ("free", alloc_fn::FN_FREE, false, |p| &p.free_enter),
+];
 
 /// One probed function of the allocator.
 #[derive(Debug, Clone)]
 pub struct Probe {
-    /// The function's name in FUNCTIONS.
-    name: &'static str,
+    /// Its entry program.
+    entry: EntryProgram,
     pub symbol: String,
     fn_id: alloc_fn,
     /// Followed to its return (it hands out a block).
@@ -99,7 +87,7 @@ pub fn plan(lib: &Path, prefix: &str) -> Result<Plan> {
         probes: Vec::new(),
         skipped: Vec::new(),
     };
-    for ((name, fn_id, returns), (symbol, function)) in
+    for ((name, fn_id, returns, entry), (symbol, function)) in
         FUNCTIONS.iter().zip(names.into_iter().zip(found))
     {
         let Some(function) = function else {
@@ -132,7 +120,7 @@ pub fn plan(lib: &Path, prefix: &str) -> Result<Plan> {
             placement::entry_only(lib, &function)
         };
         plan.probes.push(Probe {
-            name,
+            entry: *entry,
             symbol,
             fn_id: *fn_id,
             returns: *returns,
@@ -158,7 +146,8 @@ pub fn attach(
             plan.lib.display()
         )
     };
-    let mut multi = |name: &str, probes: &[&Probe], at_entry: bool, retprobe: bool, session| {
+    let p = &skel.progs;
+    let multi = |prog: &ProgramMut, probes: &[&Probe], at_entry: bool, retprobe: bool, session| {
         let opts = UprobeMultiOpts {
             offsets: probes
                 .iter()
@@ -175,53 +164,51 @@ pub fn attach(
             session,
             ..Default::default()
         };
-        program(skel, name)?
-            .attach_uprobe_multi_with_opts(pid as i32, &plan.lib, "", opts)
+        prog.attach_uprobe_multi_with_opts(pid as i32, &plan.lib, "", opts)
             .with_context(context)
     };
     let followed: Vec<&Probe> = plan.probes.iter().filter(|p| p.returns).collect();
     let entry_only: Vec<&Probe> = plan.probes.iter().filter(|p| !p.returns).collect();
     match links {
         UprobeLinks::Session => Ok(vec![
-            multi("um_session", &followed, false, false, true)?,
-            multi("um_enter", &entry_only, true, false, false)?,
+            multi(&p.um_session, &followed, false, false, true)?,
+            multi(&p.um_enter, &entry_only, true, false, false)?,
         ]),
         UprobeLinks::Multi => {
             let all: Vec<&Probe> = plan.probes.iter().collect();
             // The return link first: an entry without its return would
             // leave a pending call behind.
             Ok(vec![
-                multi("um_exit", &followed, false, true, false)?,
-                multi("um_enter", &all, true, false, false)?,
+                multi(&p.um_exit, &followed, false, true, false)?,
+                multi(&p.um_enter, &all, true, false, false)?,
             ])
         }
         UprobeLinks::Single => {
             let mut out = Vec::new();
             for probe in &plan.probes {
                 if probe.returns {
+                    // Every function but posix_memalign returns the block.
                     let exit = if probe.fn_id == alloc_fn::FN_POSIX_MEMALIGN {
-                        "posix_memalign_exit"
+                        &p.posix_memalign_exit
                     } else {
-                        "malloc_exit"
+                        &p.malloc_exit
                     };
                     let opts = UprobeOpts {
                         retprobe: true,
                         ..Default::default()
                     };
                     out.push(
-                        program(skel, exit)?
-                            .attach_uprobe_with_opts(
-                                pid as i32,
-                                &plan.lib,
-                                probe.start as usize,
-                                opts,
-                            )
-                            .with_context(context)?,
+                        exit.attach_uprobe_with_opts(
+                            pid as i32,
+                            &plan.lib,
+                            probe.start as usize,
+                            opts,
+                        )
+                        .with_context(context)?,
                     );
                 }
-                let enter = format!("{}_enter", probe.name);
                 out.push(
-                    program(skel, &enter)?
+                    (probe.entry)(p)
                         .attach_uprobe_with_opts(
                             pid as i32,
                             &plan.lib,
@@ -234,13 +221,6 @@ pub fn attach(
             Ok(out)
         }
     }
-}
-
-fn program<'a>(skel: &'a mut MemleakSkel, name: &str) -> Result<ProgramMut<'a>> {
-    skel.object_mut()
-        .progs_mut()
-        .find(|p| p.name().to_string_lossy() == name)
-        .with_context(|| format!("no program {name}"))
 }
 
 /// What -v and --dry-run say about the probes.

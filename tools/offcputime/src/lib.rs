@@ -19,7 +19,6 @@ use common::stacks::{self, StackArgs};
 use common::sym::Symbolizer;
 use common::unwind::{self, StackTable, Unwinder};
 use common::{maps, probe};
-use libbpf_rs::skel::OpenSkel;
 
 common::skeleton!("offcputime");
 use skel::{types, OffcputimeSkel, OffcputimeSkelBuilder, OpenOffcputimeSkel};
@@ -256,15 +255,13 @@ impl Tool for Offcputime {
             open.maps.events.set_max_entries(4096)?;
         }
         // Switch-out state: task storage for tp_btf, a hash map for raw_tp.
-        probe::pick_task_state_variant(
-            open.open_object_mut(),
-            &probe::TaskStateVariants {
-                btf_prefix: "oc_btf_",
-                raw_prefix: "oc_raw_",
-                storage_maps: &["start_storage"],
-                hash_maps: &["start"],
-            },
-        )?;
+        let (p, m) = (&mut open.progs, &mut open.maps);
+        probe::task_state_variant(probe::TaskStateVariants {
+            btf: vec![&mut p.oc_btf_switch],
+            raw: vec![&mut p.oc_raw_switch],
+            storage_maps: vec![&mut m.start_storage],
+            hash_maps: vec![&mut m.start],
+        })?;
         Ok(())
     }
 

@@ -16,7 +16,6 @@ use common::lifecycle::{self, Schedule, Setup, Tool};
 use common::output::{self, Clock, Out};
 use common::table::Table;
 use common::{maps, probe};
-use libbpf_rs::skel::OpenSkel;
 
 common::skeleton!("opensnoop");
 use skel::{types, OpenOpensnoopSkel, OpensnoopSkel, OpensnoopSkelBuilder};
@@ -194,36 +193,40 @@ impl Tool for Opensnoop {
             rodata.nr_openat2 = libc::SYS_openat2;
             rodata.nr_creat = libc::SYS_creat;
         }
-        let obj = open.open_object_mut();
-        if btf {
-            probe::skip_programs(obj, "open_enter_");
-            probe::skip_programs(obj, "open_exit_");
-            probe::skip_programs(obj, "open_regs_");
-        } else {
-            probe::skip_programs(obj, "open_btf_");
-            if probe::task_pt_regs() {
-                probe::skip_programs(obj, "open_enter_");
-                probe::skip_programs(obj, "open_exit_");
-            } else {
-                probe::skip_programs(obj, "open_regs_");
-            }
-        }
-        let follower = if btf {
-            "open_follow_fork"
-        } else {
-            "open_btf_follow_fork"
-        };
-        for mut prog in obj.progs_mut() {
-            let name = prog.name().to_string_lossy().into_owned();
-            // The walker for the classic programs' -F (the tp_btf one walks
-            // itself); the fork follower for a started command's children.
-            let unused = (name == "open_walk_dirs" && (btf || !args.full_path))
-                || name == follower
-                || (name.ends_with("follow_fork") && setup.child.is_none());
-            if unused {
-                prog.set_autoload(false);
-            }
-        }
+        // Without tp_btf: the arguments from bpf_task_pt_regs at exit
+        // where the kernel has it, else stashed at entry.
+        let regs = !btf && probe::task_pt_regs();
+        let entry_exit = !btf && !regs;
+        let p = &mut open.progs;
+        probe::load_when(btf, [&mut p.open_btf_exit]);
+        probe::load_when(
+            regs,
+            [
+                &mut p.open_regs_open,
+                &mut p.open_regs_openat,
+                &mut p.open_regs_openat2,
+                &mut p.open_regs_creat,
+            ],
+        );
+        probe::load_when(
+            entry_exit,
+            [
+                &mut p.open_enter_open,
+                &mut p.open_enter_openat,
+                &mut p.open_enter_openat2,
+                &mut p.open_enter_creat,
+                &mut p.open_exit_open,
+                &mut p.open_exit_openat,
+                &mut p.open_exit_openat2,
+                &mut p.open_exit_creat,
+            ],
+        );
+        // The walker for the classic programs' -F (the tp_btf one walks
+        // itself); the fork follower for a started command's children.
+        probe::load_when(!btf && args.full_path, [&mut p.open_walk_dirs]);
+        let follow = setup.child.is_some();
+        probe::load_when(follow && btf, [&mut p.open_btf_follow_fork]);
+        probe::load_when(follow && !btf, [&mut p.open_follow_fork]);
         Ok(())
     }
 

@@ -12,7 +12,6 @@ use common::filters::Filters;
 use common::lifecycle::{self, Setup, Tool};
 use common::output::{c_string, escape};
 use common::{hist, maps, probe, process};
-use libbpf_rs::skel::OpenSkel;
 use serde_json::{Map, Value};
 
 common::skeleton!("runqlat");
@@ -109,15 +108,21 @@ impl Tool for Runqlat {
         rodata.fine = args.hist.fine();
         rodata.targ_cgroup_id = self.cgroup_id;
         // Wakeup times: task storage for tp_btf, a hash map for raw_tp.
-        probe::pick_task_state_variant(
-            open.open_object_mut(),
-            &probe::TaskStateVariants {
-                btf_prefix: "rq_btf_",
-                raw_prefix: "rq_raw_",
-                storage_maps: &["start_storage"],
-                hash_maps: &["start"],
-            },
-        )?;
+        let (p, m) = (&mut open.progs, &mut open.maps);
+        probe::task_state_variant(probe::TaskStateVariants {
+            btf: vec![
+                &mut p.rq_btf_wakeup,
+                &mut p.rq_btf_wakeup_new,
+                &mut p.rq_btf_switch,
+            ],
+            raw: vec![
+                &mut p.rq_raw_wakeup,
+                &mut p.rq_raw_wakeup_new,
+                &mut p.rq_raw_switch,
+            ],
+            storage_maps: vec![&mut m.start_storage],
+            hash_maps: vec![&mut m.start],
+        })?;
         Ok(())
     }
 

@@ -19,11 +19,9 @@ use common::prom::Exporter;
 use common::run::usage;
 use common::table::Table;
 use common::{maps, note};
-use libbpf_rs::skel::OpenSkel;
-use libbpf_rs::OpenObject;
 
 common::skeleton!("tcpretrans");
-use skel::{types, OpenTcpretransSkel, TcpretransSkel, TcpretransSkelBuilder};
+use skel::{types, OpenTcpretransProgs, OpenTcpretransSkel, TcpretransSkel, TcpretransSkelBuilder};
 
 // SAFETY: repr(C) structs of integers and byte arrays, valid for any bytes.
 unsafe impl plain::Plain for types::event {}
@@ -140,7 +138,7 @@ impl Tool for Tcpretrans {
             0
         };
         rodata.count_flows = args.count;
-        choose_programs(open.open_object_mut(), args)
+        choose_programs(&mut open.progs, args)
     }
 
     fn banner(&self) -> Banner {
@@ -202,25 +200,9 @@ impl Tool for Tcpretrans {
     }
 }
 
-/// The program name prefix of each hook kind tcpretrans has variants for.
-const VARIANTS: &[(Hook, &str)] = &[
-    (Hook::TpBtf, "tr_btf_"),
-    (Hook::RawTp, "tr_raw_"),
-    (Hook::Tracepoint, "tr_tp_"),
-    (Hook::Fentry, "tr_fentry_"),
-    (Hook::Kprobe, "tr_kprobe_"),
-];
-
-/// True if program `name` is of the `hook` variant.
-fn of_variant(name: &str, hook: Hook) -> bool {
-    VARIANTS
-        .iter()
-        .any(|(h, prefix)| *h == hook && name.starts_with(prefix))
-}
-
 /// Picks the retransmit variant and the loss probe hook (if asked for and
 /// available), and switches every other program off.
-fn choose_programs(obj: &mut OpenObject, args: &Args) -> Result<()> {
+fn choose_programs(p: &mut OpenTcpretransProgs, args: &Args) -> Result<()> {
     let btf_tp = probe::btf_tracepoint_exists("tcp_retransmit_skb");
     let mut candidates = Vec::new();
     if btf_tp {
@@ -264,14 +246,21 @@ fn choose_programs(obj: &mut OpenObject, args: &Args) -> Result<()> {
     if args.synack && !synack {
         bail!("--synack needs the tcp:tcp_retransmit_synack tracepoint, which this kernel lacks");
     }
-    for mut prog in obj.progs_mut() {
-        let name = prog.name().to_string_lossy().into_owned();
-        let keep = (of_variant(&name, main)
-            && (synack || !name.ends_with("_synack"))
-            && (sendmsg || !name.ends_with("_sendmsg")))
-            || tlp.is_some_and(|h| of_variant(&name, h));
-        prog.set_autoload(keep);
-    }
+    let (btf, raw, tp) = (
+        main == Hook::TpBtf,
+        main == Hook::RawTp,
+        main == Hook::Tracepoint,
+    );
+    probe::load_when(btf, [&mut p.tr_btf_retransmit, &mut p.tr_btf_state]);
+    probe::load_when(raw, [&mut p.tr_raw_retransmit, &mut p.tr_raw_state]);
+    probe::load_when(tp, [&mut p.tr_tp_retransmit, &mut p.tr_tp_state]);
+    probe::load_when(btf && synack, [&mut p.tr_btf_synack]);
+    probe::load_when(raw && synack, [&mut p.tr_raw_synack]);
+    probe::load_when(tp && synack, [&mut p.tr_tp_synack]);
+    probe::load_when(btf && sendmsg, [&mut p.tr_btf_sendmsg]);
+    probe::load_when(raw && sendmsg, [&mut p.tr_raw_sendmsg]);
+    probe::load_when(tlp == Some(Hook::Fentry), [&mut p.tr_fentry_tlp]);
+    probe::load_when(tlp == Some(Hook::Kprobe), [&mut p.tr_kprobe_tlp]);
     Ok(())
 }
 
