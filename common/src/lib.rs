@@ -42,7 +42,5 @@ pub mod signals;
 pub mod stacks;
 pub mod sym;
 pub mod table;
-#[cfg(feature = "test-support")]
-pub mod testing;
 pub mod tracefs;
 pub mod unwind;

@@ -5,6 +5,7 @@
 use std::io::Write;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context, Result};
@@ -118,4 +119,21 @@ impl Drop for Netns {
             .args(["netns", "del", &self.name])
             .status();
     }
+}
+
+/// Compiles C source `src` into `out` with `flags` (and -pthread): the one
+/// helper the tests' and the bench's C workloads are built with. Fails with
+/// the compiler's own messages.
+pub fn compile_c(src: &Path, out: &Path, flags: &[&str]) -> Result<PathBuf> {
+    let status = Command::new("cc")
+        .args(flags)
+        .args(["-pthread", "-o"])
+        .arg(out)
+        .arg(src)
+        .status()
+        .context("running cc (package gcc or clang)")?;
+    if !status.success() {
+        bail!("cc failed to build {}", src.display());
+    }
+    Ok(out.to_path_buf())
 }

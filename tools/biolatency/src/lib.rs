@@ -228,7 +228,7 @@ mod tests {
 
     #[test]
     fn arguments_are_checked() {
-        common::testing::check_arguments::<Args>(&[
+        testkit::check_arguments::<Args>(&[
             &["biolatency", "0"][..],
             &["biolatency", "-1"],
             &["biolatency", "1", "0"],

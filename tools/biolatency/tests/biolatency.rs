@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::testing::{require_root, run, stop_and_check_unloaded, unique, Finished, Traced};
 use serde_json::Value;
+use testkit::{require_root, run, stop_and_check_unloaded, unique, Finished, Traced};
 
 const BIN: &str = env!("CARGO_BIN_EXE_biolatency");
 const WRITES: u64 = 200;
@@ -21,8 +21,7 @@ struct Loop {
 
 impl Loop {
     fn new() -> Loop {
-        let backing =
-            common::testing::scratch_dir(env!("CARGO_TARGET_TMPDIR")).join(unique("bio-loop"));
+        let backing = testkit::scratch_dir(env!("CARGO_TARGET_TMPDIR")).join(unique("bio-loop"));
         fs::write(&backing, vec![0u8; 8 << 20]).unwrap();
         let out = Command::new("losetup")
             .args(["--find", "--show"])
@@ -113,7 +112,7 @@ fn biolatency_counts_direct_writes_to_a_loop_device() {
 
 #[test]
 fn biolatency_sees_the_real_disk_and_names_it() {
-    let dir = common::testing::scratch_dir(env!("CARGO_TARGET_TMPDIR"));
+    let dir = testkit::scratch_dir(env!("CARGO_TARGET_TMPDIR"));
     let disk = disk_of(&dir);
     let file = dir.join(unique("bio-real"));
     fs::write(&file, vec![0u8; 4096 * WRITES as usize]).unwrap();
@@ -326,7 +325,7 @@ fn biolatency_fallbacks_count_io_with_flags() {
 /// log2 bucket.
 #[test]
 fn prometheus_scrapes_agree_with_the_report() {
-    use common::testing::prometheus::{free_port, promtool_check, Prometheus};
+    use testkit::prometheus::{free_port, promtool_check, Prometheus};
     let lo = Loop::new();
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");
@@ -354,7 +353,7 @@ fn prometheus_scrapes_agree_with_the_report() {
     assert_eq!(hists.len(), 1, "{hists:?}");
     assert!(count >= WRITES as f64, "{count}");
     assert_eq!(hists[0]["count"].as_u64(), Some(count as u64), "{hists:?}");
-    common::testing::prometheus::assert_same_log2_slot(
+    testkit::prometheus::assert_same_log2_slot(
         p99 * 1e6,
         hists[0]["percentiles"]["p99"].as_u64().unwrap() as f64,
     );

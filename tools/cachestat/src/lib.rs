@@ -382,7 +382,7 @@ mod tests {
 
     #[test]
     fn arguments_are_checked() {
-        common::testing::check_arguments::<Args>(&[
+        testkit::check_arguments::<Args>(&[
             &["cachestat", "0"][..],
             &["cachestat", "1", "0"],
             &["cachestat", "-p", "x"],

@@ -9,8 +9,8 @@ use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::testing::{require_root, stop_and_check_unloaded, unique, Finished, Traced};
 use serde_json::Value;
+use testkit::{require_root, stop_and_check_unloaded, unique, Finished, Traced};
 
 const BIN: &str = env!("CARGO_BIN_EXE_cachestat");
 const FILE_PAGES: u64 = 32 * 256; // 32 MiB of 4 KiB pages
@@ -24,8 +24,7 @@ struct TestFile(PathBuf);
 
 impl TestFile {
     fn new(mib: u64) -> TestFile {
-        let path =
-            common::testing::scratch_dir(env!("CARGO_TARGET_TMPDIR")).join(unique("cachestat"));
+        let path = testkit::scratch_dir(env!("CARGO_TARGET_TMPDIR")).join(unique("cachestat"));
         let chunk = vec![0x5au8; 1 << 20];
         let mut f = std::fs::File::create(&path).unwrap();
         for _ in 0..mib {
@@ -129,7 +128,7 @@ fn cold_read_misses_and_warm_read_hits() {
 #[test]
 fn kprobe_mode_counts_reads_and_writes() {
     require_root();
-    if !common::testing::feature_present(common::probe::features().kprobe, "kprobes", None) {
+    if !testkit::feature_present(common::probe::features().kprobe, "kprobes", None) {
         return;
     }
     let env = [("BPFTOOLS_DISABLE", "fentry")];
@@ -202,8 +201,7 @@ fn writes_show_dirties_not_misses() {
 
 /// A 16 MiB write: dirtied pages, not misses.
 fn writes_dirty_pages(env: &[(&str, &str)]) {
-    let path =
-        common::testing::scratch_dir(env!("CARGO_TARGET_TMPDIR")).join(unique("cachestat-w"));
+    let path = testkit::scratch_dir(env!("CARGO_TARGET_TMPDIR")).join(unique("cachestat-w"));
     let file = TestFile(path);
     let write = format!(
         "dd if=/dev/zero of={} bs=1M count=16 conv=fsync status=none",
@@ -273,7 +271,7 @@ fn interval_and_count_print_that_many_lines_then_exit() {
 fn raw_tp_variant_counts_too() {
     require_root();
     let tracepoints = common::probe::btf_tracepoint_exists("mm_filemap_get_pages");
-    if !common::testing::feature_present(tracepoints, "the filemap tracepoints", Some((6, 10))) {
+    if !testkit::feature_present(tracepoints, "the filemap tracepoints", Some((6, 10))) {
         return;
     }
     let _cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
@@ -314,7 +312,7 @@ fn prometheus_counters_are_the_lines_sums() {
     // No promtool lint here: it reads the older text format, where a
     // counter's HELP names the `_total` sample, and OpenMetrics (what
     // prometheus-client writes, and Prometheus asks for) names the family.
-    use common::testing::prometheus::{free_port, Prometheus};
+    use testkit::prometheus::{free_port, Prometheus};
     let _cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     let file = TestFile::new(16);
     // One process (the -p filter's) reads it cold, then warm.

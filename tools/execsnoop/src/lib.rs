@@ -273,7 +273,7 @@ mod tests {
 
     #[test]
     fn arguments_are_checked() {
-        common::testing::check_arguments::<Args>(&[
+        testkit::check_arguments::<Args>(&[
             &["execsnoop", "--max-args", "0"],
             &["execsnoop", "--max-args", "61"],
             &["execsnoop", "--max-args", "-3"],

@@ -1,6 +1,6 @@
-//! The contract every tool keeps (common::testing::contract), for execsnoop.
+//! The contract every tool keeps (testkit::contract), for execsnoop.
 
-common::contract_tests!(common::testing::contract::Spec {
+testkit::contract_tests!(testkit::contract::Spec {
     bin: env!("CARGO_BIN_EXE_execsnoop"),
     args: &[],
     final_report: None,

@@ -6,11 +6,11 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use common::testing::{
+use serde_json::Value;
+use testkit::{
     require_root, run, stop_and_check_unloaded, time_piped_into_head, unique_program, Finished,
     Traced,
 };
-use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_execsnoop");
 

@@ -408,7 +408,7 @@ mod tests {
 
     #[test]
     fn arguments_are_checked() {
-        common::testing::check_arguments::<Args>(&[
+        testkit::check_arguments::<Args>(&[
             &["memleak", "0"][..],
             &["memleak", "-p", "x"],
             &["memleak", "-p", "1", "-c", "ls"],

@@ -1,6 +1,6 @@
-//! The contract every tool keeps (common::testing::contract), for memleak.
+//! The contract every tool keeps (testkit::contract), for memleak.
 
-common::contract_tests!(common::testing::contract::Spec {
+testkit::contract_tests!(testkit::contract::Spec {
     bin: env!("CARGO_BIN_EXE_memleak"),
     args: &["1"],
     final_report: Some("stacks with outstanding allocations"),

@@ -7,8 +7,8 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use common::testing::{require_root, run, stop_and_check_unloaded, Finished, ReadyProcess, Traced};
 use serde_json::Value;
+use testkit::{require_root, run, stop_and_check_unloaded, Finished, ReadyProcess, Traced};
 
 const BIN: &str = env!("CARGO_BIN_EXE_memleak");
 const LEAKER_FN: &str = "leak_4k_here";
@@ -17,7 +17,7 @@ const FREED_FN: &str = "allocate_to_be_freed";
 fn leaker_binary() -> &'static PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
-        common::testing::build_c_program(
+        testkit::build_c_program(
             env!("CARGO_MANIFEST_DIR"),
             env!("CARGO_TARGET_TMPDIR"),
             "ml-leaker",
@@ -155,7 +155,7 @@ fn command_is_started_traced_and_reported_at_exit() {
 
 #[test]
 fn pprof_profile_charges_the_leaks_to_the_leaking_function() {
-    use common::testing::pprof::{row, top};
+    use testkit::pprof::{row, top};
     let path =
         PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ml-{}.pb.gz", std::process::id()));
     let cmd = format!("{} 100", leaker_binary().display());
@@ -377,7 +377,7 @@ fn churn_with_allocator(allocator: Option<&str>, env: &[(&str, &str)]) -> (Vec<V
     require_root();
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     let bin = BUILT.get_or_init(|| {
-        common::testing::build_c_program(
+        testkit::build_c_program(
             env!("CARGO_MANIFEST_DIR"),
             env!("CARGO_TARGET_TMPDIR"),
             "ml-churn",
@@ -449,13 +449,13 @@ fn allocator_paths_counted(disable: &str) -> String {
     require_root();
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     let bin = BUILT.get_or_init(|| {
-        common::testing::build_c_program(
+        testkit::build_c_program(
             env!("CARGO_MANIFEST_DIR"),
             env!("CARGO_TARGET_TMPDIR"),
             "ml-paths",
         )
     });
-    let finished = common::testing::run_with_env(
+    let finished = testkit::run_with_env(
         BIN,
         &[
             "-c",
@@ -500,14 +500,14 @@ fn allocator_paths_counted(disable: &str) -> String {
 fn session_links() -> bool {
     use common::probe::{uprobe_links, UprobeLinks};
     let present = uprobe_links() == UprobeLinks::Session;
-    common::testing::feature_present(present, "session uprobe_multi links", Some((6, 13)))
+    testkit::feature_present(present, "session uprobe_multi links", Some((6, 13)))
 }
 
 /// uprobe_multi links (6.6+) here, or the test is skipped.
 fn multi_links() -> bool {
     use common::probe::{uprobe_links, UprobeLinks};
     let present = uprobe_links() != UprobeLinks::Single;
-    common::testing::feature_present(present, "uprobe_multi links", Some((6, 6)))
+    testkit::feature_present(present, "uprobe_multi links", Some((6, 6)))
 }
 
 #[test]
@@ -589,7 +589,7 @@ fn tcmalloc_churn_counted_exactly() {
 fn nofp_binary() -> &'static PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
-        common::testing::build_c_program_with(
+        testkit::build_c_program_with(
             env!("CARGO_MANIFEST_DIR"),
             env!("CARGO_TARGET_TMPDIR"),
             "ml-nofp",

@@ -365,7 +365,7 @@ mod tests {
 
     #[test]
     fn arguments_are_checked() {
-        common::testing::check_arguments::<Args>(&[
+        testkit::check_arguments::<Args>(&[
             &["offcputime", "0"][..],
             &["offcputime", "-p", "x"],
             &["offcputime", "-u", "-k"],

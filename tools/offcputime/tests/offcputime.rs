@@ -7,8 +7,8 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use common::testing::{require_root, run, stop_and_check_unloaded, Finished, ReadyProcess, Traced};
 use serde_json::Value;
+use testkit::{require_root, run, stop_and_check_unloaded, Finished, ReadyProcess, Traced};
 
 const BIN: &str = env!("CARGO_BIN_EXE_offcputime");
 const MAIN_FN: &str = "sleep_forever_in_named_function";
@@ -17,7 +17,7 @@ const THREAD_FN: &str = "second_thread_sleeps";
 fn sleeper_binary() -> &'static PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
-        common::testing::build_c_program(
+        testkit::build_c_program(
             env!("CARGO_MANIFEST_DIR"),
             env!("CARGO_TARGET_TMPDIR"),
             "oc-sleeper",
@@ -320,7 +320,7 @@ fn unwritable_output_paths_fail_before_tracing() {
 #[test]
 fn pprof_profile_gives_go_tool_pprof_the_sleepers_time() {
     use common::pprof::{decode, KERNEL_MAPPING};
-    use common::testing::pprof::{row, top};
+    use testkit::pprof::{row, top};
     let sleeper = Sleeper::start();
     let pid = sleeper.pid().to_string();
     let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("oc-{pid}.pb.gz"));
@@ -386,7 +386,7 @@ fn nofp_binary(frame_pointers: bool) -> &'static PathBuf {
         (&WITHOUT, "oc-nofp", "-fomit-frame-pointer")
     };
     cell.get_or_init(|| {
-        common::testing::build_c_program_with(
+        testkit::build_c_program_with(
             env!("CARGO_MANIFEST_DIR"),
             env!("CARGO_TARGET_TMPDIR"),
             "oc-nofp",

@@ -276,7 +276,7 @@ mod tests {
 
     #[test]
     fn arguments_are_checked() {
-        common::testing::check_arguments::<Args>(&[
+        testkit::check_arguments::<Args>(&[
             &["opensnoop", "-p", "notapid"][..],
             &["opensnoop", "-p", "1,x"],
             &["opensnoop", "-d", "0"],

@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::testing::{
+use serde_json::Value;
+use testkit::{
     require_root, run, stop_and_check_unloaded, time_piped_into_head, unique, Finished, Traced,
 };
-use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_opensnoop");
 
@@ -258,7 +258,7 @@ fn opensnoop_cgroup_filter_keeps_only_that_cgroup() {
     let (inside, outside) = (dir.join("inside"), dir.join("outside"));
     fs::write(&inside, b"x").unwrap();
     fs::write(&outside, b"x").unwrap();
-    let cg = common::testing::cgroup2_root().join(unique("os-cg-"));
+    let cg = testkit::cgroup2_root().join(unique("os-cg-"));
     fs::create_dir(&cg).unwrap();
     let tool = Traced::start(BIN, &["--json", "-c", cg.to_str().unwrap()]);
     // The shell moves itself into the cgroup, then its cat opens the file.
@@ -423,7 +423,7 @@ fn piped_on_me(tag: &str) -> (std::process::Child, PathBuf) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    while common::testing::program_ids_of(tool.id()).is_empty() {
+    while testkit::program_ids_of(tool.id()).is_empty() {
         std::thread::sleep(Duration::from_millis(10));
     }
     (tool, target)

@@ -202,7 +202,7 @@ mod tests {
 
     #[test]
     fn arguments_are_checked() {
-        common::testing::check_arguments::<Args>(&[
+        testkit::check_arguments::<Args>(&[
             &["runqlat", "0"][..],
             &["runqlat", "-3"],
             &["runqlat", "1", "0"],

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::testing::{cgroup2_root, require_root, run, unique, Finished, Traced};
 use serde_json::Value;
+use testkit::{cgroup2_root, require_root, run, unique, Finished, Traced};
 
 const BIN: &str = env!("CARGO_BIN_EXE_runqlat");
 
@@ -60,10 +60,10 @@ fn count(h: &Value) -> u64 {
 #[test]
 fn runqlat_counts_preempted_tasks_per_process() {
     let tool = start(&["--json", "-P"]);
-    let held = common::testing::program_ids_of(tool.pid());
+    let held = testkit::program_ids_of(tool.pid());
     let (finished, pids) = contend(tool, 1.5);
     assert!(finished.status.success(), "{finished:?}");
-    let left = common::testing::still_loaded(&held);
+    let left = testkit::still_loaded(&held);
     assert!(left.is_empty(), "programs {left:?} left loaded");
     let hists = finished.json();
     for pid in &pids {
@@ -303,7 +303,7 @@ fn runqlat_hdr_log_holds_the_percentiles_it_printed() {
 /// one log2 bucket.
 #[test]
 fn prometheus_scrapes_agree_with_the_report() {
-    use common::testing::prometheus::{free_port, promtool_check, Prometheus};
+    use testkit::prometheus::{free_port, promtool_check, Prometheus};
     require_root();
     let spinners: Vec<Spinner> = (0..thread::available_parallelism().map_or(2, |n| n.get()) + 2)
         .map(|_| Spinner::new())
@@ -343,7 +343,7 @@ fn prometheus_scrapes_agree_with_the_report() {
         Some(count as u64),
         "{report:?}"
     );
-    common::testing::prometheus::assert_same_log2_slot(
+    testkit::prometheus::assert_same_log2_slot(
         p99 * 1e6,
         report[0]["percentiles"]["p99"].as_u64().unwrap() as f64,
     );

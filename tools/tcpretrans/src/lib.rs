@@ -270,7 +270,7 @@ mod tests {
 
     #[test]
     fn arguments_are_checked() {
-        common::testing::check_arguments::<Args>(&[
+        testkit::check_arguments::<Args>(&[
             &["tcpretrans", "-4", "-6"][..],
             &["tcpretrans", "-p", "notapid"],
             &["tcpretrans", "-c", "-s"],

@@ -8,9 +8,9 @@ use std::process::Command;
 use std::thread;
 use std::time::Duration;
 
-use common::testing::{require_root, run, stop_and_check_unloaded, unique, Finished, Traced};
 use serde_json::Value;
 use testbed::{Loss, Netns};
+use testkit::{require_root, run, stop_and_check_unloaded, unique, Finished, Traced};
 
 const BIN: &str = env!("CARGO_BIN_EXE_tcpretrans");
 
@@ -234,7 +234,7 @@ fn loss_probes_without_fentry_or_kprobes_are_an_error_unless_optional() {
     let neither = !common::probe::fentry_target(LOSS_PROBE_FN)
         && !common::probe::kprobe_target(LOSS_PROBE_FN);
     // Linux 6.18 here: fentry refused, no kprobes (see TOOLS.md).
-    if !common::testing::feature_present(neither, "a kernel without fentry and kprobes", None) {
+    if !testkit::feature_present(neither, "a kernel without fentry and kprobes", None) {
         return;
     }
     assert_eq!(strict.status.code(), Some(1), "{strict:?}");
@@ -292,7 +292,7 @@ fn loss_probes_seen(disable: &str, hook: &str) {
 fn loss_probes_are_traced_with_fentry() {
     require_root();
     let fentry = common::probe::fentry_target(LOSS_PROBE_FN);
-    if common::testing::feature_present(fentry, "fentry", None) {
+    if testkit::feature_present(fentry, "fentry", None) {
         loss_probes_seen("", "fentry tcp_send_loss_probe");
     }
 }
@@ -301,7 +301,7 @@ fn loss_probes_are_traced_with_fentry() {
 fn loss_probes_are_traced_with_kprobes() {
     require_root();
     let kprobe = common::probe::kprobe_target(LOSS_PROBE_FN);
-    if common::testing::feature_present(kprobe, "kprobes", None) {
+    if testkit::feature_present(kprobe, "kprobes", None) {
         loss_probes_seen("fentry", "kprobe tcp_send_loss_probe");
     }
 }
@@ -325,7 +325,7 @@ fn dry_runs_verify_every_variant() {
 /// retransmits of a lossy flow, by flow, are the events the tool printed.
 #[test]
 fn prometheus_counts_the_flows_retransmits() {
-    use common::testing::prometheus::{free_port, Prometheus};
+    use testkit::prometheus::{free_port, Prometheus};
     let ns = netns();
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");

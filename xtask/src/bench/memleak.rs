@@ -31,19 +31,16 @@ pub fn compile(dir: &Path, name: &str, source: &str) -> Result<PathBuf> {
     let bin = dir.join(name);
     std::fs::write(&src, source)?;
     // Frame pointers and real calls: memleak's stacks must see every level.
-    crate::check(
-        Command::new("clang")
-            .args([
-                "-O1",
-                "-g",
-                "-fno-omit-frame-pointer",
-                "-fno-optimize-sibling-calls",
-                "-o",
-            ])
-            .arg(&bin)
-            .arg(&src),
-    )?;
-    Ok(bin)
+    testbed::compile_c(
+        &src,
+        &bin,
+        &[
+            "-O1",
+            "-g",
+            "-fno-omit-frame-pointer",
+            "-fno-optimize-sibling-calls",
+        ],
+    )
 }
 
 /// A C workload started and held at its "ready" line.

@@ -163,17 +163,11 @@ fn report(ours: &Path, mode: &'static str, program: &Path) -> Result<Report> {
 
 fn build_many_stacks(dir: &Path) -> Result<PathBuf> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bench/many-stacks.c");
-    let out = dir.join("many-stacks");
-    let status = Command::new("cc")
-        .args(["-O1", "-fno-omit-frame-pointer", "-o"])
-        .arg(&out)
-        .arg(&src)
-        .status()
-        .context("running cc")?;
-    if !status.success() {
-        bail!("cc failed on {}", src.display());
-    }
-    Ok(out)
+    testbed::compile_c(
+        &src,
+        &dir.join("many-stacks"),
+        &["-O1", "-fno-omit-frame-pointer"],
+    )
 }
 
 /// The phases, in an order rotated each round, each checked like any

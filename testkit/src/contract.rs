@@ -1,0 +1,264 @@
+//! The checks every tool passes, run for real as root: each tool's
+//! `tests/contract.rs` is one [`contract_tests!`](crate::contract_tests) call.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::{program_ids_of, require_root, run, still_loaded, Traced};
+
+/// How a tool is run for the contract: the arguments it traces with,
+/// and what its final report (after a stop signal) contains.
+pub struct Spec {
+    pub bin: &'static str,
+    /// Arguments for a run that attaches and prints a line at once.
+    pub args: &'static [&'static str],
+    /// Text the final report prints after SIGINT/SIGTERM/SIGHUP, where
+    /// the tool has one whose content is certain on any machine.
+    pub final_report: Option<&'static str>,
+}
+
+pub fn dry_run_prints_hooks(spec: &Spec) {
+    require_root();
+    let mut args = spec.args.to_vec();
+    args.push("--dry-run");
+    let f = run(spec.bin, &args);
+    assert!(f.status.success(), "{f:?}");
+    assert!(
+        f.stdout.first().is_some_and(|l| l.contains("dry run")),
+        "{f:?}"
+    );
+    assert!(
+        f.stdout.iter().skip(1).any(|l| l.starts_with("  ")),
+        "no hook listed: {f:?}"
+    );
+}
+
+pub fn bad_arguments_exit_2_with_one_line(spec: &Spec) {
+    require_root();
+    for bad in [
+        &["--no-such-flag"][..],
+        &["--json", "--json"],
+        &["-p", "notapid"],
+        &["-p", "999999999"],
+    ] {
+        let f = run(spec.bin, bad);
+        assert_eq!(f.status.code(), Some(2), "{bad:?}: {f:?}");
+        let lines: Vec<&str> = f.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{bad:?}: not one line: {}", f.stderr);
+        assert!(lines[0].contains("error"), "{bad:?}: {}", f.stderr);
+        assert!(f.stdout.is_empty(), "{bad:?}: {f:?}");
+    }
+}
+
+/// `tool | head -n 1` ends, quietly and with status 0, whether the
+/// tool traces or only prints its dry run.
+pub fn piped_into_head_ends_at_once(spec: &Spec) {
+    require_root();
+    let took = super::time_piped_into_head(spec.bin, spec.args);
+    // Not a timing assertion: the helper fails the test at 30 s; this
+    // only reports how long it took.
+    eprintln!("`{} | head -n 1` ended in {took:?}", spec.bin);
+    let mut args = spec.args.to_vec();
+    args.push("--dry-run");
+    super::time_piped_into_head(spec.bin, &args);
+}
+
+/// Without root or the capabilities, the tool says what it needs
+/// (rather than blaming the kernel) and exits 1.
+pub fn unprivileged_user_is_told_what_is_needed(spec: &Spec) {
+    require_root();
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(spec.bin)
+        .args(spec.args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("running setpriv");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("needs root, or CAP_BPF and CAP_PERFMON"),
+        "{stderr}"
+    );
+}
+
+/// SIGINT, SIGTERM and SIGHUP each end the tool with status 0, its
+/// final report, and every program it held unloaded.
+pub fn stop_signals_end_it_cleanly(spec: &Spec) {
+    require_root();
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        let tool = Traced::start(spec.bin, spec.args);
+        let held = program_ids_of(tool.pid());
+        assert!(!held.is_empty(), "the running tool holds no BPF program");
+        std::thread::sleep(Duration::from_millis(300));
+        let f = tool.signal(sig);
+        assert_eq!(f.status.code(), Some(0), "signal {sig}: {f:?}");
+        let left = still_loaded(&held);
+        assert!(
+            left.is_empty(),
+            "signal {sig}: programs {left:?} still loaded"
+        );
+        if let Some(text) = spec.final_report {
+            assert!(
+                f.stdout.iter().any(|l| l.contains(text)),
+                "signal {sig}: no final report ({text:?}): {f:?}"
+            );
+        }
+    }
+}
+
+/// Every stdout line of `--json` is a JSON object, while the machine
+/// does a little of everything (execs, opens, sleeps).
+pub fn json_lines_parse(spec: &Spec) {
+    require_root();
+    let mut args = spec.args.to_vec();
+    args.push("--json");
+    let tool = Traced::start(spec.bin, &args);
+    let dir = std::env::temp_dir();
+    for _ in 0..20 {
+        let _ = Command::new("true").status();
+        let _ = std::fs::read_dir(&dir);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let f = tool.stop();
+    assert!(f.status.success(), "{f:?}");
+    for v in f.json() {
+        assert!(v.is_object(), "{v}");
+    }
+}
+
+pub fn help_has_examples(spec: &Spec) {
+    let f = run(spec.bin, &["-h"]);
+    assert!(f.status.success(), "{f:?}");
+    assert!(f.stdout.iter().any(|l| l == "EXAMPLES:"), "{f:?}");
+    let f = run(spec.bin, &["--version"]);
+    assert!(f.status.success(), "{f:?}");
+}
+
+/// Values a careless or hostile user may give any option.
+const HOSTILE: &[&str] = &[
+    "",
+    "-1",
+    "0",
+    "18446744073709551615",
+    "4294967295",
+    "999999999",
+    "/nonexistent/x",
+    "(",
+    "\u{202e}x",
+    "a\nb",
+];
+
+/// The options `-h` lists that take a value (`-p, --pid <PID>`).
+fn value_options(bin: &str) -> Vec<String> {
+    let f = run(bin, &["-h"]);
+    f.stdout
+        .iter()
+        .filter_map(|l| {
+            let l = l.trim_start();
+            let opt = l.split([',', ' ']).find(|w| w.starts_with("--"))?;
+            l.contains(" <").then(|| opt.to_string())
+        })
+        .filter(|o| o != "--exec")
+        .collect()
+}
+
+/// Runs `bin args…` with a deadline; the exit status code, or a panic
+/// naming the signal that killed it.
+fn exit_code(bin: &str, args: &[&str], cwd: &std::path::Path, stdout: Stdio, stderr: Stdio) -> i32 {
+    let mut child = Command::new(bin)
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr)
+        .spawn()
+        .expect("spawning the tool");
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            use std::os::unix::process::ExitStatusExt;
+            if let Some(sig) = status.signal() {
+                panic!("{bin} {args:?} was killed by signal {sig}");
+            }
+            return status.code().unwrap();
+        }
+        if start.elapsed() > Duration::from_secs(5) {
+            // Still tracing (the arguments were valid): stop it.
+            // SAFETY: kill with our own child's pid.
+            unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+            let status = child.wait().unwrap();
+            use std::os::unix::process::ExitStatusExt;
+            assert!(status.signal().is_none(), "{bin} {args:?}: {status}");
+            return status.code().unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Every option with every hostile value, the positionals with them,
+/// huge id lists, and a full or closed stdout and stderr: the tool
+/// exits 0, 1 or 2, never by a signal (a panic aborts), and leaves
+/// nothing loaded.
+pub fn hostile_input_never_crashes(spec: &Spec) {
+    require_root();
+    // Options naming output files (--svg, --hdr-log, --prom-file) create
+    // them, relative names included: in a scratch directory, not here.
+    let cwd = std::env::temp_dir().join(super::unique("hostile"));
+    std::fs::create_dir_all(&cwd).unwrap();
+    let many: String = (1..=1100)
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let mut runs: Vec<Vec<String>> = Vec::new();
+    for opt in value_options(spec.bin) {
+        for v in HOSTILE.iter().copied().chain([many.as_str()]) {
+            runs.push(vec![opt.clone(), v.to_string(), "--dry-run".into()]);
+        }
+    }
+    for v in HOSTILE {
+        runs.push(vec![v.to_string(), "--dry-run".into()]);
+        runs.push(vec!["1".into(), v.to_string(), "--dry-run".into()]);
+    }
+    for args in &runs {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let code = exit_code(spec.bin, &args, &cwd, Stdio::null(), Stdio::piped());
+        assert!(matches!(code, 0..=2), "{args:?}: exit status {code}");
+    }
+    let full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+    };
+    for (out, err) in [(true, false), (false, true), (true, true)] {
+        let mut args = spec.args.to_vec();
+        args.push("--dry-run");
+        let code = exit_code(
+            spec.bin,
+            &args,
+            &cwd,
+            if out { full().into() } else { Stdio::null() },
+            if err { full().into() } else { Stdio::null() },
+        );
+        assert!(matches!(code, 0..=2), "/dev/full: exit status {code}");
+        // A full stderr while tracing (notes, banners) is no crash either.
+        let mut args = spec.args.to_vec();
+        args.push("--json");
+        let code = exit_code(
+            spec.bin,
+            &args,
+            &cwd,
+            if out { full().into() } else { Stdio::null() },
+            if err { full().into() } else { Stdio::null() },
+        );
+        assert!(
+            matches!(code, 0..=2),
+            "/dev/full tracing: exit status {code}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&cwd);
+    // Every run above has exited and been reaped, and the tools pin
+    // nothing, so none of their programs can stay loaded; the signal
+    // test checks a live tool's programs go with it.
+}

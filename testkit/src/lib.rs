@@ -1,0 +1,509 @@
+//! The tools' test support (a dev-dependency): run the real binary, wait
+//! until it is attached, stop it like a user would, and read what it
+//! printed; the contract every tool passes ([`contract`]), and the real
+//! consumers of the exports ([`prometheus`], [`pprof`]).
+
+pub mod contract;
+pub mod pprof;
+pub mod prometheus;
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Fails the test unless it runs as root: a root test must never pass
+/// without running.
+pub fn require_root() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        panic!(
+            "this test loads BPF programs and must run as root; \
+             run the suite with `cargo xtask test`"
+        );
+    }
+}
+
+/// The running kernel's major and minor version (6 and 1 for
+/// 6.1.0-56-amd64).
+pub fn kernel_version() -> (u32, u32) {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let mut parts = release.trim().split(['.', '-']);
+    let mut next = || parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    (next(), next())
+}
+
+/// For a test of something this kernel may lack (a hook, a link type):
+/// true when `present`. When absent, the test is skipped: said on stderr
+/// and appended to the file named by $BPFTOOLS_TEST_SKIPS (cargo xtask
+/// vmtest lists them per kernel), and false is returned for the test to
+/// return. Absent from a kernel at or after `since`, the version that
+/// brought it, is a failure instead: a test never skips where it should run
+/// (None: a feature of the kernel's configuration, such as kprobes).
+pub fn feature_present(present: bool, feature: &str, since: Option<(u32, u32)>) -> bool {
+    if present {
+        return true;
+    }
+    let running = kernel_version();
+    let version = |(major, minor): (u32, u32)| format!("{major}.{minor}");
+    if let Some(since) = since {
+        assert!(
+            running < since,
+            "{feature} is missing on Linux {}, which should have it (since {})",
+            version(running),
+            version(since)
+        );
+    }
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string();
+    let line = format!(
+        "SKIPPED {test}: {feature} not offered by Linux {}{}",
+        version(running),
+        since.map_or(String::new(), |s| format!(" (since {})", version(s)))
+    );
+    eprintln!("{line}");
+    if let Some(path) = std::env::var_os("BPFTOOLS_TEST_SKIPS") {
+        use std::io::Write;
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(path)
+        {
+            let _ = writeln!(f, "{line}");
+        }
+    }
+    false
+}
+
+/// Where a test puts files that must sit on a real block device and in the
+/// page cache (biolatency's disk, cachestat's reads): `tmp_dir` (the
+/// crate's CARGO_TARGET_TMPDIR), or BPFTOOLS_TEST_SCRATCH where the build
+/// directory has neither (`cargo xtask vmtest`'s guests see it over 9p).
+pub fn scratch_dir(tmp_dir: &str) -> std::path::PathBuf {
+    std::env::var_os("BPFTOOLS_TEST_SCRATCH")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| tmp_dir.into())
+}
+
+/// A name no other test run uses, for programs and files the tools must find.
+pub fn unique(prefix: &str) -> String {
+    // The clock alone repeats between threads where it is coarse (a VM).
+    static COUNT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!("{prefix}{}x{n}x{nanos:x}", std::process::id())
+}
+
+/// A running tool.
+pub struct Traced {
+    child: Child,
+    lines: Receiver<String>,
+    stdout: Vec<String>,
+    stderr: Arc<Mutex<String>>,
+}
+
+/// What a tool printed, once it has ended.
+#[derive(Debug)]
+pub struct Finished {
+    pub stdout: Vec<String>,
+    pub stderr: String,
+    pub status: ExitStatus,
+}
+
+impl Finished {
+    /// Every stdout line parsed as JSON; panics on a line that is not.
+    pub fn json(&self) -> Vec<serde_json::Value> {
+        self.stdout
+            .iter()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+            .collect()
+    }
+}
+
+impl Traced {
+    /// Starts `bin args…` and waits until it has attached: its first stdout
+    /// line (the header), or its "Tracing…" (memleak: "Attaching to…") note
+    /// on stderr in JSON mode.
+    pub fn start(bin: &str, args: &[&str]) -> Traced {
+        Self::start_command(Command::new(bin).args(args))
+    }
+
+    pub fn start_command(cmd: &mut Command) -> Traced {
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawning the tool");
+        let (tx, lines) = mpsc::channel();
+        let stdout = child.stdout.take().unwrap();
+        thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let sink = stderr.clone();
+        let pipe = child.stderr.take().unwrap();
+        thread::spawn(move || {
+            for line in BufReader::new(pipe).lines() {
+                let Ok(line) = line else { break };
+                let mut s = sink.lock().unwrap();
+                s.push_str(&line);
+                s.push('\n');
+            }
+        });
+        let mut traced = Traced {
+            child,
+            lines,
+            stdout: Vec::new(),
+            stderr,
+        };
+        traced.wait_ready();
+        traced
+    }
+
+    fn wait_ready(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let attached = {
+                let stderr = self.stderr.lock().unwrap();
+                stderr.contains("Tracing") || stderr.contains("Attaching to")
+            };
+            if attached {
+                return;
+            }
+            match self.lines.recv_timeout(Duration::from_millis(50)) {
+                Ok(line) => {
+                    self.stdout.push(line);
+                    return;
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => {
+                    let status = self.child.wait().unwrap();
+                    panic!(
+                        "the tool exited ({status}) before it was ready; stderr:\n{}",
+                        self.stderr.lock().unwrap()
+                    );
+                }
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!(
+                    "the tool was not ready after 60 s; stderr:\n{}",
+                    self.stderr.lock().unwrap()
+                );
+            }
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends SIGINT, as Ctrl-C would, and collects everything printed.
+    pub fn stop(self) -> Finished {
+        self.signal(libc::SIGINT)
+    }
+
+    /// Sends `sig` and collects everything printed once the tool has ended.
+    pub fn signal(self, sig: libc::c_int) -> Finished {
+        // SAFETY: kill with a child pid we own and a valid signal.
+        unsafe { libc::kill(self.child.id() as i32, sig) };
+        self.wait(Duration::from_secs(20))
+    }
+
+    /// Waits for the tool to end by itself (a duration, a count).
+    pub fn wait(mut self, timeout: Duration) -> Finished {
+        let deadline = Instant::now() + timeout;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!(
+                    "the tool did not exit within {timeout:?}; stderr:\n{}",
+                    self.stderr.lock().unwrap()
+                );
+            }
+            thread::sleep(Duration::from_millis(20));
+        };
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(2)) {
+            self.stdout.push(line);
+        }
+        // Let the stderr reader reach EOF.
+        thread::sleep(Duration::from_millis(50));
+        let stderr = self.stderr.lock().unwrap().clone();
+        Finished {
+            stdout: std::mem::take(&mut self.stdout),
+            stderr,
+            status,
+        }
+    }
+}
+
+impl Drop for Traced {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Ids of the BPF programs loaded right now, system-wide.
+pub fn loaded_program_ids() -> Vec<u32> {
+    libbpf_rs::query::ProgInfoIter::default()
+        .map(|info| info.id)
+        .collect()
+}
+
+/// Of `held`, the programs still loaded once the kernel has had time to
+/// free them: a detached program runs no more, but is freed after an RCU
+/// grace period, from a work queue (raw tracepoints do not wait for one
+/// when detached, as classic ones do).
+pub fn still_loaded(held: &[u32]) -> Vec<u32> {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let loaded = loaded_program_ids();
+        let left: Vec<u32> = held
+            .iter()
+            .copied()
+            .filter(|id| loaded.contains(id))
+            .collect();
+        if left.is_empty() || Instant::now() >= deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Ids of the BPF programs a process holds open, from /proc/PID/fdinfo.
+pub fn program_ids_of(pid: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fdinfo")) else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
+        .filter_map(|info| {
+            info.lines()
+                .find_map(|l| l.strip_prefix("prog_id:"))
+                .and_then(|id| id.trim().parse().ok())
+        })
+        .collect()
+}
+
+/// Stops a tool with SIGINT and checks that every BPF program it had
+/// loaded is gone afterwards; returns what it printed.
+pub fn stop_and_check_unloaded(traced: Traced) -> Finished {
+    let held = program_ids_of(traced.pid());
+    assert!(!held.is_empty(), "the running tool holds no BPF program");
+    let finished = traced.stop();
+    let left = still_loaded(&held);
+    assert!(
+        left.is_empty(),
+        "programs {left:?} are still loaded after exit"
+    );
+    finished
+}
+
+/// Copies /bin/true to a fresh directory under a unique short name (a comm
+/// is 15 bytes), returning its path: a program only this test runs.
+pub fn unique_program(prefix: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let name = unique(prefix);
+    let name = &name[..name.len().min(15)];
+    let dir = std::env::temp_dir().join(format!("bpftools-test-{name}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = dir.join(name);
+    std::fs::copy("/bin/true", &path).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// Runs `tool | head -n 1` and returns how long the pipeline took to end;
+/// fails unless the tool itself ended with status 0 (a closed stdout ends
+/// a tool quietly).
+pub fn time_piped_into_head(bin: &str, args: &[&str]) -> Duration {
+    let start = Instant::now();
+    let mut cmd = Command::new("bash");
+    cmd.arg("-c")
+        .arg("\"$0\" \"$@\" | head -n 1 >/dev/null; exit ${PIPESTATUS[0]}")
+        .arg(bin)
+        .args(args)
+        .stdout(Stdio::null())
+        // Its own process group, so a tool that never ends can be killed too.
+        .process_group(0);
+    let mut child = cmd.spawn().expect("spawning sh");
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert_eq!(
+                status.code(),
+                Some(0),
+                "`{bin} {args:?} | head -n 1`: the tool ended with {status}"
+            );
+            return start.elapsed();
+        }
+        if start.elapsed() > Duration::from_secs(30) {
+            // SAFETY: kill with the negated pid of the group we created.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            let _ = child.wait();
+            panic!("`{bin} | head -n 1` did not end within 30 s");
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Runs a tool to completion with a timeout (usage errors, --dry-run).
+pub fn run(bin: &str, args: &[&str]) -> Finished {
+    run_with_env(bin, args, &[])
+}
+
+/// `run`, with these variables set in the tool's environment.
+pub fn run_with_env(bin: &str, args: &[&str], env: &[(&str, &str)]) -> Finished {
+    let out = Command::new(bin)
+        .args(args)
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .output()
+        .expect("running the tool");
+    Finished {
+        stdout: String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(String::from)
+            .collect(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        status: out.status,
+    }
+}
+
+/// Where the cgroup v2 hierarchy is mounted (/sys/fs/cgroup, or
+/// /sys/fs/cgroup/unified on hybrid systems).
+pub fn cgroup2_root() -> std::path::PathBuf {
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
+    mounts
+        .lines()
+        .find_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.get(2) == Some(&"cgroup2")).then(|| std::path::PathBuf::from(f[1]))
+        })
+        .expect("a cgroup v2 hierarchy is mounted")
+}
+
+/// Builds a test's small C program (`tests/<name>.c` of the calling crate)
+/// with frame pointers and debug information, once per test binary run;
+/// returns the executable's path.
+pub fn build_c_program(manifest_dir: &str, tmp_dir: &str, name: &str) -> std::path::PathBuf {
+    build_c_program_with(
+        manifest_dir,
+        tmp_dir,
+        name,
+        name,
+        &["-O1", "-g", "-fno-omit-frame-pointer"],
+    )
+}
+
+/// [`build_c_program`] with these compiler flags, into `tmp_dir/out_name`.
+pub fn build_c_program_with(
+    manifest_dir: &str,
+    tmp_dir: &str,
+    name: &str,
+    out_name: &str,
+    flags: &[&str],
+) -> std::path::PathBuf {
+    let src = std::path::Path::new(manifest_dir).join(format!("tests/{name}.c"));
+    let out = std::path::Path::new(tmp_dir).join(out_name);
+    testbed::compile_c(&src, &out, flags).unwrap_or_else(|e| panic!("{e:#}"))
+}
+
+/// A test's target program, started and past its `ready` line; killed when
+/// dropped.
+pub struct ReadyProcess(Child);
+
+impl ReadyProcess {
+    pub fn start(program: &std::path::Path, args: &[&str]) -> ReadyProcess {
+        let mut child = Command::new(program)
+            .args(args)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {}: {e}", program.display()));
+        let mut line = String::new();
+        BufReader::new(child.stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line.trim(), "ready", "{} did not start", program.display());
+        ReadyProcess(child)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+impl Drop for ReadyProcess {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A tool's argument definitions are consistent (clap's debug assertions)
+/// and reject each of `bad`: every tool's unit test of its options.
+pub fn check_arguments<A: clap::Parser + clap::CommandFactory + std::fmt::Debug>(bad: &[&[&str]]) {
+    A::command().debug_assert();
+    for args in bad {
+        assert!(A::try_parse_from(*args).is_err(), "{args:?} was accepted");
+    }
+}
+
+/// The contract tests for one tool: `contract_tests!(Spec { … })`.
+#[macro_export]
+macro_rules! contract_tests {
+    ($spec:expr) => {
+        const SPEC: $crate::contract::Spec = $spec;
+        #[test]
+        fn contract_dry_run_prints_hooks() {
+            $crate::contract::dry_run_prints_hooks(&SPEC);
+        }
+        #[test]
+        fn contract_bad_arguments_exit_2_with_one_line() {
+            $crate::contract::bad_arguments_exit_2_with_one_line(&SPEC);
+        }
+        #[test]
+        fn contract_piped_into_head_ends_at_once() {
+            $crate::contract::piped_into_head_ends_at_once(&SPEC);
+        }
+        #[test]
+        fn contract_unprivileged_user_is_told_what_is_needed() {
+            $crate::contract::unprivileged_user_is_told_what_is_needed(&SPEC);
+        }
+        #[test]
+        fn contract_stop_signals_end_it_cleanly() {
+            $crate::contract::stop_signals_end_it_cleanly(&SPEC);
+        }
+        #[test]
+        fn contract_json_lines_parse() {
+            $crate::contract::json_lines_parse(&SPEC);
+        }
+        #[test]
+        fn contract_help_has_examples() {
+            $crate::contract::help_has_examples(&SPEC);
+        }
+        #[test]
+        fn contract_hostile_input_never_crashes() {
+            $crate::contract::hostile_input_never_crashes(&SPEC);
+        }
+    };
+}
