@@ -23,24 +23,8 @@ macro_rules! skeleton {
 // The shared headers' constants (bpf/common.bpf.c), as generated types.
 skeleton!("common");
 
-pub mod cli;
-pub mod filters;
-pub mod hdrlog;
-pub mod hist;
-pub mod launch;
-pub mod lifecycle;
-pub mod manpage;
-pub mod maps;
-pub mod net;
+pub mod export;
+pub mod kernel;
 pub mod output;
-pub mod pprof;
-pub mod probe;
-pub mod process;
-pub mod prom;
 pub mod run;
-pub mod signals;
 pub mod stacks;
-pub mod sym;
-pub mod table;
-pub mod tracefs;
-pub mod unwind;

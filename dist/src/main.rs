@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-use common::lifecycle::Entry;
+use common::run::lifecycle::Entry;
 use registry::ToolInfo;
 
 include!(concat!(env!("OUT_DIR"), "/tools.rs"));
@@ -73,7 +73,7 @@ fn infos() -> Vec<&'static ToolInfo> {
 
 fn generate(what: &str, tool: &str, out: &mut dyn Write) -> std::io::Result<()> {
     if tool == "bpftools" && what == "man" {
-        return common::manpage::bundle_page(&infos(), out);
+        return common::output::manpage::bundle_page(&infos(), out);
     }
     let Some(entry) = TOOLS.iter().find(|t| t.info.name == tool) else {
         return Err(std::io::Error::new(
@@ -81,7 +81,7 @@ fn generate(what: &str, tool: &str, out: &mut dyn Write) -> std::io::Result<()> 
             format!("--generate: no tool named '{tool}' (see bpftools --list)"),
         ));
     };
-    common::manpage::generate((entry.command)(), entry.info, &infos(), what, out)
+    common::output::manpage::generate((entry.command)(), entry.info, &infos(), what, out)
 }
 
 /// The tool a program name names: `biolatency`, or with a prefix ending in

@@ -9,11 +9,12 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::Parser;
-use common::cli::{self, CommonArgs, HistogramArgs};
-use common::filters::Filters;
-use common::lifecycle::{self, Setup, Tool};
-use common::probe::{self, Hook};
-use common::{hist, maps};
+use common::kernel::filters::Filters;
+use common::kernel::maps;
+use common::kernel::probe::{self, Hook};
+use common::output::hist;
+use common::run::cli::{self, CommonArgs, HistogramArgs};
+use common::run::lifecycle::{self, Setup, Tool};
 use serde_json::{Map, Value};
 
 common::skeleton!("biolatency");

@@ -255,7 +255,7 @@ fn biolatency_dry_run_and_raw_tp_fallback_load() {
     assert!(out.contains("tp_btf block_rq_issue"), "{out}");
     // Completion by block_io_done where the kernel has it (6.5+), else by
     // the final block_rq_complete.
-    let completion = if common::probe::btf_tracepoint_exists("block_io_done") {
+    let completion = if common::kernel::probe::btf_tracepoint_exists("block_io_done") {
         "tp_btf block_io_done"
     } else {
         "tp_btf block_rq_complete"

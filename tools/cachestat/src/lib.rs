@@ -7,14 +7,14 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
-use common::cli::{self, CommonArgs, IdList};
-use common::filters::Filters;
-use common::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
-use common::maps;
+use common::export::prom::Exporter;
+use common::kernel::filters::Filters;
+use common::kernel::maps;
+use common::kernel::probe::{self, Hook};
 use common::note;
 use common::output::Out;
-use common::probe::{self, Hook};
-use common::prom::Exporter;
+use common::run::cli::{self, CommonArgs, IdList};
+use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 use libbpf_rs::skel::Skel;
 use libbpf_rs::Link;
 

@@ -3,9 +3,9 @@
 use std::io::Write;
 
 use anyhow::{Context, Result};
-use common::maps;
+use common::kernel::maps;
+use common::kernel::probe::Hook;
 use common::output::{now_hms, Out};
-use common::probe::Hook;
 use libbpf_rs::MapCore;
 use serde_json::json;
 
@@ -126,9 +126,9 @@ impl Totals {
         self.dirties += s.dirties;
     }
 
-    pub fn counters(&self) -> common::prom::Counters {
+    pub fn counters(&self) -> common::export::prom::Counters {
         let lone = |n: u64| vec![(Vec::new(), n)];
-        common::prom::Counters {
+        common::export::prom::Counters {
             families: vec![
                 (
                     "cachestat_page_cache_hits",

@@ -113,9 +113,9 @@ fn totals_with(workload: Held, env: &[(&str, &str)]) -> (Finished, u64, u64, u64
 fn cold_read_misses_and_warm_read_hits() {
     let mode = cold_then_warm_read(&[]);
     // The mode is the best this kernel offers.
-    let expected = if common::probe::features().fentry {
+    let expected = if common::kernel::probe::features().fentry {
         "fentry"
-    } else if common::probe::features().kprobe {
+    } else if common::kernel::probe::features().kprobe {
         "kprobe"
     } else {
         "tracepoint"
@@ -128,7 +128,7 @@ fn cold_read_misses_and_warm_read_hits() {
 #[test]
 fn kprobe_mode_counts_reads_and_writes() {
     require_root();
-    if !testkit::feature_present(common::probe::features().kprobe, "kprobes", None) {
+    if !testkit::feature_present(common::kernel::probe::features().kprobe, "kprobes", None) {
         return;
     }
     let env = [("BPFTOOLS_DISABLE", "fentry")];
@@ -270,7 +270,7 @@ fn interval_and_count_print_that_many_lines_then_exit() {
 #[test]
 fn raw_tp_variant_counts_too() {
     require_root();
-    let tracepoints = common::probe::btf_tracepoint_exists("mm_filemap_get_pages");
+    let tracepoints = common::kernel::probe::btf_tracepoint_exists("mm_filemap_get_pages");
     if !testkit::feature_present(tracepoints, "the filemap tracepoints", Some((6, 10))) {
         return;
     }

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use common::probe::UprobeLinks;
+use common::kernel::probe::UprobeLinks;
 use common::run::usage;
 use libbpf_rs::{Link, ProgramMut, UprobeMultiOpts, UprobeOpts};
 

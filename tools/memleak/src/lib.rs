@@ -16,15 +16,16 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use clap::{Parser, ValueEnum};
-use common::cli::{self, CommonArgs, IdList};
-use common::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
+use common::kernel::maps;
+use common::kernel::probe::UprobeLinks;
 use common::note;
 use common::output::{Clock, Out};
-use common::probe::UprobeLinks;
+use common::run::cli::{self, CommonArgs, IdList};
+use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
+use common::run::process;
+use common::stacks::sym::Symbolizer;
+use common::stacks::unwind::{self, StackTable, Unwinder};
 use common::stacks::{self, StackArgs};
-use common::sym::Symbolizer;
-use common::unwind::{self, StackTable, Unwinder};
-use common::{maps, process};
 use libbpf_rs::skel::Skel;
 use libbpf_rs::Link;
 
@@ -288,7 +289,7 @@ impl Tool for Memleak {
         }
         self.pids.extend(setup.child);
         if self.user_mode {
-            let links = common::probe::uprobe_links();
+            let links = common::kernel::probe::uprobe_links();
             self.links = Some(links);
             for pid in &self.pids {
                 let lib = match &args.obj {

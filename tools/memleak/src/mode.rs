@@ -4,8 +4,8 @@
 use std::ffi::OsString;
 
 use anyhow::Result;
-use common::filters::Filters;
-use common::probe::{self, UprobeLinks};
+use common::kernel::filters::Filters;
+use common::kernel::probe::{self, UprobeLinks};
 use common::run::usage;
 
 use crate::skel::OpenMemleakProgs;
@@ -33,7 +33,7 @@ pub fn check(args: &Args) -> Result<Option<Vec<OsString>>> {
             "-P traces per-CPU allocations of the kernel: it does not go with -p or -c",
         ));
     }
-    if args.stacks.unwind.unwind == common::unwind::Mode::Dwarf
+    if args.stacks.unwind.unwind == common::stacks::unwind::Mode::Dwarf
         && args.pid.is_none()
         && command.is_none()
     {

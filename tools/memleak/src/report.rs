@@ -5,9 +5,12 @@ use std::collections::HashMap;
 use std::io::Write;
 
 use anyhow::Result;
+use common::export::pprof;
+use common::kernel::maps;
 use common::output::{now_hms, Out};
-use common::sym::{self, Symbolizer};
-use common::{maps, note, pprof, process, stacks};
+use common::run::process;
+use common::stacks::sym::{self, Symbolizer};
+use common::{note, stacks};
 use serde_json::json;
 
 use crate::skel::{types, MemleakSkel};

@@ -182,7 +182,7 @@ fn pprof_profile_charges_the_leaks_to_the_leaking_function() {
     let (_, objects) = top(&path, "inuse_objects", "");
     assert_eq!(row(&objects, LEAKER_FN).flat, 100);
 
-    let profile = common::pprof::decode(&std::fs::read(&path).unwrap()).unwrap();
+    let profile = common::export::pprof::decode(&std::fs::read(&path).unwrap()).unwrap();
     std::fs::remove_file(&path).unwrap();
     let s = |i: i64| profile.string_table[i as usize].as_str();
     // More stacks than the one printed (libc's stdio buffer, at least).
@@ -498,14 +498,14 @@ fn allocator_paths_counted(disable: &str) -> String {
 
 /// Session uprobe_multi links (6.13+) here, or the test is skipped.
 fn session_links() -> bool {
-    use common::probe::{uprobe_links, UprobeLinks};
+    use common::kernel::probe::{uprobe_links, UprobeLinks};
     let present = uprobe_links() == UprobeLinks::Session;
     testkit::feature_present(present, "session uprobe_multi links", Some((6, 13)))
 }
 
 /// uprobe_multi links (6.6+) here, or the test is skipped.
 fn multi_links() -> bool {
-    use common::probe::{uprobe_links, UprobeLinks};
+    use common::kernel::probe::{uprobe_links, UprobeLinks};
     let present = uprobe_links() != UprobeLinks::Single;
     testkit::feature_present(present, "uprobe_multi links", Some((6, 6)))
 }

@@ -6,11 +6,12 @@ use std::io::Write;
 use std::rc::Rc;
 
 use anyhow::Result;
-use common::maps;
+use common::export::pprof;
+use common::kernel::maps;
 use common::output::{c_string, escape, Out};
-use common::sym::{self, Part, Stack, Symbolizer};
-use common::unwind::StackTable;
-use common::{pprof, stacks};
+use common::stacks;
+use common::stacks::sym::{self, Part, Stack, Symbolizer};
+use common::stacks::unwind::StackTable;
 use serde_json::json;
 
 use crate::skel::{self, types};

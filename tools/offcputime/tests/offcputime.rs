@@ -319,7 +319,7 @@ fn unwritable_output_paths_fail_before_tracing() {
 
 #[test]
 fn pprof_profile_gives_go_tool_pprof_the_sleepers_time() {
-    use common::pprof::{decode, KERNEL_MAPPING};
+    use common::export::pprof::{decode, KERNEL_MAPPING};
     use testkit::pprof::{row, top};
     let sleeper = Sleeper::start();
     let pid = sleeper.pid().to_string();

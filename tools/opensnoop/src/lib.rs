@@ -10,12 +10,13 @@ use std::time::Duration;
 
 use anyhow::Result;
 use clap::Parser;
-use common::cli::{self, CommonArgs, IdList};
-use common::filters::Filters;
-use common::lifecycle::{self, Schedule, Setup, Tool};
+use common::kernel::filters::Filters;
+use common::kernel::maps;
+use common::kernel::probe;
+use common::output::table::Table;
 use common::output::{self, Clock, Out};
-use common::table::Table;
-use common::{maps, probe};
+use common::run::cli::{self, CommonArgs, IdList};
+use common::run::lifecycle::{self, Schedule, Setup, Tool};
 
 common::skeleton!("opensnoop");
 use skel::{types, OpenOpensnoopSkel, OpensnoopSkel, OpensnoopSkelBuilder};

@@ -2,8 +2,8 @@
 
 use std::borrow::Cow;
 
+use common::output::table::{Cell, Column, Table};
 use common::output::{c_bytes, c_bytes_n};
-use common::table::{Cell, Column, Table};
 
 use crate::skel::types;
 use crate::{Args, Opensnoop};

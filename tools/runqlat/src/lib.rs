@@ -7,11 +7,14 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use common::cli::{self, CommonArgs, HistogramArgs, IdList};
-use common::filters::Filters;
-use common::lifecycle::{self, Setup, Tool};
+use common::kernel::filters::Filters;
+use common::kernel::maps;
+use common::kernel::probe;
+use common::output::hist;
 use common::output::{c_string, escape};
-use common::{hist, maps, probe, process};
+use common::run::cli::{self, CommonArgs, HistogramArgs, IdList};
+use common::run::lifecycle::{self, Setup, Tool};
+use common::run::process;
 use serde_json::{Map, Value};
 
 common::skeleton!("runqlat");

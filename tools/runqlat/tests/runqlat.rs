@@ -221,7 +221,7 @@ fn runqlat_dry_run_and_bad_arguments() {
     let f = run(BIN, &["--dry-run"]);
     assert!(f.status.success(), "{f:?}");
     // tp_btf with task storage (5.11+), else raw_tp with a hash map.
-    let hook = common::probe::task_state_hook().expect("tp_btf or raw_tp");
+    let hook = common::kernel::probe::task_state_hook().expect("tp_btf or raw_tp");
     let listing = f.stdout.join("\n");
     assert!(
         listing.contains(&format!("{hook} sched_switch")),

@@ -9,9 +9,9 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use common::prom::{Counters, Exporter};
+use common::export::prom::{Counters, Exporter};
 
-use common::net::address;
+use common::output::net::address;
 
 use crate::print::kind_name;
 use crate::skel::types;

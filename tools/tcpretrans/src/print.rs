@@ -3,10 +3,10 @@
 use std::io::Write;
 
 use anyhow::Result;
-use common::maps;
-use common::net::{address, endpoint, ip_version, tcp_state_name};
+use common::kernel::maps;
+use common::output::net::{address, endpoint, ip_version, tcp_state_name};
+use common::output::table::{Cell, Column, Table};
 use common::output::{c_bytes, Out};
-use common::table::{Cell, Column, Table};
 
 use crate::skel::{types, TcpretransSkel};
 use crate::{Args, Tcpretrans};

@@ -231,8 +231,8 @@ fn loss_probes_without_fentry_or_kprobes_are_an_error_unless_optional() {
     let strict = run(BIN, &["-l", "--dry-run"]);
     let optional = run(BIN, &["--lossprobe-if-available", "--dry-run"]);
     assert!(optional.status.success(), "{optional:?}");
-    let neither = !common::probe::fentry_target(LOSS_PROBE_FN)
-        && !common::probe::kprobe_target(LOSS_PROBE_FN);
+    let neither = !common::kernel::probe::fentry_target(LOSS_PROBE_FN)
+        && !common::kernel::probe::kprobe_target(LOSS_PROBE_FN);
     // Linux 6.18 here: fentry refused, no kprobes (see TOOLS.md).
     if !testkit::feature_present(neither, "a kernel without fentry and kprobes", None) {
         return;
@@ -291,7 +291,7 @@ fn loss_probes_seen(disable: &str, hook: &str) {
 #[test]
 fn loss_probes_are_traced_with_fentry() {
     require_root();
-    let fentry = common::probe::fentry_target(LOSS_PROBE_FN);
+    let fentry = common::kernel::probe::fentry_target(LOSS_PROBE_FN);
     if testkit::feature_present(fentry, "fentry", None) {
         loss_probes_seen("", "fentry tcp_send_loss_probe");
     }
@@ -300,7 +300,7 @@ fn loss_probes_are_traced_with_fentry() {
 #[test]
 fn loss_probes_are_traced_with_kprobes() {
     require_root();
-    let kprobe = common::probe::kprobe_target(LOSS_PROBE_FN);
+    let kprobe = common::kernel::probe::kprobe_target(LOSS_PROBE_FN);
     if testkit::feature_present(kprobe, "kprobes", None) {
         loss_probes_seen("fentry", "kprobe tcp_send_loss_probe");
     }

@@ -20,13 +20,17 @@ use clap::Parser;
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapType, Object, RingBufferBuilder};
 
-use crate::cli::CommonArgs;
-use crate::filters::Filters;
-use crate::hist::tool::Histograms;
-use crate::launch::Held;
+use crate::kernel::filters::Filters;
+use crate::kernel::maps;
+use crate::kernel::probe;
+use crate::output::hist;
+use crate::output::hist::tool::Histograms;
+use crate::output::table::Table;
 use crate::output::Out;
-use crate::table::Table;
-use crate::{hist, maps, note, probe, run, signals};
+use crate::run::cli::CommonArgs;
+use crate::run::launch::Held;
+use crate::run::signals;
+use crate::{note, run};
 
 /// The opened (not yet loaded) skeleton of tool `T`.
 pub type OpenOf<'o, T> = <<T as Tool>::Builder as SkelBuilder<'o>>::Output;
@@ -405,7 +409,7 @@ fn event_loop<'o, T: Tool>(
     out: &RefCell<Out>,
     hists: &RefCell<Option<Histograms>>,
     schedule: Schedule,
-    child: Option<&crate::launch::Running>,
+    child: Option<&crate::run::launch::Running>,
 ) -> Result<Ended> {
     let obj = skel.object();
     let failure: RefCell<Option<io::Error>> = RefCell::new(None);

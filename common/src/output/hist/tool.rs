@@ -1,14 +1,14 @@
 //! The histogram tools' kind: a tool says what its histograms are
-//! ([`Spec`], from [`crate::lifecycle::Tool::histograms`]) and reads them from
-//! its maps ([`crate::lifecycle::Tool::sections`]); the report on its
+//! ([`Spec`], from [`crate::run::lifecycle::Tool::histograms`]) and reads them from
+//! its maps ([`crate::run::lifecycle::Tool::sections`]); the report on its
 //! schedule, the percentiles, `--hdr-log`, `--prometheus` and `--prom-file`
 //! are done here, once for every such tool.
 
 use anyhow::Result;
 
 use super::{print_report, Section, Style};
-use crate::cli::HistogramArgs;
 use crate::output::Out;
+use crate::run::cli::HistogramArgs;
 
 /// What a histogram tool's histograms are.
 pub struct Spec<'a> {
@@ -31,8 +31,8 @@ pub struct Spec<'a> {
 /// A histogram tool's reports and exports, opened before tracing.
 pub struct Histograms {
     style: Style<'static>,
-    hdr_log: Option<crate::hdrlog::HdrLog>,
-    metrics: crate::prom::Metrics,
+    hdr_log: Option<crate::export::hdrlog::HdrLog>,
+    metrics: crate::export::prom::Metrics,
 }
 
 impl Histograms {
@@ -48,7 +48,7 @@ impl Histograms {
             .args
             .hdr_log
             .as_deref()
-            .map(|p| crate::hdrlog::HdrLog::create(p, &format!("{} in {unit}", spec.what)))
+            .map(|p| crate::export::hdrlog::HdrLog::create(p, &format!("{} in {unit}", spec.what)))
             .transpose()?;
         Ok(Histograms {
             style: Style {
@@ -58,8 +58,8 @@ impl Histograms {
                 extension: spec.extension,
             },
             hdr_log,
-            metrics: crate::prom::Metrics::new(
-                crate::prom::Histograms::new(spec.metric, spec.help, per_sec),
+            metrics: crate::export::prom::Metrics::new(
+                crate::export::prom::Histograms::new(spec.metric, spec.help, per_sec),
                 spec.args.metrics.exporter()?,
             ),
         })

@@ -1,5 +1,11 @@
 //! Errors to exit codes, hints, the privilege check and libbpf's log.
 
+pub mod cli;
+pub mod launch;
+pub mod lifecycle;
+pub mod process;
+pub mod signals;
+
 use std::io;
 use std::path::Path;
 use std::process::ExitCode;

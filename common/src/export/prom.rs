@@ -25,7 +25,7 @@ use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::{Registry, Unit};
 use serde_json::Value;
 
-use crate::hist::Section;
+use crate::output::hist::Section;
 
 /// One labelled histogram, cumulative.
 #[derive(Debug, Clone, Default)]

@@ -2,6 +2,11 @@
 //! time columns, and a buffered stdout that gives up on a stalled reader
 //! once the tool is stopping.
 
+pub mod hist;
+pub mod manpage;
+pub mod net;
+pub mod table;
+
 use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io::{self, BufWriter, Write};
@@ -210,7 +215,7 @@ impl Write for Stdout {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         loop {
             let mut len = buf.len();
-            if crate::signals::stop_requested() {
+            if crate::run::signals::stop_requested() {
                 self.wait_writable()?;
                 // A pipe with room takes PIPE_BUF bytes without blocking.
                 len = len.min(4096);
@@ -302,7 +307,7 @@ impl Out {
 
     fn check(&mut self, r: io::Result<()>) -> io::Result<()> {
         match r {
-            Err(e) if crate::signals::stop_requested() && e.kind() == io::ErrorKind::Other => {
+            Err(e) if crate::run::signals::stop_requested() && e.kind() == io::ErrorKind::Other => {
                 self.abandon();
                 Ok(())
             }

@@ -92,7 +92,7 @@ pub fn features() -> &'static Features {
                     std::ptr::null(),
                 )
             } == 1,
-            tracepoint: crate::tracefs::mount_point().is_ok(),
+            tracepoint: crate::kernel::tracefs::mount_point().is_ok(),
             kprobe: Path::new("/sys/bus/event_source/devices/kprobe/type").exists(),
             uprobe: Path::new("/sys/bus/event_source/devices/uprobe/type").exists(),
         };
@@ -305,7 +305,8 @@ pub fn kprobe_target(name: &str) -> bool {
 
 /// True if the classic tracepoint `category:name` exists.
 pub fn tracepoint_exists(category: &str, name: &str) -> bool {
-    crate::tracefs::mount_point().is_ok_and(|t| t.join("events").join(category).join(name).is_dir())
+    crate::kernel::tracefs::mount_point()
+        .is_ok_and(|t| t.join("events").join(category).join(name).is_dir())
 }
 
 /// The hook kind of a program, from its ELF section name.
@@ -362,7 +363,7 @@ pub fn autoload_existing_tracepoints(obj: &mut OpenObject) -> Result<()> {
         }
     }
     if seen > 0 && kept == 0 {
-        crate::tracefs::mount_point().context("finding tracepoints")?;
+        crate::kernel::tracefs::mount_point().context("finding tracepoints")?;
         anyhow::bail!("none of this tool's tracepoints exists on this kernel");
     }
     Ok(())

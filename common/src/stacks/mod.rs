@@ -3,18 +3,23 @@
 //! `--svg`, `--pprof`), sizing the stack map and the copy slots, the notes
 //! for the stack map's failures (stacks.h), and the reports' files: the
 //! SVG flame graph and the pprof profile. The stack formats themselves are
-//! in [`crate::sym`].
+//! in [`crate::stacks::sym`].
+
+pub mod sym;
+pub mod unwind;
 
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use libbpf_rs::OpenMapMut;
 
+use self::sym::Stack;
+use crate::export::pprof;
+use crate::kernel::maps;
+use crate::note;
 use crate::skel::types::stack_error as E;
 use crate::skel::types::stack_limits;
-use crate::sym::{self, Stack};
-use crate::unwind::UnwindArgs;
-use crate::{maps, note, pprof};
+use crate::stacks::unwind::UnwindArgs;
 
 /// The deepest stack `--perf-max-stack-depth` takes.
 pub const MAX_STACK_DEPTH: u32 = stack_limits::MAX_STACK_DEPTH.0;

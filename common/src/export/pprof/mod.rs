@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use prost::Message;
 
-use crate::sym::{Frame, Part};
+use crate::stacks::sym::{Frame, Part};
 
 #[allow(clippy::all, missing_docs)]
 mod profile;

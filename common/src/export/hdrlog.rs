@@ -12,7 +12,7 @@ use hdrhistogram::serialization::interval_log::{IntervalLogWriter, IntervalLogWr
 use hdrhistogram::serialization::V2DeflateSerializer;
 use serde_json::{Map, Value};
 
-use crate::hist::Section;
+use crate::output::hist::Section;
 
 pub struct HdrLog {
     writer: IntervalLogWriter<'static, 'static, File, V2DeflateSerializer>,

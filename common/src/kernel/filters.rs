@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use libbpf_rs::{MapCore, Object, OpenObject};
 
-use crate::maps;
+use crate::kernel::maps;
 use crate::run::UsageError;
 
 /// What a tool filters on in the kernel. A started command's pid is added
@@ -28,7 +28,7 @@ pub struct Filters {
 
 impl Filters {
     /// Only the processes of a `-p` list, if one was given.
-    pub fn pids(list: &Option<crate::cli::IdList>) -> Filters {
+    pub fn pids(list: &Option<crate::run::cli::IdList>) -> Filters {
         Filters {
             pids: list.as_ref().map(|l| l.0.clone()),
             ..Filters::default()

@@ -36,8 +36,8 @@ pub struct IntervalCount {
 
 impl IntervalCount {
     /// The lifecycle's schedule: a report every interval, `count` times.
-    pub fn schedule(&self) -> crate::lifecycle::Schedule {
-        crate::lifecycle::Schedule {
+    pub fn schedule(&self) -> crate::run::lifecycle::Schedule {
+        crate::run::lifecycle::Schedule {
             interval: self.interval.map(Duration::from_secs),
             count: self.count,
             duration: None,
@@ -79,17 +79,17 @@ pub struct MetricsArgs {
 impl MetricsArgs {
     /// The listening socket and file, if either was asked for; checked
     /// before tracing.
-    pub fn exporter(&self) -> anyhow::Result<Option<crate::prom::Exporter>> {
+    pub fn exporter(&self) -> anyhow::Result<Option<crate::export::prom::Exporter>> {
         let server = self
             .prometheus
             .as_deref()
-            .map(crate::prom::Server::bind)
+            .map(crate::export::prom::Server::bind)
             .transpose()?;
         if let Some(path) = &self.prom_file {
-            crate::prom::write_file(path, "")?;
+            crate::export::prom::write_file(path, "")?;
         }
         Ok((server.is_some() || self.prom_file.is_some())
-            .then(|| crate::prom::Exporter::new(server, self.prom_file.clone())))
+            .then(|| crate::export::prom::Exporter::new(server, self.prom_file.clone())))
     }
 }
 

@@ -1,0 +1,8 @@
+//! The kernel side: which hooks this kernel offers and how a tool picks its
+//! variants ([`probe`]), maps ([`maps`]), the shared filters ([`filters`]),
+//! tracefs ([`tracefs`]).
+
+pub mod filters;
+pub mod maps;
+pub mod probe;
+pub mod tracefs;
