@@ -23,8 +23,12 @@ macro_rules! skeleton {
 // The shared headers' constants (bpf/common.bpf.c), as generated types.
 skeleton!("common");
 
+pub mod cli;
 pub mod export;
 pub mod kernel;
+pub mod kinds;
 pub mod output;
 pub mod run;
+pub mod signals;
 pub mod stacks;
+pub mod usage;

@@ -70,7 +70,7 @@ const JOBS: &[(&str, &str, &str)] = &[
     (
         "protos",
         "protos",
-        "regenerate common/src/pprof/profile.rs from common/proto/profile.proto",
+        "regenerate common/src/export/pprof/profile.rs from common/proto/profile.proto",
     ),
 ];
 

@@ -49,6 +49,9 @@ pub fn replace_between(text: &str, start: &str, end: &str, body: &str) -> Result
     let e = text
         .find(end)
         .with_context(|| format!("README.md has no '{end}' line"))?;
+    if e < s {
+        bail!("README.md's '{end}' comes before '{start}'");
+    }
     Ok(format!("{}{start}\n{body}\n{}", &text[..s], &text[e..]))
 }
 
@@ -70,6 +73,14 @@ mod tests {
 
     fn readme() -> String {
         fs::read_to_string(crate::root_dir().join("README.md")).unwrap()
+    }
+
+    #[test]
+    fn replaces_only_between_markers() {
+        let text = "intro\n<!-- b -->\nold\n<!-- e -->\noutro\n";
+        let new = replace_between(text, "<!-- b -->", "<!-- e -->", "new").unwrap();
+        assert_eq!(new, "intro\n<!-- b -->\nnew\n<!-- e -->\noutro\n");
+        assert!(replace_between("no markers", "<!-- b -->", "<!-- e -->", "x").is_err());
     }
 
     #[test]

@@ -138,7 +138,7 @@ impl Server {
             addr.to_string()
         };
         let sock: SocketAddr = full.parse().map_err(|_| {
-            crate::run::usage(format!("--prometheus {addr}: not HOST:PORT or :PORT"))
+            crate::usage::usage(format!("--prometheus {addr}: not HOST:PORT or :PORT"))
         })?;
         let listener = TcpListener::bind(sock)
             .with_context(|| format!("--prometheus: listening on {sock}"))?;

@@ -8,7 +8,7 @@ use anyhow::Result;
 use libbpf_rs::{MapCore, Object, OpenObject};
 
 use crate::kernel::maps;
-use crate::run::UsageError;
+use crate::usage::UsageError;
 
 /// What a tool filters on in the kernel. A started command's pid is added
 /// to `pids` by the lifecycle.
@@ -28,7 +28,7 @@ pub struct Filters {
 
 impl Filters {
     /// Only the processes of a `-p` list, if one was given.
-    pub fn pids(list: &Option<crate::run::cli::IdList>) -> Filters {
+    pub fn pids(list: &Option<IdList>) -> Filters {
         Filters {
             pids: list.as_ref().map(|l| l.0.clone()),
             ..Filters::default()
@@ -103,3 +103,7 @@ impl Filters {
         Ok(())
     }
 }
+
+/// A comma-separated list of process or thread ids, e.g. `-p 123,456`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdList(pub Vec<u32>);

@@ -248,7 +248,7 @@ pub fn check_map_memory(flag: &str, entries: u64, value_size: u64) -> Result<()>
         .map_or(u64::MAX, |kib| kib.saturating_mul(1024));
     let budget = available / 4;
     if bytes > budget {
-        return Err(crate::run::usage(format!(
+        return Err(crate::usage::usage(format!(
             "{flag} {entries} would take {} MiB of kernel memory, more than a quarter of \
              the {} MiB available; at most {} fit",
             bytes >> 20,

@@ -5,7 +5,6 @@
 pub mod hist;
 pub mod manpage;
 pub mod net;
-pub mod table;
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -163,7 +162,7 @@ pub fn replace_file(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> 
 
 pub fn note(message: std::fmt::Arguments) {
     let mut err = io::stderr().lock();
-    let _ = writeln!(err, "{}: {message}", crate::run::tool_name());
+    let _ = writeln!(err, "{}: {message}", tool_name());
 }
 
 /// `note!("...", args)`: [`note`] with format arguments.
@@ -215,7 +214,7 @@ impl Write for Stdout {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         loop {
             let mut len = buf.len();
-            if crate::run::signals::stop_requested() {
+            if crate::signals::stop_requested() {
                 self.wait_writable()?;
                 // A pipe with room takes PIPE_BUF bytes without blocking.
                 len = len.min(4096);
@@ -307,7 +306,7 @@ impl Out {
 
     fn check(&mut self, r: io::Result<()>) -> io::Result<()> {
         match r {
-            Err(e) if crate::run::signals::stop_requested() && e.kind() == io::ErrorKind::Other => {
+            Err(e) if crate::signals::stop_requested() && e.kind() == io::ErrorKind::Other => {
                 self.abandon();
                 Ok(())
             }
@@ -336,6 +335,18 @@ impl Write for Out {
         let r = self.w.flush();
         self.check(r)
     }
+}
+
+/// The tool's name, as the user invoked it.
+pub fn tool_name() -> String {
+    std::env::args_os()
+        .next()
+        .and_then(|a| {
+            std::path::Path::new(&a)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+        })
+        .unwrap_or_else(|| "tool".into())
 }
 
 #[cfg(test)]

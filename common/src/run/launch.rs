@@ -79,7 +79,7 @@ impl Held {
                 libc::close(release.as_raw_fd());
                 libc::close(exec_error.as_raw_fd());
                 // The tool's stop handlers do not belong to the command.
-                for sig in crate::run::signals::STOP_SIGNALS {
+                for sig in crate::signals::STOP_SIGNALS {
                     libc::signal(sig, libc::SIG_DFL);
                 }
                 let mut byte = 0u8;
@@ -234,7 +234,7 @@ impl Running {
         let status = match self.status.get() {
             Some(s) => Some(s),
             None => {
-                let sig = crate::run::signals::received().unwrap_or(libc::SIGTERM);
+                let sig = crate::signals::received().unwrap_or(libc::SIGTERM);
                 // SAFETY: kill with our own, not yet reaped, child's pid.
                 unsafe { libc::kill(self.pid, sig) };
                 reap(self.pid, Some(Duration::from_secs(1)))

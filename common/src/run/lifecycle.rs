@@ -20,16 +20,16 @@ use clap::Parser;
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapType, Object, RingBufferBuilder};
 
+use crate::cli::CommonArgs;
 use crate::kernel::filters::Filters;
 use crate::kernel::maps;
 use crate::kernel::probe;
+use crate::kinds::event::Table;
+use crate::kinds::histogram::{self, Histograms};
 use crate::output::hist;
-use crate::output::hist::tool::Histograms;
-use crate::output::table::Table;
 use crate::output::Out;
-use crate::run::cli::CommonArgs;
 use crate::run::launch::Held;
-use crate::run::signals;
+use crate::signals;
 use crate::{note, run};
 
 /// The opened (not yet loaded) skeleton of tool `T`.
@@ -57,6 +57,17 @@ pub struct Schedule {
     pub count: Option<u64>,
     /// End (with a final report) after this long.
     pub duration: Option<Duration>,
+}
+
+impl From<&crate::cli::IntervalCount> for Schedule {
+    /// `[interval] [count]`: a report every interval, `count` times.
+    fn from(i: &crate::cli::IntervalCount) -> Schedule {
+        Schedule {
+            interval: i.interval.map(Duration::from_secs),
+            count: i.count,
+            duration: None,
+        }
+    }
 }
 
 /// Why a report is asked for.
@@ -144,14 +155,14 @@ pub trait Tool: Sized {
     /// By default a histogram tool's `[interval] [count]`.
     fn schedule(&self) -> Schedule {
         self.histograms()
-            .map(|h| h.args.interval.schedule())
+            .map(|h| Schedule::from(&h.args.interval))
             .unwrap_or_default()
     }
 
     /// Histogram tools: what their histograms are. The lifecycle then
     /// reports them on the schedule, answers scrapes and writes the
     /// exports; the tool reads its maps in [`Tool::sections`].
-    fn histograms(&self) -> Option<hist::tool::Spec<'_>> {
+    fn histograms(&self) -> Option<histogram::Spec<'_>> {
         None
     }
 
@@ -363,7 +374,7 @@ fn print_dry_run(out: &mut Out, hooks: &[String]) -> io::Result<()> {
     writeln!(
         out,
         "{}: dry run: {} programs loaded and verified, nothing attached",
-        run::tool_name(),
+        crate::output::tool_name(),
         hooks.len()
     )?;
     for hook in hooks {

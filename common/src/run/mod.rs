@@ -1,32 +1,12 @@
 //! Errors to exit codes, hints, the privilege check and libbpf's log.
 
-pub mod cli;
 pub mod launch;
 pub mod lifecycle;
 pub mod process;
-pub mod signals;
 
 use std::io;
 use std::path::Path;
 use std::process::ExitCode;
-
-/// A problem with what the user asked for, found after argument parsing
-/// (a missing process, an empty disk name): exit status 2, like clap's.
-#[derive(Debug)]
-pub struct UsageError(pub String);
-
-impl std::fmt::Display for UsageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for UsageError {}
-
-/// Exit status 2 for a usage error, with one line on stderr.
-pub fn usage(message: impl Into<String>) -> anyhow::Error {
-    UsageError(message.into()).into()
-}
 
 /// Turns a tool's result into its exit code: 0, the started command's own
 /// status, 1 for an error (its cause chain and a hint where one helps),
@@ -35,7 +15,7 @@ pub fn exit_code(result: anyhow::Result<u8>) -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
-        Err(e) if e.downcast_ref::<UsageError>().is_some() => {
+        Err(e) if e.downcast_ref::<crate::usage::UsageError>().is_some() => {
             crate::note!("error: {e}");
             ExitCode::from(2)
         }
@@ -47,18 +27,6 @@ pub fn exit_code(result: anyhow::Result<u8>) -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// The tool's name, as the user invoked it.
-pub fn tool_name() -> String {
-    std::env::args_os()
-        .next()
-        .and_then(|a| {
-            Path::new(&a)
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-        })
-        .unwrap_or_else(|| "tool".into())
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
@@ -91,8 +59,9 @@ pub fn check_privilege() -> anyhow::Result<()> {
     anyhow::bail!(
         "{} needs root, or CAP_BPF and CAP_PERFMON (e.g. `sudo setcap \
          cap_bpf,cap_perfmon,cap_dac_read_search+ep {}`), to load tracing programs",
-        tool_name(),
-        std::env::current_exe().map_or_else(|_| tool_name(), |p| p.display().to_string())
+        crate::output::tool_name(),
+        std::env::current_exe()
+            .map_or_else(|_| crate::output::tool_name(), |p| p.display().to_string())
     )
 }
 

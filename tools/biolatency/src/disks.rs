@@ -4,7 +4,7 @@ use std::fs;
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use common::run::usage;
+use common::usage::usage;
 
 pub fn dev(major: u32, minor: u32) -> u32 {
     (major << 20) | minor

@@ -9,11 +9,12 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::Parser;
+use common::cli::{self, CommonArgs, HistogramArgs};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe::{self, Hook};
+use common::kinds::histogram;
 use common::output::hist;
-use common::run::cli::{self, CommonArgs, HistogramArgs};
 use common::run::lifecycle::{self, Setup, Tool};
 use serde_json::{Map, Value};
 
@@ -116,8 +117,8 @@ impl Tool for Biolatency {
         choose_programs(&mut open.progs, args.queued)
     }
 
-    fn histograms(&self) -> Option<hist::tool::Spec<'_>> {
-        Some(hist::tool::Spec {
+    fn histograms(&self) -> Option<histogram::Spec<'_>> {
+        Some(histogram::Spec {
             args: &self.args.hist,
             json: self.args.common.json,
             what: "biolatency, block I/O latency",

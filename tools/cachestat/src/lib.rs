@@ -7,13 +7,13 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
+use common::cli::{self, CommonArgs, IdList};
 use common::export::prom::Exporter;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe::{self, Hook};
 use common::note;
 use common::output::Out;
-use common::run::cli::{self, CommonArgs, IdList};
 use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 use libbpf_rs::skel::Skel;
 use libbpf_rs::Link;

@@ -7,12 +7,12 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Parser;
+use common::cli::{self, CommonArgs};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
-use common::output::table::{Cell, Column, Table};
+use common::kinds::event::{Cell, Column, Table};
 use common::output::{self, escape, Clock, Out};
-use common::run::cli::{self, CommonArgs};
 use common::run::lifecycle::{self, Setup, Tool};
 use regex::bytes::Regex;
 

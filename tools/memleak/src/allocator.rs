@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use common::kernel::probe::UprobeLinks;
-use common::run::usage;
+use common::usage::usage;
 use libbpf_rs::{Link, ProgramMut, UprobeMultiOpts, UprobeOpts};
 
 use crate::placement::{self, Placement};

@@ -16,16 +16,16 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use clap::{Parser, ValueEnum};
+use common::cli::{self, CommonArgs, IdList};
 use common::kernel::maps;
 use common::kernel::probe::UprobeLinks;
+use common::kinds::stack::{self as stacks, StackArgs};
 use common::note;
 use common::output::{Clock, Out};
-use common::run::cli::{self, CommonArgs, IdList};
 use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 use common::run::process;
 use common::stacks::sym::Symbolizer;
 use common::stacks::unwind::{self, StackTable, Unwinder};
-use common::stacks::{self, StackArgs};
 use libbpf_rs::skel::Skel;
 use libbpf_rs::Link;
 

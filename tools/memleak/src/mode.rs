@@ -6,7 +6,7 @@ use std::ffi::OsString;
 use anyhow::Result;
 use common::kernel::filters::Filters;
 use common::kernel::probe::{self, UprobeLinks};
-use common::run::usage;
+use common::usage::usage;
 
 use crate::skel::OpenMemleakProgs;
 use crate::{allocator, Args};

@@ -7,10 +7,11 @@ use std::io::Write;
 use anyhow::Result;
 use common::export::pprof;
 use common::kernel::maps;
+use common::kinds::stack as stacks;
+use common::note;
 use common::output::{now_hms, Out};
 use common::run::process;
 use common::stacks::sym::{self, Symbolizer};
-use common::{note, stacks};
 use serde_json::json;
 
 use crate::skel::{types, MemleakSkel};

@@ -10,16 +10,16 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use clap::Parser;
+use common::cli::{self, CommonArgs, IdList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
+use common::kinds::stack::{self as stacks, StackArgs};
 use common::output::Out;
-use common::run::cli::{self, CommonArgs, IdList};
 use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
-use common::run::usage;
 use common::stacks::sym::Symbolizer;
 use common::stacks::unwind::{self, StackTable, Unwinder};
-use common::stacks::{self, StackArgs};
+use common::usage::usage;
 
 common::skeleton!("offcputime");
 use skel::{types, OffcputimeSkel, OffcputimeSkelBuilder, OpenOffcputimeSkel};

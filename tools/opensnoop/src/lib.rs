@@ -10,12 +10,12 @@ use std::time::Duration;
 
 use anyhow::Result;
 use clap::Parser;
+use common::cli::{self, CommonArgs, IdList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
-use common::output::table::Table;
+use common::kinds::event::Table;
 use common::output::{self, Clock, Out};
-use common::run::cli::{self, CommonArgs, IdList};
 use common::run::lifecycle::{self, Schedule, Setup, Tool};
 
 common::skeleton!("opensnoop");

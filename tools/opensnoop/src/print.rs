@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use common::output::table::{Cell, Column, Table};
+use common::kinds::event::{Cell, Column, Table};
 use common::output::{c_bytes, c_bytes_n};
 
 use crate::skel::types;

@@ -7,12 +7,13 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Parser;
+use common::cli::{self, CommonArgs, HistogramArgs, IdList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
+use common::kinds::histogram;
 use common::output::hist;
 use common::output::{c_string, escape};
-use common::run::cli::{self, CommonArgs, HistogramArgs, IdList};
 use common::run::lifecycle::{self, Setup, Tool};
 use common::run::process;
 use serde_json::{Map, Value};
@@ -129,8 +130,8 @@ impl Tool for Runqlat {
         Ok(())
     }
 
-    fn histograms(&self) -> Option<hist::tool::Spec<'_>> {
-        Some(hist::tool::Spec {
+    fn histograms(&self) -> Option<histogram::Spec<'_>> {
+        Some(histogram::Spec {
             args: &self.args.hist,
             json: self.args.common.json,
             what: "runqlat, run queue latency",

@@ -9,17 +9,17 @@ use std::io;
 
 use anyhow::{bail, Result};
 use clap::Parser;
+use common::cli::{self, CommonArgs, IdList};
 use common::export::prom::Exporter;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe::{self, Hook};
+use common::kinds::event::Table;
 use common::note;
 use common::output::net::{AF_INET, AF_INET6};
-use common::output::table::Table;
 use common::output::{Clock, Out};
-use common::run::cli::{self, CommonArgs, IdList};
 use common::run::lifecycle::{self, Banner, Setup, Tool, When};
-use common::run::usage;
+use common::usage::usage;
 
 common::skeleton!("tcpretrans");
 use skel::{types, OpenTcpretransProgs, OpenTcpretransSkel, TcpretransSkel, TcpretransSkelBuilder};

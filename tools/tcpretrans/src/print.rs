@@ -4,8 +4,8 @@ use std::io::Write;
 
 use anyhow::Result;
 use common::kernel::maps;
+use common::kinds::event::{Cell, Column, Table};
 use common::output::net::{address, endpoint, ip_version, tcp_state_name};
-use common::output::table::{Cell, Column, Table};
 use common::output::{c_bytes, Out};
 
 use crate::skel::{types, TcpretransSkel};

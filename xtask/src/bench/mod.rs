@@ -218,17 +218,23 @@ fn run(
                 Extra::LeakReports => {
                     let bin = bins.join(tool);
                     let reports = memleak::report_phases(&bin, &scratch.dir, opts.rounds, watch);
-                    result.extras = Some(memleak::extras(&result, &reports));
+                    let extras = memleak::extras(&result, &reports);
+                    result.extra_lines = memleak::describe_extras(&extras);
+                    result.extras = Some(extras);
                     failed = reports.err();
                 }
                 Extra::UnwindCost => {
                     let phases = unwind::phases(bins, &scratch.dir, opts.rounds, watch);
-                    result.extras = Some(unwind::extras(&phases));
+                    let extras = unwind::extras(&phases);
+                    result.extra_lines = unwind::describe_extras(&extras);
+                    result.extras = Some(extras);
                     failed = phases.err();
                 }
                 Extra::PrometheusScrape => {
                     let phases = scrape::phases(bins, opts.rounds, watch);
-                    result.extras = Some(scrape::extras(&phases));
+                    let extras = scrape::extras(&phases);
+                    result.extra_lines = scrape::describe_extras(&extras);
+                    result.extras = Some(extras);
                     failed = phases.err();
                 }
             }
@@ -352,6 +358,7 @@ fn rounds(
         unavailable,
         order: order_log,
         extras: None,
+        extra_lines: Vec::new(),
     })
 }
 

@@ -4,7 +4,7 @@
 
 use std::fs;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use serde_json::Value;
 
 use super::report::results_path;
@@ -24,7 +24,7 @@ pub fn bench_table() -> Result<()> {
     let table = markdown_table(&doc)?;
     let readme = crate::root_dir().join("README.md");
     let old = fs::read_to_string(&readme)?;
-    let new = replace_between_markers(&old, &table)?;
+    let new = crate::readme::replace_between(&old, BEGIN, END, table.trim_end())?;
     if new == old {
         eprintln!("xtask: README.md's performance table is up to date");
     } else {
@@ -35,20 +35,6 @@ pub fn bench_table() -> Result<()> {
         );
     }
     Ok(())
-}
-
-fn replace_between_markers(text: &str, table: &str) -> Result<String> {
-    let (Some(begin), Some(end)) = (text.find(BEGIN), text.find(END)) else {
-        bail!("README.md has no {BEGIN} ... {END} markers");
-    };
-    if end < begin {
-        bail!("README.md's {END} comes before {BEGIN}");
-    }
-    Ok(format!(
-        "{}{BEGIN}\n{table}{}",
-        &text[..begin],
-        &text[end..]
-    ))
 }
 
 /// The table: per tool, ours against the best peer; figures are medians
@@ -151,17 +137,6 @@ fn markdown_table(doc: &Value) -> Result<String> {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn replaces_only_between_markers() {
-        let text = "intro\n<!-- bench:begin -->\nold\n<!-- bench:end -->\noutro\n";
-        let new = replace_between_markers(text, "new\n").unwrap();
-        assert_eq!(
-            new,
-            "intro\n<!-- bench:begin -->\nnew\n<!-- bench:end -->\noutro\n"
-        );
-        assert!(replace_between_markers("no markers", "x").is_err());
-    }
 
     #[test]
     fn table_shows_ours_against_the_best_peer() {

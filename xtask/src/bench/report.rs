@@ -78,6 +78,8 @@ pub struct ToolResult {
     /// The order the conditions ran in, per round.
     pub order: Vec<Vec<String>>,
     pub extras: Option<Value>,
+    /// The extras in words, as their measuring module describes them.
+    pub extra_lines: Vec<String>,
 }
 
 impl ToolResult {
@@ -250,15 +252,8 @@ impl ToolResult {
             }
             None => println!("   no peer ran: ours is measured against untraced only"),
         }
-        if let Some(extras) = &self.extras {
-            let describe = match self.tool.as_str() {
-                "runqlat" => super::scrape::describe_extras,
-                "offcputime" => super::unwind::describe_extras,
-                _ => super::memleak::describe_extras,
-            };
-            for line in describe(extras) {
-                println!("   {line}");
-            }
+        for line in &self.extra_lines {
+            println!("   {line}");
         }
     }
 }

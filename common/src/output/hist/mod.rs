@@ -7,8 +7,6 @@
 //! percentile lies in the log2 slot holding the same rank. The same
 //! histogram goes to `--hdr-log` (hdrlog.rs).
 
-pub mod tool;
-
 use std::io::{self, Write};
 
 use hdrhistogram::Histogram;

@@ -6,9 +6,9 @@
 
 use anyhow::Result;
 
-use super::{print_report, Section, Style};
+use crate::cli::HistogramArgs;
+use crate::output::hist::{print_report, Section, Style};
 use crate::output::Out;
-use crate::run::cli::HistogramArgs;
 
 /// What a histogram tool's histograms are.
 pub struct Spec<'a> {

@@ -4,7 +4,6 @@
 
 use std::ffi::CString;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use clap::Args;
 
@@ -32,17 +31,6 @@ pub struct IntervalCount {
     /// Number of outputs before exiting (default: unlimited)
     #[arg(value_parser = positive_u64, requires = "interval")]
     pub count: Option<u64>,
-}
-
-impl IntervalCount {
-    /// The lifecycle's schedule: a report every interval, `count` times.
-    pub fn schedule(&self) -> crate::run::lifecycle::Schedule {
-        crate::run::lifecycle::Schedule {
-            interval: self.interval.map(Duration::from_secs),
-            count: self.count,
-            duration: None,
-        }
-    }
 }
 
 /// What the histogram tools (biolatency, runqlat) share: percentiles and
@@ -100,9 +88,7 @@ impl HistogramArgs {
     }
 }
 
-/// A comma-separated list of process or thread ids, e.g. `-p 123,456`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IdList(pub Vec<u32>);
+pub use crate::kernel::filters::IdList;
 
 /// Parses `123` or `123,456`: each must be a positive id.
 pub fn id_list(s: &str) -> Result<IdList, String> {

@@ -1,0 +1,211 @@
+//! The stack tools' kind: the stack options (`--stack-storage-size`,
+//! `--perf-max-stack-depth`, `--unwind`, `--stack-copy-size`, `-f`,
+//! `--svg`, `--pprof`), sizing the stack map and the copy slots, the notes
+//! for the stack map's failures (stacks.h), and the reports' files: the
+//! SVG flame graph and the pprof profile. The stack formats themselves are
+//! in [`crate::stacks::sym`].
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use libbpf_rs::OpenMapMut;
+
+use crate::export::pprof;
+use crate::kernel::maps;
+use crate::note;
+use crate::skel::types::stack_error as E;
+use crate::skel::types::stack_limits;
+use crate::stacks::sym::{self, Stack};
+use crate::stacks::unwind::UnwindArgs;
+
+/// The deepest stack `--perf-max-stack-depth` takes.
+pub const MAX_STACK_DEPTH: u32 = stack_limits::MAX_STACK_DEPTH.0;
+
+/// What every stack tool takes.
+#[derive(clap::Args, Debug, Clone)]
+pub struct StackArgs {
+    /// The number of unique stack traces that can be stored
+    #[arg(long, value_name = "N", default_value_t = 16384,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub stack_storage_size: u32,
+    /// The limit for both kernel and user stack traces
+    #[arg(long, value_name = "DEPTH", default_value_t = 127,
+          value_parser = clap::value_parser!(u32).range(1..=MAX_STACK_DEPTH as i64))]
+    pub perf_max_stack_depth: u32,
+    #[command(flatten)]
+    pub unwind: UnwindArgs,
+    /// Output folded format, one line per stack (for flame graphs)
+    #[arg(short = 'f', long, conflicts_with = "json")]
+    pub folded: bool,
+    /// Also write a flame graph of each report to FILE (SVG)
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    /// Also write each report to FILE as a pprof profile (gzipped
+    /// profile.proto, every stack, labelled with comm and pid), for go tool
+    /// pprof, Pyroscope, Parca or Grafana
+    #[arg(long, value_name = "FILE")]
+    pub pprof: Option<PathBuf>,
+}
+
+impl StackArgs {
+    /// Sizes the stack map (checked against the memory available) and
+    /// `--unwind dwarf`'s copy slots before load.
+    pub fn size_maps(
+        &self,
+        stack_map: &mut OpenMapMut,
+        copies: &mut OpenMapMut,
+        dwarf: bool,
+    ) -> Result<()> {
+        maps::size_stack_map(
+            stack_map,
+            self.stack_storage_size,
+            self.perf_max_stack_depth,
+        )?;
+        maps::size_user_stack_copies(copies, dwarf)
+    }
+}
+
+/// What a non-zero counter of the stack map's failures means (the first
+/// values of a stack tool's error enum); None for the tool's own.
+pub fn error_note(index: u32) -> Option<&'static str> {
+    Some(match E(index) {
+        E::ERR_STACK_COLLISION => {
+            "stacks not recorded: hash collisions in the stack map (raise --stack-storage-size)"
+        }
+        E::ERR_STACK_FULL => {
+            "stacks not recorded: the stack map was full (raise --stack-storage-size)"
+        }
+        E::ERR_STACK_USER_FAULT => {
+            "user stacks could not be read (no frame pointers, or paged out: try --unwind dwarf)"
+        }
+        E::ERR_STACK_OTHER => "stacks not recorded for another error",
+        _ => return None,
+    })
+}
+
+/// The flame graph's look.
+#[derive(Debug, Clone, Copy)]
+pub struct Svg {
+    pub title: &'static str,
+    /// What a stack's value counts (`us`, `bytes`, `samples`).
+    pub count_name: &'static str,
+    /// Blue for off-CPU, the hot palette for on-CPU and memory.
+    pub cold: bool,
+}
+
+/// The pprof profile's sample types: (type, unit) pairs, the default one
+/// first.
+#[derive(Debug, Clone, Copy)]
+pub struct Profile {
+    pub sample_types: &'static [(&'static str, &'static str)],
+}
+
+/// A stack tool's report files (`--svg`, `--pprof`), created before
+/// tracing so that a bad path fails first.
+pub struct Outputs {
+    svg: Option<(PathBuf, Svg)>,
+    pprof: Option<(pprof::Output, Profile)>,
+}
+
+impl Outputs {
+    pub fn open(args: &StackArgs, svg: Svg, profile: Profile) -> Result<Outputs> {
+        let svg = match &args.svg {
+            Some(path) => {
+                std::fs::File::create(path)
+                    .with_context(|| format!("--svg: creating {}", path.display()))?;
+                Some((path.clone(), svg))
+            }
+            None => None,
+        };
+        let pprof = match &args.pprof {
+            Some(path) => Some((pprof::Output::create(path)?, profile)),
+            None => None,
+        };
+        Ok(Outputs { svg, pprof })
+    }
+
+    /// A report's files: stacks are added to it, and it is written at
+    /// [`Report::finish`]. `duration` is how long the tool traced.
+    pub fn report(&self, duration: std::time::Duration) -> Report<'_> {
+        Report {
+            outputs: self,
+            folded: Vec::new(),
+            profile: self.pprof.as_ref().map(|(_, p)| {
+                pprof::Builder::new(
+                    p.sample_types,
+                    p.sample_types[0].0,
+                    duration.as_nanos() as u64,
+                )
+            }),
+        }
+    }
+}
+
+/// One report's stacks on their way to the files.
+pub struct Report<'a> {
+    outputs: &'a Outputs,
+    folded: Vec<String>,
+    profile: Option<pprof::Builder>,
+}
+
+impl Report<'_> {
+    /// True when any file is asked for.
+    pub fn wanted(&self) -> bool {
+        self.outputs.svg.is_some() || self.outputs.pprof.is_some()
+    }
+
+    /// One stack: `value` in the flame graph, `values` (one per sample
+    /// type) and `labels` in the profile.
+    pub fn add(
+        &mut self,
+        stack: &Stack,
+        value: u64,
+        pid: u32,
+        values: &[i64],
+        labels: &[pprof::Label],
+    ) {
+        if self.outputs.svg.is_some() {
+            self.folded.push(sym::folded_line(stack, value));
+        }
+        if let Some(p) = &mut self.profile {
+            p.add(stack.kernel, stack.user, pid, values, labels);
+        }
+    }
+
+    /// Writes the files (each replaced whole); `announce`: and says where
+    /// (once, at the end, for a tool that writes them every interval).
+    pub fn finish(self, announce: bool) -> Result<()> {
+        if let Some((path, style)) = &self.outputs.svg {
+            write_svg(path, style, &self.folded)?;
+            if announce {
+                note!("flame graph written to {}", path.display());
+            }
+        }
+        if let (Some((output, _)), Some(profile)) = (&self.outputs.pprof, self.profile) {
+            output.write(&profile.finish())?;
+            if announce {
+                note!("profile written to {}", output.path().display());
+            }
+        }
+        Ok(())
+    }
+}
+
+fn write_svg(path: &std::path::Path, style: &Svg, folded: &[String]) -> Result<()> {
+    use inferno::flamegraph::color::{BackgroundColor, BasicPalette};
+    use inferno::flamegraph::{self, Options, Palette};
+    if folded.is_empty() {
+        bail!("no stacks were recorded: {} not written", path.display());
+    }
+    let mut options = Options::default();
+    options.title = style.title.into();
+    options.count_name = style.count_name.into();
+    if style.cold {
+        options.colors = Palette::Basic(BasicPalette::Blue);
+        options.bgcolors = Some(BackgroundColor::Blue);
+    }
+    let mut svg = Vec::new();
+    flamegraph::from_lines(&mut options, folded.iter().map(String::as_str), &mut svg)
+        .with_context(|| format!("drawing the flame graph for {}", path.display()))?;
+    crate::output::replace_file(path, &svg)
+}
