@@ -189,16 +189,11 @@ impl<E> Table<E> {
         let last = self.text.len().saturating_sub(1);
         for (i, c) in self.text.iter().enumerate() {
             let cell = cell(c);
-            let text = text(&cell);
             // An empty last cell adds no separator: no trailing blank.
-            if i > 0 && !(i == last && text.is_empty()) {
+            if i > 0 && !(i == last && cell.is_empty()) {
                 out.write_all(b" ")?;
             }
-            match (c.width, c.right) {
-                (0, _) => out.write_all(text.as_bytes())?,
-                (w, false) => write!(out, "{text:<w$}")?,
-                (w, true) => write!(out, "{text:>w$}")?,
-            }
+            write_padded(out, &cell, c.width, c.right)?;
         }
         Ok(())
     }
@@ -229,23 +224,41 @@ impl<E> Table<E> {
     }
 }
 
-/// A cell as table text.
-fn text<'a>(cell: &'a Cell<'a>) -> Cow<'a, str> {
+/// A cell as table text, padded to `w` (0: unpadded): numbers formatted in
+/// place, no allocation per cell but for text that needs escaping.
+fn write_padded(out: &mut dyn Write, cell: &Cell, w: usize, right: bool) -> io::Result<()> {
+    macro_rules! pad {
+        ($fmt_left:literal, $fmt_right:literal, $($arg:tt)*) => {
+            if right {
+                write!(out, $fmt_right, $($arg)*)
+            } else {
+                write!(out, $fmt_left, $($arg)*)
+            }
+        };
+    }
     match cell {
-        Cell::Int(v) => v.to_string().into(),
-        Cell::Uint(v) => v.to_string().into(),
-        Cell::Bool(v) => v.to_string().into(),
-        Cell::Float(v, d) => format!("{v:.d$}").into(),
-        Cell::Octal(v, d) => format!("{v:0d$o}").into(),
-        Cell::Bytes(b) => escape(b),
+        Cell::Int(v) => pad!("{:<w$}", "{:>w$}", v, w = w),
+        Cell::Uint(v) => pad!("{:<w$}", "{:>w$}", v, w = w),
+        Cell::Bool(v) => pad!("{:<w$}", "{:>w$}", v, w = w),
+        Cell::Float(v, d) => pad!("{:<w$.d$}", "{:>w$.d$}", v, w = w, d = *d),
+        Cell::Octal(v, d) => pad!("{:<w$}", "{:>w$}", format!("{v:0d$o}", d = *d), w = w),
+        Cell::Bytes(b) => pad!("{:<w$}", "{:>w$}", escape(b), w = w),
+        Cell::Text(t) => pad!("{:<w$}", "{:>w$}", t, w = w),
+        Cell::List(items) => {
+            let line: Vec<Cow<str>> = items.iter().map(|b| escape(b)).collect();
+            pad!("{:<w$}", "{:>w$}", line.join(" "), w = w)
+        }
+    }
+}
 
-        Cell::Text(t) => Cow::Borrowed(t),
-        Cell::List(items) => items
-            .iter()
-            .map(|b| escape(b))
-            .collect::<Vec<_>>()
-            .join(" ")
-            .into(),
+impl Cell<'_> {
+    fn is_empty(&self) -> bool {
+        match self {
+            Cell::Bytes(b) => b.is_empty(),
+            Cell::Text(t) => t.is_empty(),
+            Cell::List(l) => l.is_empty(),
+            _ => false,
+        }
     }
 }
 

@@ -76,7 +76,7 @@ pub fn error_note(index: u32) -> Option<&'static str> {
             "stacks not recorded: the stack map was full (raise --stack-storage-size)"
         }
         E::ERR_STACK_USER_FAULT => {
-            "user stacks could not be read (no frame pointers, or paged out: try --unwind dwarf)"
+            "user stacks could not be read (no frame pointers, or paged out)"
         }
         E::ERR_STACK_OTHER => "stacks not recorded for another error",
         _ => return None,
@@ -91,6 +91,9 @@ pub struct Svg {
     pub count_name: &'static str,
     /// Blue for off-CPU, the hot palette for on-CPU and memory.
     pub cold: bool,
+    /// A report with no stack is an error (a tool that reports once); else
+    /// the file is left as it was, and that is said.
+    pub required: bool,
 }
 
 /// The pprof profile's sample types: (type, unit) pairs, the default one
@@ -175,11 +178,23 @@ impl Report<'_> {
     /// Writes the files (each replaced whole); `announce`: and says where
     /// (once, at the end, for a tool that writes them every interval).
     pub fn finish(self, announce: bool) -> Result<()> {
-        if let Some((path, style)) = &self.outputs.svg {
-            write_svg(path, style, &self.folded)?;
-            if announce {
-                note!("flame graph written to {}", path.display());
+        match &self.outputs.svg {
+            Some((path, style)) if self.folded.is_empty() => {
+                if style.required {
+                    bail!("no stacks were recorded: {} not written", path.display());
+                }
+                note!(
+                    "no stacks in this report: {} left as it was",
+                    path.display()
+                );
             }
+            Some((path, style)) => {
+                write_svg(path, style, &self.folded)?;
+                if announce {
+                    note!("flame graph written to {}", path.display());
+                }
+            }
+            None => {}
         }
         if let (Some((output, _)), Some(profile)) = (&self.outputs.pprof, self.profile) {
             output.write(&profile.finish())?;
@@ -194,9 +209,6 @@ impl Report<'_> {
 fn write_svg(path: &std::path::Path, style: &Svg, folded: &[String]) -> Result<()> {
     use inferno::flamegraph::color::{BackgroundColor, BasicPalette};
     use inferno::flamegraph::{self, Options, Palette};
-    if folded.is_empty() {
-        bail!("no stacks were recorded: {} not written", path.display());
-    }
     let mut options = Options::default();
     options.title = style.title.into();
     options.count_name = style.count_name.into();

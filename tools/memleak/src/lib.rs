@@ -230,6 +230,7 @@ impl Tool for Memleak {
                 title: "Outstanding Allocations Flame Graph",
                 count_name: "bytes",
                 cold: false,
+                required: false,
             },
             stacks::Profile {
                 sample_types: &[("inuse_space", "bytes"), ("inuse_objects", "count")],

@@ -139,6 +139,29 @@ fn folded_output_is_flame_graph_input() {
         .is_some_and(|(_, n)| n.parse::<u64>().is_ok())));
 }
 
+/// A report with no outstanding allocation leaves --svg's file alone, says
+/// so, and the tool goes on (a quiet interval is no error).
+#[test]
+fn svg_of_a_report_without_stacks_is_left_alone() {
+    let mut quiet = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let svg =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ml-q-{}.svg", std::process::id()));
+    let svg_arg = svg.to_string_lossy().into_owned();
+    let pid = quiet.id().to_string();
+    let finished = run_until_done(&["-p", &pid, "--svg", &svg_arg, "1", "2"]);
+    let _ = quiet.kill();
+    let _ = quiet.wait();
+    let _ = std::fs::remove_file(&svg);
+    assert_eq!(
+        finished.stderr.matches("left as it was").count(),
+        2,
+        "{finished:?}"
+    );
+}
+
 #[test]
 fn command_is_started_traced_and_reported_at_exit() {
     let cmd = format!("{} 100", leaker_binary().display());

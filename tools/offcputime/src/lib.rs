@@ -185,6 +185,7 @@ impl Tool for Offcputime {
                 title: "Off-CPU Time Flame Graph",
                 count_name: "us",
                 cold: true,
+                required: true,
             },
             stacks::Profile {
                 sample_types: &[("offcpu", "nanoseconds")],

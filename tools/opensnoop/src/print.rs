@@ -32,10 +32,11 @@ pub fn table(args: &Args) -> Table<Opensnoop> {
         ])
         .column(
             args.extended_fields,
-            Column::new("FLAGS", 8, "flags", |t| {
+            Column::new("FLAGS", 8, "", |t| {
                 Cell::Octal(t.event.flags as u32 as u64, 8)
             }),
         )
+        .column(false, Column::json("flags", |t| t.event.flags.into()))
         .column(
             args.extended_fields,
             Column::new("MODE", 4, "mode", |t| Cell::Octal(t.event.mode.into(), 4)),
