@@ -11,13 +11,14 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "biolatency.h"
+#include "block.h"
 #include "bits.bpf.h"
 #include "core_fixes.bpf.h"
 #include "filters.bpf.h"
 #include "maps.bpf.h"
 
-#define REQ_OP_MASK 0xff
-#define MKDEV(ma, mi) (((ma) << 20) | (mi))
+#define REQ_OP_MASK BLK_OP_MASK
+#define MKDEV(ma, mi) (((ma) << BLK_MINORBITS) | (mi))
 
 const volatile bool per_disk = false;
 const volatile bool per_flags = false;

@@ -8,6 +8,7 @@
 #include "common.h"
 #include "stacks.h"
 #include "ustack.h"
+#include "block.h"
 
 enum hist_layout hist_layout_btf;
 struct hist hist_btf;
@@ -17,5 +18,6 @@ enum stack_limits stack_limits_btf;
 enum stack_error stack_error_btf;
 enum ustack_limits ustack_limits_btf;
 struct ustack_header ustack_header_btf;
+enum block_layout block_layout_btf;
 
 char LICENSE[] SEC("license") = "GPL";

@@ -2,7 +2,7 @@
 #ifndef __EXECSNOOP_H
 #define __EXECSNOOP_H
 
-#define TASK_COMM_LEN 16
+#include "task.h"
 /* Kept in BTF (execsnoop.bpf.c): the front end bounds --max-args by it. */
 enum execsnoop_limits {
 	ARGSIZE = 128,

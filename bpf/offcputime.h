@@ -2,7 +2,7 @@
 #ifndef __OFFCPUTIME_H
 #define __OFFCPUTIME_H
 
-#define TASK_COMM_LEN 16
+#include "task.h"
 #include "stacks.h"
 
 struct oc_key {

@@ -2,7 +2,7 @@
 #ifndef __OPENSNOOP_H
 #define __OPENSNOOP_H
 
-#define TASK_COMM_LEN 16
+#include "task.h"
 #define NAME_MAX 255
 #define PATH_MAX 4096
 #define MAX_DIR_DEPTH 40

@@ -4,7 +4,7 @@
 
 #include "hist.h"
 
-#define TASK_COMM_LEN 16
+#include "task.h"
 
 /* Keyed by 0, tgid (-P), tid (-L) or pid namespace inode (--pidns). */
 struct rq_hist {

@@ -2,7 +2,7 @@
 #ifndef __TCPRETRANS_H
 #define __TCPRETRANS_H
 
-#define TASK_COMM_LEN 16
+#include "task.h"
 
 /* Indexes of the per-CPU error counters (errors.bpf.h). */
 enum tcpretrans_error {

@@ -2,6 +2,7 @@
 //! variants ([`probe`]), maps ([`maps`]), the shared filters ([`filters`]),
 //! tracefs ([`tracefs`]).
 
+pub mod disks;
 pub mod filters;
 pub mod maps;
 pub mod probe;

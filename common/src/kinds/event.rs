@@ -34,29 +34,18 @@ impl Cell<'_> {
     }
 }
 
-impl From<u32> for Cell<'_> {
-    fn from(v: u32) -> Self {
-        Cell::Uint(v.into())
-    }
+/// Numbers and flags as cells: `t.event.pid.into()`.
+macro_rules! cell_from {
+    ($($t:ty => $variant:ident),*) => {
+        $(impl From<$t> for Cell<'_> {
+            fn from(v: $t) -> Self {
+                Cell::$variant(v.into())
+            }
+        })*
+    };
 }
 
-impl From<u64> for Cell<'_> {
-    fn from(v: u64) -> Self {
-        Cell::Uint(v)
-    }
-}
-
-impl From<i32> for Cell<'_> {
-    fn from(v: i32) -> Self {
-        Cell::Int(v.into())
-    }
-}
-
-impl From<bool> for Cell<'_> {
-    fn from(v: bool) -> Self {
-        Cell::Bool(v)
-    }
-}
+cell_from!(u8 => Uint, u16 => Uint, u32 => Uint, u64 => Uint, i32 => Int, i64 => Int, bool => Bool);
 
 impl From<String> for Cell<'_> {
     fn from(v: String) -> Self {

@@ -13,7 +13,7 @@ const BIO_NOWAIT: u32 = Flag::BIO_NOWAIT.0;
 
 /// BCC's names for a request's flags: modifiers, then the op (`Sync-Write`).
 pub fn flag_names(flags: u32) -> String {
-    let op = match flags & 0xff {
+    let op = match flags & common::kernel::disks::OP_MASK {
         0 => "Read",
         1 => "Write",
         2 => "Flush",

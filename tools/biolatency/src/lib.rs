@@ -3,13 +3,12 @@
 mod flags;
 mod info;
 
-mod disks;
-
 use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::Parser;
 use common::cli::{self, CommonArgs, HistogramArgs};
+use common::kernel::disks;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe::{self, Hook};

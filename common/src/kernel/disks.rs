@@ -1,18 +1,26 @@
-//! Disk names and the kernel's dev_t encoding (major << 20 | minor).
+//! Disk names and the kernel's dev_t encoding (major << MINORBITS |
+//! minor; block.h), for the block tools' -d and DISK columns.
 
 use std::fs;
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use common::usage::usage;
+
+use crate::skel::types::block_layout as L;
+use crate::usage::usage;
+
+const MINORBITS: u32 = L::BLK_MINORBITS.0;
+const MINORMASK: u32 = L::BLK_MINORMASK.0;
+/// The op in the low byte of a request's flags.
+pub const OP_MASK: u32 = L::BLK_OP_MASK.0;
 
 pub fn dev(major: u32, minor: u32) -> u32 {
-    (major << 20) | minor
+    (major << MINORBITS) | minor
 }
 
 /// The disk's name for a kernel dev_t, from sysfs; `MAJ:MIN` if unknown.
 pub fn name(dev: u32) -> String {
-    let (major, minor) = (dev >> 20, dev & 0xfffff);
+    let (major, minor) = (dev >> MINORBITS, dev & MINORMASK);
     fs::read_to_string(format!("/sys/dev/block/{major}:{minor}/uevent"))
         .ok()
         .and_then(|u| {
@@ -33,12 +41,12 @@ pub fn resolve(name: &str) -> Result<u32> {
     if name.contains('/') || name.starts_with('.') || !dir.exists() {
         return Err(usage(format!(
             "-d: no such disk: {} (see /sys/class/block)",
-            common::output::escape(name.as_bytes())
+            crate::output::escape(name.as_bytes())
         )));
     }
     if dir.join("partition").exists() {
         return Err(usage(format!(
-            "-d: {name} is a partition: give its whole disk (biolatency counts per disk)"
+            "-d: {name} is a partition: give its whole disk (I/O is counted per disk)"
         )));
     }
     let text =
