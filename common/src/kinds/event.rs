@@ -125,6 +125,9 @@ pub struct Table<E> {
     json: bool,
     text: Vec<Column<E>>,
     keys: Vec<Column<E>>,
+    /// A row is made here, then written to stdout in one call: many small
+    /// writes through `Out` cost more than the formatting.
+    buf: std::cell::RefCell<Vec<u8>>,
 }
 
 impl<E> Table<E> {
@@ -133,6 +136,7 @@ impl<E> Table<E> {
             json,
             text: Vec::new(),
             keys: Vec::new(),
+            buf: std::cell::RefCell::new(Vec::with_capacity(512)),
         }
     }
 
@@ -163,16 +167,20 @@ impl<E> Table<E> {
 
     /// One event: a text row or a JSON object, and a newline.
     pub fn row(&self, out: &mut Out, e: &E) -> io::Result<()> {
+        let mut buf = self.buf.borrow_mut();
+        buf.clear();
         if self.json {
-            return self.object(out, e);
+            self.object(&mut buf, e)?;
+        } else {
+            self.line(&mut buf, |c| (c.value)(e))?;
         }
-        self.line(out, |c| (c.value)(e))?;
-        out.write_all(b"\n")
+        buf.push(b'\n');
+        out.write_all(&buf)
     }
 
     fn line<'a>(
         &'a self,
-        out: &mut dyn Write,
+        out: &mut Vec<u8>,
         cell: impl Fn(&'a Column<E>) -> Cell<'a>,
     ) -> io::Result<()> {
         let last = self.text.len().saturating_sub(1);
@@ -187,7 +195,7 @@ impl<E> Table<E> {
         Ok(())
     }
 
-    fn object(&self, out: &mut Out, e: &E) -> io::Result<()> {
+    fn object(&self, out: &mut Vec<u8>, e: &E) -> io::Result<()> {
         out.write_all(b"{")?;
         for (i, c) in self.keys.iter().enumerate() {
             if i > 0 {
@@ -209,13 +217,13 @@ impl<E> Table<E> {
                 }
             }
         }
-        out.write_all(b"}\n")
+        out.write_all(b"}")
     }
 }
 
 /// A cell as table text, padded to `w` (0: unpadded): numbers formatted in
 /// place, no allocation per cell but for text that needs escaping.
-fn write_padded(out: &mut dyn Write, cell: &Cell, w: usize, right: bool) -> io::Result<()> {
+fn write_padded(out: &mut Vec<u8>, cell: &Cell, w: usize, right: bool) -> io::Result<()> {
     macro_rules! pad {
         ($fmt_left:literal, $fmt_right:literal, $($arg:tt)*) => {
             if right {
