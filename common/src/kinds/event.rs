@@ -105,13 +105,9 @@ impl<E> Column<E> {
         key: &'static str,
         value: for<'a> fn(&'a E) -> Cell<'a>,
     ) -> Column<E> {
-        Column {
-            header,
-            width,
-            right: true,
-            key,
-            value,
-        }
+        let mut c = Column::new(header, width, key, value);
+        c.right = true;
+        c
     }
 
     /// In JSON only.
