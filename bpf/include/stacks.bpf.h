@@ -26,15 +26,33 @@
 		__uint(value_size, MAX_STACK_DEPTH * sizeof(__u64));	\
 	} name SEC(".maps")
 
+static __always_inline void count_stack_error(long err)
+{
+	count_error(err == -EEXIST ? ERR_STACK_COLLISION :
+		    err == -ENOMEM ? ERR_STACK_FULL :
+		    err == -EFAULT ? ERR_STACK_USER_FAULT : ERR_STACK_OTHER);
+}
+
 /* bpf_get_stackid, its failure counted by kind; the id, or negative. */
 static __always_inline long stack_id(void *ctx, void *map, __u64 flags)
 {
 	long id = bpf_get_stackid(ctx, map, flags);
 
 	if (id < 0)
-		count_error(id == -EEXIST ? ERR_STACK_COLLISION :
-			    id == -ENOMEM ? ERR_STACK_FULL :
-			    id == -EFAULT ? ERR_STACK_USER_FAULT : ERR_STACK_OTHER);
+		count_stack_error(id);
+	return id;
+}
+
+/* As stack_id, for a half that may have no frames at all: a sample taken
+ * in user mode has no kernel stack (-EFAULT), which is no failure: -1. */
+static __always_inline long stack_id_or_none(void *ctx, void *map, __u64 flags)
+{
+	long id = bpf_get_stackid(ctx, map, flags);
+
+	if (id == -EFAULT)
+		return -1;
+	if (id < 0)
+		count_stack_error(id);
 	return id;
 }
 

@@ -130,8 +130,8 @@ impl Finished {
 
 impl Traced {
     /// Starts `bin args…` and waits until it has attached: its first stdout
-    /// line (the header), or its "Tracing…" (memleak: "Attaching to…") note
-    /// on stderr in JSON mode.
+    /// line (the header), or its "Tracing…" (memleak: "Attaching to…",
+    /// profile: "Sampling at…") note on stderr in JSON mode.
     pub fn start(bin: &str, args: &[&str]) -> Traced {
         Self::start_command(Command::new(bin).args(args))
     }
@@ -179,7 +179,9 @@ impl Traced {
         loop {
             let attached = {
                 let stderr = self.stderr.lock().unwrap();
-                stderr.contains("Tracing") || stderr.contains("Attaching to")
+                ["Tracing", "Attaching to", "Sampling at"]
+                    .iter()
+                    .any(|note| stderr.contains(note))
             };
             if attached {
                 return;

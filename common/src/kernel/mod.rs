@@ -5,5 +5,6 @@
 pub mod disks;
 pub mod filters;
 pub mod maps;
+pub mod perf;
 pub mod probe;
 pub mod tracefs;

@@ -221,3 +221,121 @@ fn write_svg(path: &std::path::Path, style: &Svg, folded: &[String]) -> Result<(
         .with_context(|| format!("drawing the flame graph for {}", path.display()))?;
     crate::output::replace_file(path, &svg)
 }
+
+/// Where a count's user stack is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum User {
+    /// In the kernel's stack map: its id; -1 for none, another negative
+    /// id for the stack map's failure.
+    Map(i32),
+    /// None wanted (a kernel thread, -K).
+    Absent,
+    /// Its copy was lost (--unwind dwarf).
+    Missed,
+    /// Unwound from a copy (--unwind dwarf): its index in the stack table.
+    Unwound(u32),
+}
+
+/// What a stack tool counts by: a process (or thread) and its two stacks.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Key {
+    /// The process, whose memory map symbolizes the user stack.
+    pub tgid: u32,
+    /// What `comm (…)` shows: the thread, or the process.
+    pub shown_id: u32,
+    /// In the stack map; -1 for none, another negative id for a failure.
+    pub kern_stack_id: i32,
+    pub user: User,
+    pub comm: [i8; 16],
+}
+
+/// Which halves of each stack the output wants (-U, -K).
+#[derive(Debug, Clone, Copy)]
+pub struct Halves {
+    pub kernel: bool,
+    pub user: bool,
+}
+
+/// The symbolized halves of each key's stacks, in the keys' order: every
+/// stack read from the map once, the kernel's addresses symbolized in one
+/// batch and each process's in one.
+pub fn resolve<'k>(
+    keys: impl Iterator<Item = &'k Key> + Clone,
+    stack_map: &dyn libbpf_rs::MapCore,
+    table: Option<&crate::stacks::unwind::StackTable>,
+    symbolizer: &mut sym::Symbolizer,
+    want: Halves,
+) -> Result<Vec<(sym::Part, sym::Part)>> {
+    use std::collections::{HashMap, HashSet};
+    let mut stacks: HashMap<i32, Vec<u64>> = HashMap::new();
+    for k in keys.clone() {
+        let user = match k.user {
+            User::Map(id) if want.user => id,
+            _ => -1,
+        };
+        let kernel = if want.kernel { k.kern_stack_id } else { -1 };
+        for id in [kernel, user] {
+            if id >= 0 && !stacks.contains_key(&id) {
+                if let Some(addrs) = maps::read_stack(stack_map, id)? {
+                    stacks.insert(id, addrs);
+                }
+            }
+        }
+    }
+    if want.kernel {
+        let kernel_ids: HashSet<i32> = keys.clone().map(|k| k.kern_stack_id).collect();
+        symbolizer.prefetch_kernel(
+            kernel_ids
+                .iter()
+                .filter_map(|id| stacks.get(id))
+                .flat_map(|s| sym::lookup_addresses(s)),
+        );
+    }
+    if want.user {
+        let mut by_process: HashMap<u32, HashSet<User>> = HashMap::new();
+        for k in keys.clone() {
+            by_process.entry(k.tgid).or_default().insert(k.user);
+        }
+        for (tgid, users) in &by_process {
+            let addrs = users.iter().filter_map(|u| match u {
+                User::Map(id) => stacks.get(id).map(Vec::as_slice),
+                User::Unwound(i) => table.and_then(|t| t.get(*i)).map(|s| s.addrs.as_slice()),
+                _ => None,
+            });
+            symbolizer.prefetch_user(
+                *tgid,
+                addrs.flat_map(|s| sym::lookup_addresses(sym::user_part(s))),
+            );
+        }
+    }
+    let part =
+        |id: i32, frames: &mut dyn FnMut(&[u64]) -> Vec<std::rc::Rc<sym::Frame>>| match stacks
+            .get(&id)
+        {
+            Some(addrs) => sym::Part::Frames(frames(addrs)),
+            None if id == -1 => sym::Part::Absent,
+            None => sym::Part::Missed,
+        };
+    let mut out = Vec::new();
+    for k in keys {
+        let kernel = if want.kernel {
+            part(k.kern_stack_id, &mut |a| {
+                sym::trim_tracing_frames(&symbolizer.kernel(a)).to_vec()
+            })
+        } else {
+            sym::Part::Absent
+        };
+        let user = match (k.user, table) {
+            _ if !want.user => sym::Part::Absent,
+            (User::Map(id), _) => part(id, &mut |a| symbolizer.user(k.tgid, a)),
+            (User::Unwound(i), Some(t)) => match t.get(i) {
+                Some(stack) => sym::Part::Frames(symbolizer.unwound(k.tgid, stack)),
+                None => sym::Part::Missed,
+            },
+            (User::Absent, _) => sym::Part::Absent,
+            _ => sym::Part::Missed,
+        };
+        out.push((kernel, user));
+    }
+    Ok(out)
+}

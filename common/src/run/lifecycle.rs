@@ -123,6 +123,12 @@ pub trait Tool: Sized {
     /// variants this kernel can run.
     fn configure(&mut self, open: &mut OpenOf<'_, Self>, setup: &Setup) -> Result<()>;
 
+    /// What `--dry-run` and `-v` say under the hooks, beyond the programs:
+    /// a choice made outside BPF (profile's perf event).
+    fn hook_notes(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// After load, before attach: tail calls, maps the tool fills itself.
     fn loaded(&mut self, _skel: &mut SkelOf<'_, Self>) -> Result<()> {
         Ok(())
@@ -293,11 +299,13 @@ fn run_tool<T: Tool>(args: T::Args) -> Result<u8> {
     tool.configure(&mut open, &setup)?;
     filters.configure(open.open_object_mut())?;
     probe::autoload_existing_tracepoints(open.open_object_mut())?;
-    let hooks = probe::chosen_hooks(open.open_object());
+    let mut hooks = probe::chosen_hooks(open.open_object());
+    let programs = hooks.len();
+    hooks.extend(tool.hook_notes());
     let mut skel = open.load().context("loading the BPF programs")?;
     if tool.common().dry_run {
         let mut out = Out::default();
-        print_dry_run(&mut out, &hooks)?;
+        print_dry_run(&mut out, programs, &hooks)?;
         out.flush()?;
         return Ok(0);
     }
@@ -370,12 +378,12 @@ fn run_tool<T: Tool>(args: T::Args) -> Result<u8> {
 
 /// What `--dry-run` prints: the programs loaded and verified, and where
 /// each would attach.
-fn print_dry_run(out: &mut Out, hooks: &[String]) -> io::Result<()> {
+fn print_dry_run(out: &mut Out, programs: usize, hooks: &[String]) -> io::Result<()> {
     writeln!(
         out,
         "{}: dry run: {} programs loaded and verified, nothing attached",
         crate::output::tool_name(),
-        hooks.len()
+        programs
     )?;
     for hook in hooks {
         writeln!(out, "  {hook}")?;

@@ -236,6 +236,7 @@ fn print_stacks(
                 pid: *pid,
                 delimited: false,
                 offsets: false,
+                annotate: false,
             };
             writeln!(out, "{}", sym::folded_line(&stack, g.bytes))?;
             continue;
@@ -279,6 +280,7 @@ fn print_stacks(
                 pid: *pid,
                 delimited: false,
                 offsets: false,
+                annotate: false,
             };
             files.add(
                 &stack,

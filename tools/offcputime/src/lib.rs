@@ -156,8 +156,8 @@ impl Dwarf {
             },
         };
         let key = report::Key {
-            tid: d.tid,
             tgid: d.tgid,
+            shown_id: d.tid,
             kern_stack_id: d.kern_stack_id,
             user,
             comm: d.comm,

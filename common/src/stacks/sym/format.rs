@@ -34,6 +34,18 @@ pub struct Stack<'a> {
     pub delimited: bool,
     /// Print `name+0x1c` instead of `name` (-s).
     pub offsets: bool,
+    /// Mark kernel frames `name_[k]` (profile -a).
+    pub annotate: bool,
+}
+
+impl Stack<'_> {
+    fn kernel_label(&self, f: &Frame) -> String {
+        let mut label = f.label(self.offsets);
+        if self.annotate {
+            label.push_str("_[k]");
+        }
+        label
+    }
 }
 
 /// BCC's multi-line stack: kernel frames, `--` with -d, user frames, then
@@ -44,7 +56,7 @@ pub fn write_multi_line(out: &mut dyn Write, s: &Stack, value: u64) -> io::Resul
         Part::Missed => writeln!(out, "    [Missed Kernel Stack]")?,
         Part::Frames(frames) => {
             for f in frames {
-                writeln!(out, "    {}", f.label(s.offsets))?;
+                writeln!(out, "    {}", s.kernel_label(f))?;
             }
         }
     }
@@ -90,7 +102,7 @@ pub fn folded_line(s: &Stack, value: u64) -> String {
         Part::Missed => push("[Missed Kernel Stack]"),
         Part::Frames(frames) => {
             for f in frames.iter().rev() {
-                push(&f.folded_name(s.offsets));
+                push(&s.kernel_label(f).replace([';', '\n'], ":"));
             }
         }
     }
@@ -137,6 +149,7 @@ mod tests {
             pid: 42,
             delimited: true,
             offsets: false,
+            annotate: false,
         };
         let mut out = Vec::new();
         write_multi_line(&mut out, &s, 3000000).unwrap();
@@ -159,11 +172,18 @@ mod tests {
             pid: 42,
             delimited: false,
             offsets: false,
+            annotate: false,
         };
         assert_eq!(
             folded_line(&s, 7),
             "my_app;main;nap;do_nanosleep;schedule 7"
         );
+        s.annotate = true;
+        assert_eq!(
+            folded_line(&s, 7),
+            "my_app;main;nap;do_nanosleep_[k];schedule_[k] 7"
+        );
+        s.annotate = false;
         s.delimited = true;
         s.user = &missed;
         assert_eq!(
