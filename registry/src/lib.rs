@@ -111,6 +111,9 @@ pub enum Workload {
     CachedReads,
     /// A C program timing malloc+free pairs (per-pair cost).
     MallocLoop,
+    /// A fixed amount of CPU-bound work in two processes (cpu-job.c),
+    /// `units` each.
+    CpuJob { units: u32 },
 }
 
 /// One of our configurations.
@@ -216,6 +219,9 @@ pub enum Extra {
     LeakReports,
     /// `--unwind dwarf` against frame pointers, per event and per report.
     UnwindCost,
+    /// Sampling at 99 and 999 Hz against bpftrace, BCC and perf's pipeline,
+    /// whole-process-tree CPU; the report of many distinct stacks.
+    SamplingCost,
     /// `--prometheus` scraped while tracing.
     PrometheusScrape,
 }

@@ -107,9 +107,15 @@ pub fn percpu_sum_at(map: &dyn MapCore, index: u32) -> Result<u64> {
         .sum())
 }
 
+/// A map's entries as (key, value) bytes.
+pub type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// Takes every entry out of a map: the (key, value) bytes of each, deleting
 /// it, so the next interval starts from zero as in BCC.
-pub fn drain(map: &dyn MapCore) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+pub fn drain(map: &dyn MapCore) -> Result<Entries> {
+    if let Some(entries) = drain_batched(map) {
+        return entries;
+    }
     let name = map.name().to_string_lossy().into_owned();
     let keys: Vec<Vec<u8>> = map.keys().collect();
     let mut entries = Vec::with_capacity(keys.len());
@@ -124,6 +130,80 @@ pub fn drain(map: &dyn MapCore) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
         let _ = map.delete(&key);
     }
     Ok(entries)
+}
+
+/// [`drain`] in a few system calls instead of three per entry: a hash
+/// map's entries read and deleted in batches (5.6+; a report of 25k stacks
+/// spent a third of its time in those calls). None where the map or the
+/// kernel has no batch operations: the caller goes key by key.
+fn drain_batched(map: &dyn MapCore) -> Option<Result<Entries>> {
+    use libbpf_rs::libbpf_sys as sys;
+    use libbpf_rs::MapType;
+    if !matches!(map.map_type(), MapType::Hash | MapType::LruHash) {
+        return None;
+    }
+    let (ks, vs) = (map.key_size() as usize, map.value_size() as usize);
+    let mut count = map.max_entries().clamp(1, 4096);
+    let mut keys = vec![0u8; ks * count as usize];
+    let mut values = vec![0u8; vs * count as usize];
+    // The position between batches: a hash map's bucket number.
+    let mut position = [0u8; 8];
+    let mut next = [0u8; 8];
+    let mut first = true;
+    let mut entries = Vec::new();
+    let opts = sys::bpf_map_batch_opts {
+        sz: std::mem::size_of::<sys::bpf_map_batch_opts>() as _,
+        ..Default::default()
+    };
+    loop {
+        let mut n = count;
+        // SAFETY: the buffers hold `count` keys and values of the map's
+        // sizes, and the positions a bucket number; the kernel writes at
+        // most `n` entries and one position.
+        let rc = unsafe {
+            sys::bpf_map_lookup_and_delete_batch(
+                map.as_fd().as_raw_fd(),
+                if first {
+                    std::ptr::null_mut()
+                } else {
+                    position.as_mut_ptr().cast()
+                },
+                next.as_mut_ptr().cast(),
+                keys.as_mut_ptr().cast(),
+                values.as_mut_ptr().cast(),
+                &mut n,
+                &opts,
+            )
+        };
+        let err = if rc < 0 { -rc } else { 0 };
+        if err == 0 || err == libc::ENOENT {
+            let n = n.min(count) as usize;
+            entries.extend(
+                keys.chunks_exact(ks)
+                    .zip(values.chunks_exact(vs))
+                    .take(n)
+                    .map(|(k, v)| (k.to_vec(), v.to_vec())),
+            );
+            if err == libc::ENOENT {
+                return Some(Ok(entries));
+            }
+            position = next;
+            first = false;
+        } else if err == libc::ENOSPC && count < map.max_entries().max(1) * 2 {
+            // A bucket holds more entries than a batch: larger batches.
+            count *= 2;
+            keys.resize(ks * count as usize, 0);
+            values.resize(vs * count as usize, 0);
+        } else if first {
+            // EINVAL, ENOTSUPP (524) and the like: no batches here.
+            return None;
+        } else {
+            return Some(
+                Err(std::io::Error::from_raw_os_error(err))
+                    .with_context(|| format!("reading map {}", map.name().to_string_lossy())),
+            );
+        }
+    }
 }
 
 /// [`drain`], decoded onto the skeleton's key and value types. Values are
@@ -257,4 +337,57 @@ pub fn check_map_memory(flag: &str, entries: u64, value_size: u64) -> Result<()>
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use libbpf_rs::{MapHandle, MapType};
+
+    #[test]
+    fn drain_takes_every_entry_of_a_hash_map_once_in_batches() {
+        // SAFETY: geteuid has no preconditions.
+        assert_eq!(
+            unsafe { libc::geteuid() },
+            0,
+            "needs root: it creates a BPF map"
+        );
+        let opts = libbpf_rs::libbpf_sys::bpf_map_create_opts {
+            sz: std::mem::size_of::<libbpf_rs::libbpf_sys::bpf_map_create_opts>() as _,
+            ..Default::default()
+        };
+        let map = MapHandle::create(MapType::Hash, Some("drain_test"), 4, 8, 10_000, &opts)
+            .expect("creating a hash map");
+        // More than a batch (4096).
+        let n = 9_000u32;
+        for k in 0..n {
+            map.update(
+                &k.to_ne_bytes(),
+                &(u64::from(k) * 3).to_ne_bytes(),
+                MapFlags::ANY,
+            )
+            .unwrap();
+        }
+        assert!(
+            drain_batched(&map).is_some(),
+            "batches are offered for hash maps"
+        );
+        for k in 0..n {
+            map.update(
+                &k.to_ne_bytes(),
+                &(u64::from(k) * 3).to_ne_bytes(),
+                MapFlags::ANY,
+            )
+            .unwrap();
+        }
+        let mut got: Vec<(u32, u64)> = drain_as::<u32, u64>(&map)
+            .unwrap()
+            .into_iter()
+            .map(|(k, v)| (k, *v))
+            .collect();
+        got.sort_unstable();
+        let want: Vec<(u32, u64)> = (0..n).map(|k| (k, u64::from(k) * 3)).collect();
+        assert_eq!(got, want);
+        assert_eq!(map.keys().count(), 0, "drained");
+    }
 }

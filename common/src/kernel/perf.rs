@@ -244,12 +244,14 @@ impl Sampler {
             Ok(fd) => fd,
             // It went offline since the list was read.
             Err(e) if e.raw_os_error() == Some(libc::ENODEV) => return Ok(()),
-            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => return Err(e).with_context(|| {
-                format!(
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                return Err(e).with_context(|| {
+                    format!(
                     "opening {} (the sampling rate may be above kernel.perf_event_max_sample_rate)",
                     what()
                 )
-            }),
+                })
+            }
             Err(e) => return Err(e).with_context(|| format!("opening {}", what())),
         };
         ioctl(&fd, PERF_EVENT_IOC_SET_BPF, self.prog.as_raw_fd())

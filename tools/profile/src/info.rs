@@ -10,7 +10,36 @@ pub const INFO: ToolInfo = ToolInfo {
     dry_runs: &[DryRun::DEFAULT],
     // Each hook variant: what CI runs in its VMs.
     vm_tests: &["folded_chain", "dwarf_unwinding", "kernel_frames_under"],
-    bench: None,
+    bench: Some(Bench {
+        workload: Workload::CpuJob { units: 20_000 },
+        ours: &[Ours {
+            label: "ours",
+            args: &["-F", "99", "-f"],
+            how: "release build, -F 99 -f",
+            ready: Ready::Line("Sampling at"),
+        }],
+        peers: &[
+            // Debian's libbpf-tools has no profile: listed as missing.
+            Peer::libbpf_tools(Ready::HoldsPrograms),
+            Peer {
+                runs: PeerRun::BpftraceProgram {
+                    label: "bpftrace",
+                    how: "bpftrace -e, the issue's one-liner",
+                    args: &[],
+                    program: "profile:hz:99 { @[kstack, ustack, comm] = count(); }",
+                },
+                ready: Ready::Line("Attaching"),
+                reference: false,
+            },
+            Peer {
+                runs: PeerRun::Bcc { args: &["-F", "99"] },
+                ready: Ready::Line("Sampling at"),
+                reference: false,
+            },
+        ],
+        // perf's pipeline is measured there, with its post-processing.
+        extras: &[Extra::SamplingCost],
+    }),
     man: include_str!("../man.roff"),
     see_also: &["perf-record(1)", "flamegraph.pl(1)", "inferno-flamegraph(1)"],
 };

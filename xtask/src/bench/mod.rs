@@ -10,6 +10,7 @@ mod measure;
 mod memleak;
 mod peers;
 mod proc;
+mod profile;
 mod readme;
 mod report;
 mod scrape;
@@ -230,6 +231,13 @@ fn run(
                     result.extras = Some(extras);
                     failed = phases.err();
                 }
+                Extra::SamplingCost => {
+                    let phases = profile::phases(bins, &scratch.dir, opts.rounds, watch);
+                    let extras = profile::extras(&phases);
+                    result.extra_lines = profile::describe_extras(&extras);
+                    result.extras = Some(extras);
+                    failed = phases.err();
+                }
                 Extra::PrometheusScrape => {
                     let phases = scrape::phases(bins, opts.rounds, watch);
                     let extras = scrape::extras(&phases);
@@ -261,6 +269,7 @@ fn workload(w: registry::Workload, scratch: &Scratch, netns: Option<&Netns>) -> 
         W::LossyTransfer => workloads::lossy_transfer(netns.context("no network namespace")?),
         W::CachedReads => workloads::cached_reads(dir)?,
         W::MallocLoop => memleak::malloc_loop(dir)?,
+        W::CpuJob { units } => workloads::cpu_job(dir, units)?,
     })
 }
 

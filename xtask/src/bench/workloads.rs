@@ -206,6 +206,27 @@ pub fn command(name: &str, program: &str, args: &[String]) -> Workload {
     })
 }
 
+/// cpu-job.c: `units` of CPU-bound work in each of two processes, through
+/// 64 call paths (frame pointers kept, so every sampler sees them).
+pub fn cpu_job(dir: &Path, units: u32) -> Result<Workload> {
+    let program = build_cpu_job(dir)?;
+    Ok(command(
+        &format!("cpu-job, {units} units of work in each of two processes"),
+        &program.display().to_string(),
+        &[units.to_string()],
+    ))
+}
+
+/// Builds cpu-job.c into `dir`.
+pub fn build_cpu_job(dir: &Path) -> Result<PathBuf> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bench/cpu-job.c");
+    testbed::compile_c(
+        &src,
+        &dir.join("cpu-job"),
+        &["-O1", "-fno-omit-frame-pointer"],
+    )
+}
+
 /// Two processes passing a token over pipes: a context switch per message.
 pub fn sched_pipe(loops: u32) -> Workload {
     command(

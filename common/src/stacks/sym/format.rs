@@ -1,6 +1,7 @@
 //! The two stack formats (BCC's multi-line stacks and flame graph "folded"
 //! lines) and JSON, from symbolized frames.
 
+use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::rc::Rc;
 
@@ -48,6 +49,23 @@ impl Stack<'_> {
     }
 }
 
+/// Appends `;` and one frame's name to a folded line (`;` in the name
+/// becomes `:`), without a string of its own in the common case.
+fn push_folded(line: &mut String, f: &Frame, offsets: bool, suffix: &str) {
+    line.push(';');
+    let start = line.len();
+    match (&f.name, offsets) {
+        (Some(name), false) => line.push_str(name),
+        _ => line.push_str(&f.label(offsets)),
+    }
+    line.push_str(suffix);
+    if line[start..].contains([';', '\n']) {
+        let fixed = line[start..].replace([';', '\n'], ":");
+        line.truncate(start);
+        line.push_str(&fixed);
+    }
+}
+
 /// BCC's multi-line stack: kernel frames, `--` with -d, user frames, then
 /// `-    comm (pid)` and the value, each frame indented four spaces.
 pub fn write_multi_line(out: &mut dyn Write, s: &Stack, value: u64) -> io::Result<()> {
@@ -81,32 +99,30 @@ pub fn write_multi_line(out: &mut dyn Write, s: &Stack, value: u64) -> io::Resul
 /// inferno read.
 pub fn folded_line(s: &Stack, value: u64) -> String {
     let mut line = s.comm.replace([';', ' ', '\n'], "_");
-    let mut push = |name: &str| {
-        line.push(';');
-        line.push_str(name);
-    };
     match s.user {
         Part::Absent => {}
-        Part::Missed => push("[Missed User Stack]"),
+        Part::Missed => line.push_str(";[Missed User Stack]"),
         Part::Frames(frames) => {
             for f in frames.iter().rev() {
-                push(&f.folded_name(s.offsets));
+                push_folded(&mut line, f, s.offsets, "");
             }
         }
     }
     if s.delimited && s.kernel.present() && s.user.present() {
-        push("-");
+        line.push_str(";-");
     }
+    let suffix = if s.annotate { "_[k]" } else { "" };
     match s.kernel {
         Part::Absent => {}
-        Part::Missed => push("[Missed Kernel Stack]"),
+        Part::Missed => line.push_str(";[Missed Kernel Stack]"),
         Part::Frames(frames) => {
             for f in frames.iter().rev() {
-                push(&s.kernel_label(f).replace([';', '\n'], ":"));
+                push_folded(&mut line, f, s.offsets, suffix);
             }
         }
     }
-    format!("{line} {value}")
+    let _ = write!(line, " {value}");
+    line
 }
 
 /// Frame names (leaf first) as JSON strings; missed stacks as null.
@@ -184,6 +200,10 @@ mod tests {
             "my_app;main;nap;do_nanosleep_[k];schedule_[k] 7"
         );
         s.annotate = false;
+        // A frame's `;` would split it in two.
+        let odd = Part::Frames(vec![frame("a;b")]);
+        s.user = &odd;
+        assert_eq!(folded_line(&s, 1), "my_app;a:b;do_nanosleep;schedule 1");
         s.delimited = true;
         s.user = &missed;
         assert_eq!(

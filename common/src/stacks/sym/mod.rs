@@ -60,12 +60,6 @@ impl Frame {
         s
     }
 
-    /// [`label`](Self::label) as one flame graph frame: `;` separates
-    /// frames there.
-    pub fn folded_name(&self, offset: bool) -> String {
-        self.label(offset).replace([';', '\n'], ":")
-    }
-
     fn unknown(addr: u64) -> Frame {
         Frame {
             addr,
@@ -112,6 +106,10 @@ pub struct Symbolizer {
     blaze: Blaze,
     kernel: HashMap<u64, Rc<Frame>>,
     user: HashMap<(u32, u64), Rc<Frame>>,
+    /// The frames as stacks show them, by (process or KERNEL, address, is
+    /// the leaf): a return address's frame is its lookup's with the byte
+    /// put back, made once rather than for every stack it is in.
+    shown: HashMap<(u32, u64, bool), Rc<Frame>>,
     /// Processes whose memory map is cached (see [`Symbolizer::keep_process`]).
     kept: std::collections::HashSet<u32>,
     /// Say on stderr why addresses could not be symbolized (-v).
@@ -143,6 +141,7 @@ impl Symbolizer {
                 .build(),
             kernel: HashMap::new(),
             user: HashMap::new(),
+            shown: HashMap::new(),
             kept: Default::default(),
             verbose: false,
             lines,
@@ -193,6 +192,7 @@ impl Symbolizer {
             self.kept.insert(pid);
             // New mappings may have moved code: look everything up again.
             self.user.retain(|(p, _), _| *p != pid);
+            self.shown.retain(|(p, _, _), _| *p != pid);
         }
     }
 
@@ -262,18 +262,43 @@ impl Symbolizer {
 
     /// The frames of a kernel stack, leaf first (prefetched or not).
     pub fn kernel(&mut self, stack: &[u64]) -> Vec<Rc<Frame>> {
+        if let Some(frames) = self.shown_frames(KERNEL, stack) {
+            return frames;
+        }
         self.prefetch_kernel(lookup_addresses(stack));
         let cache = &self.kernel;
-        resolve(stack, |a| cache.get(&a).cloned())
+        let frames = resolve(stack, |a| cache.get(&a).cloned());
+        self.remember(KERNEL, stack, &frames);
+        frames
     }
 
     /// The frames of process `pid`'s user stack, leaf first (prefetched or
     /// not), cut where the walk left user space (see [`user_part`]).
     pub fn user(&mut self, pid: u32, stack: &[u64]) -> Vec<Rc<Frame>> {
         let stack = user_part(stack);
+        if let Some(frames) = self.shown_frames(pid, stack) {
+            return frames;
+        }
         self.prefetch_user(pid, lookup_addresses(stack));
         let cache = &self.user;
-        resolve(stack, |a| cache.get(&(pid, a)).cloned())
+        let frames = resolve(stack, |a| cache.get(&(pid, a)).cloned());
+        self.remember(pid, stack, &frames);
+        frames
+    }
+
+    /// A stack's frames when every one has been shown before.
+    fn shown_frames(&self, owner: u32, stack: &[u64]) -> Option<Vec<Rc<Frame>>> {
+        stack
+            .iter()
+            .enumerate()
+            .map(|(i, a)| self.shown.get(&(owner, *a, i == 0)).cloned())
+            .collect()
+    }
+
+    fn remember(&mut self, owner: u32, stack: &[u64], frames: &[Rc<Frame>]) {
+        for ((i, a), f) in stack.iter().enumerate().zip(frames) {
+            self.shown.insert((owner, *a, i == 0), f.clone());
+        }
     }
 
     /// The frames of a user stack unwound from a copy (`--unwind dwarf`),
@@ -290,6 +315,9 @@ impl Symbolizer {
         frames
     }
 }
+
+/// The owner of kernel frames in [`Symbolizer`]'s cache of shown frames.
+const KERNEL: u32 = u32::MAX;
 
 /// The root-end frame of a user stack whose unwinding stopped short.
 pub const INCOMPLETE: &str = "[incomplete]";
@@ -413,7 +441,6 @@ mod tests {
         let f = Frame::unknown(0xdead);
         assert_eq!(f.label(false), "[unknown]");
         assert_eq!(f.label(true), "[unknown] 0xdead");
-        assert_eq!(frame("a;b").folded_name(false), "a:b");
         assert_eq!(frame("malloc").label(true), "malloc+0x1c");
     }
 
