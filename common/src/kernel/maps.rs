@@ -347,11 +347,8 @@ mod tests {
     #[test]
     fn drain_takes_every_entry_of_a_hash_map_once_in_batches() {
         // SAFETY: geteuid has no preconditions.
-        assert_eq!(
-            unsafe { libc::geteuid() },
-            0,
-            "needs root: it creates a BPF map"
-        );
+        let uid = unsafe { libc::geteuid() };
+        assert_eq!(uid, 0, "needs root: it creates a BPF map");
         let opts = libbpf_rs::libbpf_sys::bpf_map_create_opts {
             sz: std::mem::size_of::<libbpf_rs::libbpf_sys::bpf_map_create_opts>() as _,
             ..Default::default()
