@@ -1,7 +1,9 @@
 /* profile's test workload: main → outer → middle → inner, spinning on the
  * CPU in inner. Modes (argv[1]):
  *   spin      inner only, forever
- *   split     inner three quarters of the time, side one quarter
+ *   split     inner three quarters of the time, side one quarter, in
+ *             random order (a fixed rhythm could beat with the sampling
+ *             period, and the shares would alias)
  *   read      read(2) from /dev/zero in 1 MiB blocks, in reader
  *   threads   inner in main's thread, thread_spin in a second thread
  *   brief     spin for one second, then exit
@@ -51,6 +53,17 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* xorshift64: the split's random order. */
+static unsigned long long next_random(void)
+{
+	static unsigned long long x = 88172645463325252ULL;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return x;
+}
+
 NOINLINE void middle(const char *mode)
 {
 	double end = now() + 1.0;
@@ -61,9 +74,12 @@ NOINLINE void middle(const char *mode)
 		return;
 	}
 	while (!stop) {
-		inner(3 * UNIT);
-		if (split)
-			side(UNIT);
+		if (!split)
+			inner(3 * UNIT);
+		else if (next_random() % 4)
+			inner(UNIT / 8);
+		else
+			side(UNIT / 8);
 		if (brief && now() > end)
 			break;
 	}
