@@ -62,10 +62,11 @@ const JOBS: &[(&str, &str, &str)] = &[
     ),
     (
         "vmtest",
-        "vmtest [--kernel 5.10|6.1|6.12|all]... [--variants] [--run CMD] [-- TEST FILTER] | --list",
+        "vmtest [--kernel 5.10|6.1|6.12|all]... [--variants] [--run CMD] [-- TEST FILTER] | --list | --matrix",
         "the root integration suite on Debian's kernels, in qemu (TCG);\n\
          --variants: each tool's dry runs and hook-variant tests only (CI);\n\
-         --list: what each kernel runs, tool by tool",
+         --list: what each kernel runs, tool by tool;\n\
+         --matrix: README.md's kernel matrix again, from the last runs' dry runs",
     ),
     (
         "protos",
@@ -262,7 +263,8 @@ fn run_tool(args: &[String]) -> Result<()> {
 /// What the integration tests use besides the build: network namespaces
 /// and nftables (tcpretrans's lossy link), memleak's other allocators, and
 /// the real consumers of the tools' exports: Prometheus and promtool,
-/// go tool pprof. (clang, a build package, compiles the traced programs.)
+/// go tool pprof; perf, which profile's samples are checked against.
+/// (clang, a build package, compiles the traced programs.)
 const TEST_PACKAGES: &[&str] = &[
     "iproute2",
     "nftables",
@@ -270,6 +272,7 @@ const TEST_PACKAGES: &[&str] = &[
     "libtcmalloc-minimal4",
     "prometheus",
     "golang-go",
+    "linux-perf",
 ];
 
 fn test(cargo_args: &[String]) -> Result<()> {

@@ -325,8 +325,9 @@ impl Tool for Profile {
             Some(c) => format!("CPU {c}"),
             None => "every online CPU".into(),
         };
+        // As the hooks are listed: kind, then target.
         vec![format!(
-            "perf event {} ({why}) at {rate} on {cpus}",
+            "perf_event {} ({why}) at {rate} on {cpus}",
             self.counter.name()
         )]
     }

@@ -28,6 +28,11 @@ pub fn cell(output: &str) -> String {
         let (Some(kind), Some(target)) = (f.next(), f.next()) else {
             continue;
         };
+        // A program without a target of its own (`perf_event (pr_sample)`):
+        // its target is on another line (profile's event).
+        if target.starts_with('(') {
+            continue;
+        }
         match groups.iter_mut().find(|(k, _)| k == kind) {
             Some((_, targets)) => targets.push(target.to_string()),
             None => groups.push((kind.to_string(), vec![target.to_string()])),
@@ -133,5 +138,9 @@ mod tests {
         let memleak = "memleak: 12 functions in /lib/libc.so.6: a session uprobe_multi link\n\
                        memleak: dry run: 2 programs loaded\n  uprobe.session  (um_session)\n";
         assert_eq!(cell(memleak), "a session uprobe_multi link");
+        let profile = "profile: dry run: 1 programs loaded and verified, nothing attached\n  \
+                       perf_event (pr_sample)\n  \
+                       perf_event cpu-clock (software: no hardware PMU answered) at 49 Hz\n";
+        assert_eq!(cell(profile), "perf_event cpu-clock");
     }
 }

@@ -27,7 +27,7 @@ use anyhow::{bail, Context, Result};
 pub use kernels::KERNELS;
 
 const USAGE: &str = "usage: cargo xtask vmtest [--kernel 5.10|6.1|6.12|all]... [--variants] \
-                     [--run COMMAND] [-- TEST FILTER...] | --list";
+                     [--run COMMAND] [-- TEST FILTER...] | --list | --matrix";
 
 /// Packages the VMs need on this machine.
 const PACKAGES: &[&str] = &[
@@ -51,6 +51,8 @@ struct Options {
     /// Each tool's hook-variant tests only (its description's vm_tests).
     variants: bool,
     list: bool,
+    /// Only README's kernel matrix, from the last runs' dry runs.
+    matrix: bool,
 }
 
 fn parse(args: &[String]) -> Result<Options> {
@@ -59,6 +61,7 @@ fn parse(args: &[String]) -> Result<Options> {
     let mut run = None;
     let mut variants = false;
     let mut list = false;
+    let mut matrix = false;
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -78,6 +81,7 @@ fn parse(args: &[String]) -> Result<Options> {
             "--run" => run = Some(args.next().context(USAGE)?.clone()),
             "--variants" => variants = true,
             "--list" => list = true,
+            "--matrix" => matrix = true,
             "--" => filter.extend(args.by_ref().cloned()),
             other => bail!("unknown argument '{other}'\n{USAGE}"),
         }
@@ -91,6 +95,7 @@ fn parse(args: &[String]) -> Result<Options> {
         run,
         variants,
         list,
+        matrix,
     })
 }
 
@@ -124,6 +129,9 @@ pub fn main(args: &[String]) -> Result<()> {
     if opts.list {
         list(&opts);
         return Ok(());
+    }
+    if opts.matrix {
+        return matrix::update_readme();
     }
     if !crate::is_root() {
         bail!("vmtest exports the root filesystem to the guest over 9p: run it as root");
