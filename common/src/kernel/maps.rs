@@ -143,7 +143,13 @@ fn drain_batched(map: &dyn MapCore) -> Option<Result<Entries>> {
         return None;
     }
     let (ks, vs) = (map.key_size() as usize, map.value_size() as usize);
-    let mut count = map.max_entries().clamp(1, 4096);
+    // Batches of at most 256 KiB (the kernel allocates as much again per
+    // call): a drain stays quick even for histograms of kilobytes, so that
+    // maps drained one after the other are read at nearly the same moment.
+    let per_entry = (ks + vs).max(1) as u32;
+    let mut count = (256 * 1024 / per_entry)
+        .clamp(1, 4096)
+        .min(map.max_entries().max(1));
     let mut keys = vec![0u8; ks * count as usize];
     let mut values = vec![0u8; vs * count as usize];
     // The position between batches: a hash map's bucket number.
