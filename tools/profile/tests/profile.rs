@@ -99,8 +99,7 @@ fn share(f: &Finished, comm: &str, chain: &str) -> (u64, u64) {
 }
 
 /// The CPU time a process has had, in seconds: the scheduler's own count
-/// (/proc/PID/schedstat), exact where utime and stime are tick samples
-/// (under qemu's TCG, 5.10's were off by more than twice).
+/// (/proc/PID/schedstat), exact where utime and stime are tick samples.
 fn cpu_seconds(pid: u32) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/schedstat"))
         .expect("/proc/PID/schedstat (CONFIG_SCHED_INFO)");
@@ -114,20 +113,18 @@ fn folded_chain_and_sample_count_match_the_cpu_used() {
     let program = start("spin");
     let pid = program.pid();
     require_root();
-    let tool = Traced::start_command(Command::new(BIN).args([
-        "-F",
-        "99",
-        "-f",
-        "-p",
-        &pid.to_string(),
-        "4",
-    ]));
-    let (before, t0) = (cpu_seconds(pid), std::time::Instant::now());
-    let finished = tool.wait(Duration::from_secs(60));
-    // One thread cannot use more CPU than the time that passed: under
-    // qemu's TCG a guest's scheduler clock can run faster than its wall
-    // clock (6.12: 9 s of CPU in 4 s), and then the wall time is the truth.
-    let used = (cpu_seconds(pid) - before).min(t0.elapsed().as_secs_f64());
+    // No duration: the test ends the window itself. The spinner is stopped
+    // (SIGSTOP) before the tool, so its CPU time is counted over exactly
+    // the samples' window; a report that takes seconds (under qemu's TCG)
+    // adds nothing to either.
+    let tool =
+        Traced::start_command(Command::new(BIN).args(["-F", "99", "-f", "-p", &pid.to_string()]));
+    let before = cpu_seconds(pid);
+    std::thread::sleep(Duration::from_secs(4));
+    // SAFETY: kill(2) on the test's own child.
+    unsafe { libc::kill(pid as i32, libc::SIGSTOP) };
+    let used = cpu_seconds(pid) - before;
+    let finished = tool.stop();
     assert!(finished.status.success(), "{finished:?}");
 
     let (through, total) = share(&finished, "pr-spin", CHAIN);
@@ -189,7 +186,7 @@ fn multi_line_output_shows_the_stack_and_the_process() {
     // -a marks kernel frames, wherever a sample caught one.
     for line in out.lines().filter(|l| l.starts_with("    ")) {
         let f = line.trim();
-        if f.starts_with("asm_") || f.starts_with("entry_SYSCALL") {
+        if (f.starts_with("asm_") || f.starts_with("entry_SYSCALL")) && !f.ends_with("_[k]") {
             panic!("kernel frame {f} without _[k]: {out}");
         }
     }
@@ -540,10 +537,8 @@ fn a_cpu_that_goes_offline_and_comes_back_is_sampled_again() {
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let t0 = std::time::Instant::now();
     std::thread::sleep(Duration::from_secs(2));
-    // At most the time that passed (see folded_chain_…).
-    let used = cpu_seconds(spin.id()).min(t0.elapsed().as_secs_f64());
+    let used = cpu_seconds(spin.id());
     let f = tool.stop();
     let _ = (spin.kill(), spin.wait());
     assert!(f.status.success(), "{f:?}");
