@@ -107,3 +107,16 @@ impl Filters {
 /// A comma-separated list of process or thread ids, e.g. `-p 123,456`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdList(pub Vec<u32>);
+
+impl std::fmt::Display for IdList {
+    /// As given: `123,456` (banners).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, id) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{id}")?;
+        }
+        Ok(())
+    }
+}

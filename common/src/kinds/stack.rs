@@ -48,6 +48,24 @@ pub struct StackArgs {
 }
 
 impl StackArgs {
+    /// Whether user stacks are unwound from copies (`--unwind`, auto judged
+    /// from the executables of the processes or threads named): never when
+    /// no user stack is shown.
+    pub fn dwarf(&self, user_stacks: bool, ids: Option<&crate::cli::IdList>) -> bool {
+        if !user_stacks {
+            return false;
+        }
+        let exes: Vec<PathBuf> = ids
+            .map(|ids| {
+                ids.0
+                    .iter()
+                    .map(|p| crate::stacks::unwind::executable_of(*p))
+                    .collect()
+            })
+            .unwrap_or_default();
+        crate::stacks::unwind::choose(self.unwind.unwind, &exes)
+    }
+
     /// Sizes the stack map (checked against the memory available) and
     /// `--unwind dwarf`'s copy slots before load.
     pub fn size_maps(

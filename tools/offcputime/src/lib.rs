@@ -5,7 +5,6 @@ mod info;
 mod report;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -109,8 +108,6 @@ struct Offcputime {
     outputs: stacks::Outputs,
     /// Names only: offcputime prints no file:line.
     symbolizer: Symbolizer,
-    /// The kernel's symbols are parsed (in the first idle moment).
-    warmed: bool,
     /// When tracing started, for the profile's duration.
     started: Option<Instant>,
     /// --unwind dwarf (resolved from auto): user stacks unwound here.
@@ -192,15 +189,8 @@ impl Tool for Offcputime {
             },
         )?;
         let symbolizer = Symbolizer::with_source_lines(false).verbose(args.common.verbose);
-        let dwarf = if args.kernel_stacks_only {
-            false
-        } else {
-            let ids = args.pid.as_ref().or(args.tid.as_ref());
-            let exes: Vec<PathBuf> = ids
-                .map(|IdList(ids)| ids.iter().map(|p| unwind::executable_of(*p)).collect())
-                .unwrap_or_default();
-            unwind::choose(args.stacks.unwind.unwind, &exes)
-        };
+        let ids = args.pid.as_ref().or(args.tid.as_ref());
+        let dwarf = args.stacks.dwarf(!args.kernel_stacks_only, ids);
         let dwarf = dwarf.then(|| Dwarf {
             unwinder: Unwinder::new(args.stacks.perf_max_stack_depth as usize),
             stacks: StackTable::default(),
@@ -211,7 +201,6 @@ impl Tool for Offcputime {
             args,
             outputs,
             symbolizer,
-            warmed: false,
             started: None,
             dwarf,
         })
@@ -296,10 +285,9 @@ impl Tool for Offcputime {
 
     fn idle(&mut self) -> bool {
         // While tracing, not after Ctrl-C: the report then starts at once.
-        if !self.warmed && !self.args.user_stacks_only {
+        if !self.args.user_stacks_only {
             self.symbolizer.warm_kernel();
         }
-        self.warmed = true;
         false
     }
 
@@ -332,10 +320,10 @@ impl Tool for Offcputime {
 }
 
 fn banner(args: &Args) -> String {
-    let threads = if let Some(IdList(p)) = &args.pid {
-        format!("PID {}", join(p))
-    } else if let Some(IdList(t)) = &args.tid {
-        format!("TID {}", join(t))
+    let threads = if let Some(p) = &args.pid {
+        format!("PID {p}")
+    } else if let Some(t) = &args.tid {
+        format!("TID {t}")
     } else if args.user_threads_only {
         "user threads".into()
     } else if args.kernel_threads_only {
@@ -355,10 +343,6 @@ fn banner(args: &Args) -> String {
         None => "... Hit Ctrl-C to end.".into(),
     };
     format!("Tracing off-CPU time (us) of {threads} by {stacks} stack{end}")
-}
-
-fn join(ids: &[u32]) -> String {
-    ids.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
 }
 
 #[cfg(test)]

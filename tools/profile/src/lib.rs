@@ -124,8 +124,6 @@ struct Profile {
     /// --svg's and --pprof's files, created before sampling.
     outputs: stacks::Outputs,
     symbolizer: Symbolizer,
-    /// The kernel's symbols are parsed (in the first idle moment).
-    warmed: bool,
     started: Option<Instant>,
     /// The processes seen by the kernel side (`seen_pids`), whose memory
     /// maps are kept so that a process gone before the report keeps its
@@ -240,15 +238,8 @@ impl Tool for Profile {
             },
         )?;
         let symbolizer = Symbolizer::with_source_lines(false).verbose(args.common.verbose);
-        let dwarf = if args.kernel_stacks_only {
-            false
-        } else {
-            let ids = args.pid.as_ref().or(args.tid.as_ref());
-            let exes: Vec<PathBuf> = ids
-                .map(|IdList(ids)| ids.iter().map(|p| unwind::executable_of(*p)).collect())
-                .unwrap_or_default();
-            unwind::choose(args.stacks.unwind.unwind, &exes)
-        };
+        let ids = args.pid.as_ref().or(args.tid.as_ref());
+        let dwarf = args.stacks.dwarf(!args.kernel_stacks_only, ids);
         let dwarf = dwarf.then(|| Dwarf {
             unwinder: Unwinder::new(args.stacks.perf_max_stack_depth as usize),
             stacks: StackTable::default(),
@@ -262,7 +253,6 @@ impl Tool for Profile {
             sampler: None,
             outputs,
             symbolizer,
-            warmed: false,
             started: None,
             seen: None,
             kept: HashSet::new(),
@@ -371,10 +361,9 @@ impl Tool for Profile {
 
     fn idle(&mut self) -> bool {
         // While sampling, not after Ctrl-C: the report then starts at once.
-        if !self.warmed && !self.args.user_stacks_only {
+        if !self.args.user_stacks_only {
             self.symbolizer.warm_kernel();
         }
-        self.warmed = true;
         if let Some(sampler) = &mut self.sampler {
             match sampler.check() {
                 Ok(changes) if self.args.common.verbose => {
@@ -461,10 +450,10 @@ impl Profile {
 }
 
 fn banner(args: &Args) -> String {
-    let threads = if let Some(IdList(p)) = &args.pid {
-        format!("PID {}", join(p))
-    } else if let Some(IdList(t)) = &args.tid {
-        format!("TID {}", join(t))
+    let threads = if let Some(p) = &args.pid {
+        format!("PID {p}")
+    } else if let Some(t) = &args.tid {
+        format!("TID {t}")
     } else {
         "all threads".into()
     };
@@ -485,10 +474,6 @@ fn banner(args: &Args) -> String {
         None => "... Hit Ctrl-C to end.".into(),
     };
     format!("Sampling at {rate} of {threads} by {stacks} stack{cpu}{end}")
-}
-
-fn join(ids: &[u32]) -> String {
-    ids.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
 }
 
 #[cfg(test)]

@@ -114,6 +114,8 @@ pub struct Symbolizer {
     kept: std::collections::HashSet<u32>,
     /// Say on stderr why addresses could not be symbolized (-v).
     verbose: bool,
+    /// [`Symbolizer::warm_kernel`] has run.
+    warmed: bool,
     /// file:line wanted (and so DWARF read).
     lines: bool,
 }
@@ -144,6 +146,7 @@ impl Symbolizer {
             shown: HashMap::new(),
             kept: Default::default(),
             verbose: false,
+            warmed: false,
             lines,
         }
     }
@@ -197,8 +200,12 @@ impl Symbolizer {
     }
 
     /// Parses the kernel's symbols now (blazesym keeps them), so that a
-    /// report at Ctrl-C does not start with that: call it while tracing.
+    /// report at Ctrl-C does not start with that: call it while tracing, as
+    /// often as convenient (only the first call does anything).
     pub fn warm_kernel(&mut self) {
+        if std::mem::replace(&mut self.warmed, true) {
+            return;
+        }
         let first = std::fs::File::open("/proc/kallsyms").ok().and_then(|f| {
             use std::io::BufRead;
             let line = std::io::BufReader::new(f).lines().next()?.ok()?;
