@@ -3,6 +3,7 @@
 //! printed; the contract every tool passes ([`contract`]), and the real
 //! consumers of the exports ([`prometheus`], [`pprof`]).
 
+pub mod block;
 pub mod contract;
 pub mod pprof;
 pub mod prometheus;
@@ -210,6 +211,21 @@ impl Traced {
         }
     }
 
+    /// bpftrace running `program`, whose BEGIN prints a line `Tracing`:
+    /// returned once that line is out (its probes are attached by then).
+    pub fn bpftrace(program: &str) -> Traced {
+        let mut t = Traced::start_command(Command::new("bpftrace").args(["-e", program]));
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !t.stdout.iter().any(|l| l == "Tracing") {
+            match t.lines.recv_timeout(Duration::from_millis(50)) {
+                Ok(line) => t.stdout.push(line),
+                Err(RecvTimeoutError::Timeout) if Instant::now() < deadline => {}
+                Err(e) => panic!("bpftrace not tracing ({e:?}): {}", t.stderr.lock().unwrap()),
+            }
+        }
+        t
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
@@ -323,6 +339,11 @@ pub fn stop_and_check_unloaded(traced: Traced) -> Finished {
 /// Copies /bin/true to a fresh directory under a unique short name (a comm
 /// is 15 bytes), returning its path: a program only this test runs.
 pub fn unique_program(prefix: &str) -> std::path::PathBuf {
+    unique_copy(prefix, "/bin/true")
+}
+
+/// Copies the program at `source` as [`unique_program`] does.
+pub fn unique_copy(prefix: &str, source: &str) -> std::path::PathBuf {
     use std::os::unix::fs::PermissionsExt;
     let name = unique(prefix);
     let name = &name[..name.len().min(15)];
@@ -330,7 +351,7 @@ pub fn unique_program(prefix: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
     let path = dir.join(name);
-    std::fs::copy("/bin/true", &path).unwrap();
+    std::fs::copy(source, &path).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     path
 }

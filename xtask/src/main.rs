@@ -267,6 +267,7 @@ fn run_tool(args: &[String]) -> Result<()> {
 /// (clang, a build package, compiles the traced programs.)
 const TEST_PACKAGES: &[&str] = &[
     "iproute2",
+    "bpftrace",
     "nftables",
     "libjemalloc2",
     "libtcmalloc-minimal4",

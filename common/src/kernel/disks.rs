@@ -4,7 +4,10 @@
 use std::fs;
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
+use libbpf_rs::OpenProgramMut;
+
+use crate::kernel::probe::{self, Hook};
 
 use crate::skel::types::block_layout as L;
 use crate::usage::usage;
@@ -56,4 +59,85 @@ pub fn resolve(name: &str) -> Result<u32> {
         .split_once(':')
         .with_context(|| format!("unexpected dev of {name}: {text}"))?;
     Ok(dev(major.parse()?, minor.parse()?))
+}
+
+/// One hook kind's programs of bpf/include/blkreq.bpf.h (block requests
+/// followed from submission to completion), as the skeleton's handles.
+pub struct RequestPrograms<'a, 'obj> {
+    pub io_start: &'a mut OpenProgramMut<'obj>,
+    pub insert: &'a mut OpenProgramMut<'obj>,
+    pub insert_q: &'a mut OpenProgramMut<'obj>,
+    pub issue: &'a mut OpenProgramMut<'obj>,
+    pub issue_q: &'a mut OpenProgramMut<'obj>,
+    pub io_done: &'a mut OpenProgramMut<'obj>,
+    pub complete: &'a mut OpenProgramMut<'obj>,
+}
+
+/// Loads the request programs this kernel needs, in one hook kind (tp_btf,
+/// else raw_tp): block_io_start and block_io_done where they exist (6.5+),
+/// else block_rq_insert and the final block_rq_complete; block_rq_issue
+/// always, each in the argument form the kernel's BTF describes.
+pub fn choose_request_programs<'a, 'obj>(
+    btf: RequestPrograms<'a, 'obj>,
+    raw: RequestPrograms<'a, 'obj>,
+) -> Result<Hook> {
+    let Some(kind) = probe::pick(&[Hook::TpBtf, Hook::RawTp]) else {
+        bail!("this kernel offers neither tp_btf nor raw_tp programs");
+    };
+    // Before 5.11 block_rq_insert and block_rq_issue passed the queue first.
+    let queue_first = probe::btf_tracepoint_args("block_rq_issue") == Some(2);
+    let io_start = probe::btf_tracepoint_exists("block_io_start");
+    let io_done = probe::btf_tracepoint_exists("block_io_done");
+    for (on, p) in [(kind == Hook::TpBtf, btf), (kind == Hook::RawTp, raw)] {
+        probe::load_when(on && io_start, [p.io_start]);
+        probe::load_when(on && !io_start && !queue_first, [p.insert]);
+        probe::load_when(on && !io_start && queue_first, [p.insert_q]);
+        probe::load_when(on && !queue_first, [p.issue]);
+        probe::load_when(on && queue_first, [p.issue_q]);
+        probe::load_when(on && io_done, [p.io_done]);
+        probe::load_when(on && !io_done, [p.complete]);
+    }
+    Ok(kind)
+}
+
+/// [`choose_request_programs`] over a skeleton's `progs` (the programs
+/// blkreq.bpf.h defines have the same names in every tool).
+#[macro_export]
+macro_rules! choose_block_request_programs {
+    ($progs:expr) => {{
+        let p = &mut $progs;
+        $crate::kernel::disks::choose_request_programs(
+            $crate::kernel::disks::RequestPrograms {
+                io_start: &mut p.blk_btf_io_start,
+                insert: &mut p.blk_btf_insert,
+                insert_q: &mut p.blk_btf_insert_q,
+                issue: &mut p.blk_btf_issue,
+                issue_q: &mut p.blk_btf_issue_q,
+                io_done: &mut p.blk_btf_io_done,
+                complete: &mut p.blk_btf_complete,
+            },
+            $crate::kernel::disks::RequestPrograms {
+                io_start: &mut p.blk_raw_io_start,
+                insert: &mut p.blk_raw_insert,
+                insert_q: &mut p.blk_raw_insert_q,
+                issue: &mut p.blk_raw_issue,
+                issue_q: &mut p.blk_raw_issue_q,
+                io_done: &mut p.blk_raw_io_done,
+                complete: &mut p.blk_raw_complete,
+            },
+        )
+    }};
+}
+
+/// A request's op as one letter (biosnoop's and biotop's T and D columns).
+pub fn op_letter(op: u32) -> &'static str {
+    match op & OP_MASK {
+        0 => "R",
+        1 => "W",
+        2 => "F",
+        3 => "D",
+        5 => "E",
+        9 => "Z",
+        _ => "?",
+    }
 }

@@ -2,47 +2,20 @@
 //! test sets up, and to the disk that holds the build directory.
 
 use std::fs;
-use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use testkit::block::{disk_of, LoopDevice};
 use testkit::{require_root, run, stop_and_check_unloaded, unique, Finished, Traced};
 
 const BIN: &str = env!("CARGO_BIN_EXE_biolatency");
 const WRITES: u64 = 200;
 
-/// A loop device backed by a file, detached on drop.
-struct Loop {
-    dev: String,
-    backing: PathBuf,
-}
-
-impl Loop {
-    fn new() -> Loop {
-        let backing = testkit::scratch_dir(env!("CARGO_TARGET_TMPDIR")).join(unique("bio-loop"));
-        fs::write(&backing, vec![0u8; 8 << 20]).unwrap();
-        let out = Command::new("losetup")
-            .args(["--find", "--show"])
-            .arg(&backing)
-            .output()
-            .expect("losetup (util-linux) is needed");
-        assert!(out.status.success(), "losetup: {out:?}");
-        let dev = String::from_utf8(out.stdout).unwrap().trim().to_string();
-        Loop { dev, backing }
-    }
-
-    fn name(&self) -> &str {
-        self.dev.trim_start_matches("/dev/")
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
-        let _ = fs::remove_file(&self.backing);
-    }
+/// A loop device of the test's own.
+fn loop_device() -> LoopDevice {
+    LoopDevice::new(env!("CARGO_TARGET_TMPDIR"), 8)
 }
 
 /// `count` synchronous 4 KiB O_DIRECT writes: one I/O each.
@@ -55,19 +28,6 @@ fn direct_writes(target: &Path, count: u64) {
         .status()
         .unwrap();
     assert!(status.success());
-}
-
-/// The whole disk under a path, from its st_dev (vda for /dev/vda1).
-fn disk_of(path: &Path) -> String {
-    let dev = fs::metadata(path).unwrap().dev();
-    let (major, minor) = (libc::major(dev), libc::minor(dev));
-    let sys = fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).unwrap();
-    let disk = if sys.join("partition").exists() {
-        sys.parent().unwrap().to_path_buf()
-    } else {
-        sys
-    };
-    disk.file_name().unwrap().to_str().unwrap().to_string()
 }
 
 fn histograms(f: &Finished) -> Vec<Value> {
@@ -85,7 +45,7 @@ fn start(args: &[&str]) -> Traced {
 
 #[test]
 fn biolatency_counts_direct_writes_to_a_loop_device() {
-    let lo = Loop::new();
+    let lo = loop_device();
     let tool = start(&["--json", "-D", "-d", lo.name()]);
     direct_writes(Path::new(&lo.dev), WRITES);
     let finished = stop_and_check_unloaded(tool);
@@ -130,7 +90,7 @@ fn biolatency_sees_the_real_disk_and_names_it() {
 
 #[test]
 fn biolatency_queued_time_is_at_least_issue_time() {
-    let lo = Loop::new();
+    let lo = loop_device();
     let plain = start(&["--json", "-d", lo.name()]);
     let queued = start(&["--json", "-Q", "-d", lo.name()]);
     direct_writes(Path::new(&lo.dev), WRITES);
@@ -152,7 +112,7 @@ fn biolatency_queued_time_is_at_least_issue_time() {
 
 #[test]
 fn biolatency_percentiles_lie_in_the_slot_of_their_rank() {
-    let lo = Loop::new();
+    let lo = loop_device();
     let tool = start(&["--json", "--percentiles", "-d", lo.name()]);
     direct_writes(Path::new(&lo.dev), WRITES);
     let finished = tool.stop();
@@ -210,7 +170,7 @@ fn biolatency_interval_and_count_end_by_themselves() {
 
 #[test]
 fn biolatency_text_output_has_flags_sections_and_bcc_table() {
-    let lo = Loop::new();
+    let lo = loop_device();
     let tool = start(&["-F", "-e", "-m", "-d", lo.name()]);
     direct_writes(Path::new(&lo.dev), 50);
     let finished = tool.stop();
@@ -286,7 +246,7 @@ fn biolatency_dry_run_and_raw_tp_fallback_load() {
 /// (classic tracepoints, requests keyed by disk and sector).
 #[test]
 fn biolatency_fallbacks_count_io_with_flags() {
-    let lo = Loop::new();
+    let lo = loop_device();
     require_root();
     for (disabled, hook) in [
         ("tp_btf,block_io_done", "raw_tp block_rq_complete"),
@@ -326,7 +286,7 @@ fn biolatency_fallbacks_count_io_with_flags() {
 #[test]
 fn prometheus_scrapes_agree_with_the_report() {
     use testkit::prometheus::{free_port, promtool_check, Prometheus};
-    let lo = Loop::new();
+    let lo = loop_device();
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");
     let tool = start(&[

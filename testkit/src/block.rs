@@ -1,0 +1,124 @@
+//! Block devices for the block tools' tests: a loop device of the test's
+//! own, the disk under a path, and block I/O by a process only the test
+//! runs.
+
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::{scratch_dir, unique, unique_copy};
+
+/// A loop device backed by a file in the scratch directory, detached on
+/// drop.
+pub struct LoopDevice {
+    /// `/dev/loopN`.
+    pub dev: String,
+    backing: PathBuf,
+}
+
+impl LoopDevice {
+    /// A device of `mib` MiB of zeroes.
+    pub fn new(tmp_dir: &str, mib: usize) -> LoopDevice {
+        let backing = scratch_dir(tmp_dir).join(unique("bio-loop"));
+        fs::write(&backing, vec![0u8; mib << 20]).unwrap();
+        let out = Command::new("losetup")
+            .args(["--find", "--show"])
+            .arg(&backing)
+            .output()
+            .expect("losetup (util-linux) is needed");
+        assert!(out.status.success(), "losetup: {out:?}");
+        let dev = String::from_utf8(out.stdout).unwrap().trim().to_string();
+        // udev reads a new device (blkid): let that I/O be over first.
+        let _ = Command::new("udevadm").arg("settle").status();
+        LoopDevice { dev, backing }
+    }
+
+    /// `loopN`, as the tools name disks.
+    pub fn name(&self) -> &str {
+        self.dev.trim_start_matches("/dev/")
+    }
+}
+
+impl Drop for LoopDevice {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+        let _ = fs::remove_file(&self.backing);
+    }
+}
+
+/// The whole disk under a path, from its st_dev (vda for /dev/vda1).
+pub fn disk_of(path: &Path) -> String {
+    let dev = fs::metadata(path).unwrap().dev();
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let sys = fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).unwrap();
+    let disk = if sys.join("partition").exists() {
+        sys.parent().unwrap().to_path_buf()
+    } else {
+        sys
+    };
+    disk.file_name().unwrap().to_str().unwrap().to_string()
+}
+
+/// dd copied under a unique name: block I/O that only this test's process
+/// does, found by its comm.
+pub struct Dd {
+    pub path: PathBuf,
+}
+
+/// O_DIRECT I/O of `count` blocks of `bs` bytes, from block `skip` (reads)
+/// or `seek` (writes) on; each block is one request.
+#[derive(Clone, Copy, Debug)]
+pub enum Direct {
+    Read { bs: u64, skip: u64, count: u64 },
+    Write { bs: u64, seek: u64, count: u64 },
+}
+
+impl Dd {
+    pub fn new(prefix: &str) -> Dd {
+        Dd {
+            path: unique_copy(prefix, "/bin/dd"),
+        }
+    }
+
+    /// The comm its processes have.
+    pub fn comm(&self) -> &str {
+        self.path.file_name().unwrap().to_str().unwrap()
+    }
+
+    /// The command for `io` on `target`, not started.
+    pub fn command(&self, target: &Path, io: Direct) -> Command {
+        let mut cmd = Command::new(&self.path);
+        let t = target.display();
+        match io {
+            Direct::Read { bs, skip, count } => cmd.args([
+                format!("if={t}"),
+                "of=/dev/null".into(),
+                "iflag=direct".into(),
+                format!("bs={bs}"),
+                format!("skip={skip}"),
+                format!("count={count}"),
+            ]),
+            Direct::Write { bs, seek, count } => cmd.args([
+                "if=/dev/zero".into(),
+                format!("of={t}"),
+                "oflag=direct".into(),
+                "conv=notrunc".into(),
+                format!("bs={bs}"),
+                format!("seek={seek}"),
+                format!("count={count}"),
+            ]),
+        };
+        cmd.stderr(Stdio::null());
+        cmd
+    }
+
+    /// Runs `io` on `target` to the end; returns its pid.
+    pub fn run(&self, target: &Path, io: Direct) -> u32 {
+        let mut child = self.command(target, io).spawn().unwrap();
+        let pid = child.id();
+        let status = child.wait().unwrap();
+        assert!(status.success(), "{} {io:?}: {status}", self.comm());
+        pid
+    }
+}

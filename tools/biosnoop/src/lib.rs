@@ -1,0 +1,246 @@
+//! biosnoop: one line per block I/O, with the process that submitted it.
+
+mod info;
+
+use std::collections::HashMap;
+use std::io;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Result;
+use clap::Parser;
+use common::cli::{self, CommonArgs, IdList};
+use common::kernel::disks;
+use common::kernel::filters::Filters;
+use common::kernel::maps;
+use common::kinds::event::{Cell, Column, Table};
+use common::output::{c_bytes, Clock, Out};
+use common::run::lifecycle::{self, Schedule, Setup, Tool};
+
+common::skeleton!("biosnoop");
+use skel::{types, BiosnoopSkelBuilder, OpenBiosnoopSkel};
+
+// SAFETY: a repr(C) struct of integers and byte arrays, valid for any bytes.
+unsafe impl plain::Plain for types::event {}
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+    biosnoop              # trace all block I/O
+    biosnoop -Q           # include OS queued time (QUE column)
+    biosnoop -d sdc       # trace sdc only
+    biosnoop -p 181       # only I/O submitted by process 181
+    biosnoop -m 10        # only I/O slower than 10 ms
+    biosnoop -P           # show whether each I/O is sequential or random
+    biosnoop -T           # wall-clock time instead of seconds
+    biosnoop 10           # trace for 10 seconds only
+    biosnoop -c /sys/fs/cgroup/system.slice  # only I/O from this cgroup v2
+    biosnoop --json | jq .";
+
+/// Trace block device I/O: one line per completed request, with the
+/// process that submitted it, the disk, op, sector, size and latency.
+#[derive(Parser, Debug)]
+#[command(name = "biosnoop", version, after_help = EXAMPLES)]
+pub(crate) struct Args {
+    /// Include OS queued time: a QUE(ms) column, from submission to issue
+    #[arg(short = 'Q', long, alias = "queue")]
+    queued: bool,
+    /// Trace this disk only (e.g. sda)
+    #[arg(short = 'd', long, value_name = "DISK")]
+    disk: Option<String>,
+    /// Trace I/O submitted from this cgroup v2 (directory path) only
+    #[arg(short = 'c', long, value_name = "PATH", value_parser = cli::cgroup_path)]
+    cgroup: Option<PathBuf>,
+    /// Trace I/O submitted by these processes only (comma-separated pids)
+    #[arg(short = 'p', long, value_parser = cli::id_list)]
+    pid: Option<IdList>,
+    /// Only I/O whose latency (issue to completion) is at least this many ms
+    #[arg(short = 'm', long, value_name = "MIN_MS")]
+    min_ms: Option<u64>,
+    /// Show the I/O pattern: S sequential (starts where the disk's last
+    /// I/O ended), R random
+    #[arg(short = 'P', long)]
+    pattern: bool,
+    /// TIME(s) from the start of tracing (default: from the first I/O)
+    #[arg(short = 't', long, conflicts_with = "time")]
+    timestamp: bool,
+    /// A wall-clock TIME column (HH:MM:SS) instead of TIME(s)
+    #[arg(short = 'T', long)]
+    time: bool,
+    /// Trace for this many seconds, then exit
+    #[arg(value_name = "DURATION", value_parser = cli::seconds)]
+    duration: Option<u64>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Biosnoop>();
+
+pub(crate) struct Biosnoop {
+    args: Args,
+    targ_dev: Option<u32>,
+    clock: Clock,
+    /// The first I/O's completion: TIME(s) counts from it (BCC's).
+    first_ns: Option<u64>,
+    event: Box<types::event>,
+    /// The current event's disk name; names looked up once per disk.
+    disk: String,
+    disks: HashMap<u32, String>,
+    table: Table<Biosnoop>,
+}
+
+impl Tool for Biosnoop {
+    type Args = Args;
+    type Builder = BiosnoopSkelBuilder;
+    const INFO: &'static registry::ToolInfo = &info::INFO;
+
+    fn new(args: Args) -> Result<Self> {
+        let targ_dev = args.disk.as_deref().map(disks::resolve).transpose()?;
+        Ok(Biosnoop {
+            table: table(&args),
+            args,
+            targ_dev,
+            clock: Clock::start(),
+            first_ns: None,
+            event: Box::default(),
+            disk: String::new(),
+            disks: HashMap::new(),
+        })
+    }
+
+    fn common(&self) -> &CommonArgs {
+        &self.args.common
+    }
+
+    fn filters(&self) -> Filters {
+        Filters {
+            pids: self.args.pid.clone().map(|IdList(p)| p),
+            cgroup: self.args.cgroup.clone(),
+            ..Filters::default()
+        }
+    }
+
+    fn configure(&mut self, open: &mut OpenBiosnoopSkel<'_>, _: &Setup) -> Result<()> {
+        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
+        rodata.filter_dev = self.targ_dev.is_some();
+        rodata.targ_dev = self.targ_dev.unwrap_or(0);
+        rodata.min_latency_ns = self.args.min_ms.unwrap_or(0).saturating_mul(1_000_000);
+        rodata.pattern = self.args.pattern;
+        common::choose_block_request_programs!(open.progs)?;
+        Ok(())
+    }
+
+    fn table(&self) -> Option<&Table<Self>> {
+        Some(&self.table)
+    }
+
+    fn schedule(&self) -> Schedule {
+        Schedule {
+            duration: self.args.duration.map(Duration::from_secs),
+            ..Schedule::default()
+        }
+    }
+
+    fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
+        maps::copy_record(&mut *self.event, data);
+        let dev = self.event.dev;
+        self.disk.clear();
+        self.disk
+            .push_str(self.disks.entry(dev).or_insert_with(|| disks::name(dev)));
+        self.first_ns.get_or_insert(self.event.ts_ns);
+        self.table.row(out, self)
+    }
+}
+
+fn ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
+
+fn pattern(p: u32) -> &'static str {
+    use types::io_pattern as P;
+    match p {
+        x if x == P::PATTERN_SEQUENTIAL.0 => "S",
+        x if x == P::PATTERN_RANDOM.0 => "R",
+        _ => "?",
+    }
+}
+
+/// BCC's columns: TIME(s) COMM PID DISK T SECTOR BYTES [P] [QUE(ms)] LAT(ms).
+fn table(args: &Args) -> Table<Biosnoop> {
+    Table::<Biosnoop>::new(args.common.json)
+        .column(
+            !args.time,
+            Column::new("TIME(s)", 11, "", |t| {
+                let e = &t.event;
+                let secs = if t.args.timestamp {
+                    t.clock.elapsed(e.ts_ns)
+                } else {
+                    e.ts_ns.saturating_sub(t.first_ns.unwrap_or(e.ts_ns)) as f64 / 1e9
+                };
+                Cell::Float(secs, 6)
+            }),
+        )
+        .column(
+            args.time,
+            Column::new("TIME", 8, "time", |t| t.clock.hms(t.event.ts_ns).into()),
+        )
+        .column(
+            false,
+            Column::json("ts", |t| Cell::Float(t.clock.elapsed(t.event.ts_ns), 6)),
+        )
+        .columns([
+            Column::new("COMM", 16, "comm", |t| Cell::bytes(c_bytes(&t.event.comm))),
+            Column::new("PID", 7, "pid", |t| t.event.pid.into()),
+            Column::json("tid", |t| t.event.tid.into()),
+            Column::new("DISK", 9, "disk", |t| t.disk.as_str().into()),
+            Column::new("T", 1, "op", |t| disks::op_letter(t.event.op).into()),
+            Column::new("SECTOR", 10, "sector", |t| t.event.sector.into()),
+            Column::new("BYTES", 7, "bytes", |t| t.event.bytes.into()),
+        ])
+        .column(
+            args.pattern,
+            Column::new("P", 1, "pattern", |t| pattern(t.event.pattern).into()),
+        )
+        .column(
+            args.queued,
+            Column::right("QUE(ms)", 7, "queue_ms", |t| {
+                Cell::Float(ms(t.event.queue_ns), 2)
+            }),
+        )
+        .columns([Column::right("LAT(ms)", 7, "latency_ms", |t| {
+            Cell::Float(ms(t.event.latency_ns), 2)
+        })])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_checked() {
+        testkit::check_arguments::<Args>(&[
+            &["biosnoop", "0"][..],
+            &["biosnoop", "x"],
+            &["biosnoop", "-p", "x"],
+            &["biosnoop", "-m", "-1"],
+            &["biosnoop", "-t", "-T"],
+            &["biosnoop", "-c", "/no/such/cgroup"],
+            &["biosnoop", "1", "2"],
+        ]);
+        let ok = Args::try_parse_from(["biosnoop", "-QP", "-m", "5", "3"]).unwrap();
+        assert_eq!((ok.min_ms, ok.duration), (Some(5), Some(3)));
+    }
+
+    #[test]
+    fn columns_are_bccs() {
+        let args = Args::try_parse_from(["biosnoop", "-Q"]).unwrap();
+        let words: Vec<String> = table(&args)
+            .header()
+            .split_whitespace()
+            .map(String::from)
+            .collect();
+        assert_eq!(
+            words,
+            ["TIME(s)", "COMM", "PID", "DISK", "T", "SECTOR", "BYTES", "QUE(ms)", "LAT(ms)"]
+        );
+    }
+}
