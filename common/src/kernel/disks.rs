@@ -21,9 +21,17 @@ pub fn dev(major: u32, minor: u32) -> u32 {
     (major << MINORBITS) | minor
 }
 
+pub fn major(dev: u32) -> u32 {
+    dev >> MINORBITS
+}
+
+pub fn minor(dev: u32) -> u32 {
+    dev & MINORMASK
+}
+
 /// The disk's name for a kernel dev_t, from sysfs; `MAJ:MIN` if unknown.
 pub fn name(dev: u32) -> String {
-    let (major, minor) = (dev >> MINORBITS, dev & MINORMASK);
+    let (major, minor) = (major(dev), minor(dev));
     fs::read_to_string(format!("/sys/dev/block/{major}:{minor}/uevent"))
         .ok()
         .and_then(|u| {

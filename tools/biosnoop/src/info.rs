@@ -4,7 +4,8 @@ use registry::*;
 
 pub const INFO: ToolInfo = ToolInfo {
     name: "biosnoop",
-    summary: "every block I/O: submitting process, disk, op, sector, bytes, queue and device latency",
+    summary:
+        "every block I/O: submitting process, disk, op, sector, bytes, queue and device latency",
     kind: Kind::Event,
     banner: "Tracing block I/O... Hit Ctrl-C to end.",
     dry_runs: &[DryRun::DEFAULT],

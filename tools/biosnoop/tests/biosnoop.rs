@@ -33,7 +33,10 @@ fn of_comm(f: &Finished, comm: &str) -> Vec<Value> {
 /// pattern sequential after the first.
 fn assert_reads(lines: &[Value], pid: u32, disk: &str) {
     assert_eq!(lines.len() as u64, READS, "one line per read: {lines:#?}");
-    let mut sectors: Vec<u64> = lines.iter().map(|e| e["sector"].as_u64().unwrap()).collect();
+    let mut sectors: Vec<u64> = lines
+        .iter()
+        .map(|e| e["sector"].as_u64().unwrap())
+        .collect();
     sectors.sort();
     let want: Vec<u64> = (0..READS).map(|i| (SKIP + i) * 8).collect();
     assert_eq!(sectors, want, "4 KiB reads from block {SKIP} on");
@@ -58,7 +61,14 @@ fn biosnoop_shows_each_direct_read_with_its_process() {
          END {{ printf(\"completions %d\\n\", @n); clear(@n); }}",
         bpftrace_dev(&lo)
     ));
-    let pid = dd.run(Path::new(&lo.dev), Direct::Read { bs: 4096, skip: SKIP, count: READS });
+    let pid = dd.run(
+        Path::new(&lo.dev),
+        Direct::Read {
+            bs: 4096,
+            skip: SKIP,
+            count: READS,
+        },
+    );
     std::thread::sleep(Duration::from_millis(300));
     let counted = bt.stop();
     let f = stop_and_check_unloaded(tool);
@@ -67,7 +77,10 @@ fn biosnoop_shows_each_direct_read_with_its_process() {
     assert_reads(&lines, pid, lo.name());
     // Sequential reads: each starts where the one before ended.
     let sequential = lines.iter().filter(|e| e["pattern"] == "S").count() as u64;
-    assert!(sequential >= READS - 1, "{sequential} of {READS} sequential");
+    assert!(
+        sequential >= READS - 1,
+        "{sequential} of {READS} sequential"
+    );
     let on_device = f.json().iter().filter(|e| e["disk"] == lo.name()).count();
     let bt_line = counted
         .stdout
@@ -107,13 +120,23 @@ fn biosnoop_writes_and_queue_time_and_filters() {
     let pid = held.id().to_string();
     let tool = start(&["--json", "-Q", "-d", lo.name(), "-p", &pid]);
     // Not this process (-p), nor this disk (-d).
-    other.run(Path::new(&lo.dev), Direct::Read { bs: 4096, skip: 0, count: 8 });
+    other.run(
+        Path::new(&lo.dev),
+        Direct::Read {
+            bs: 4096,
+            skip: 0,
+            count: 8,
+        },
+    );
     held.stdin.take().unwrap().write_all(b"go\n").unwrap();
     assert!(held.wait().unwrap().success());
     let f = stop_and_check_unloaded(tool);
     let all = f.json();
     assert!(all.iter().all(|e| e["disk"] == lo.name()), "-d: {all:#?}");
-    assert!(of_comm(&f, other.comm()).is_empty(), "-p keeps other processes out");
+    assert!(
+        of_comm(&f, other.comm()).is_empty(),
+        "-p keeps other processes out"
+    );
     let lines = of_comm(&f, dd.comm());
     assert_eq!(lines.len(), 16, "{all:#?}");
     for e in &lines {
@@ -124,9 +147,19 @@ fn biosnoop_writes_and_queue_time_and_filters() {
 
     // -m: none of these fast writes took a second; the table has BCC's columns.
     let tool = start(&["-Q", "-m", "1000", "-d", lo.name()]);
-    dd.run(Path::new(&lo.dev), Direct::Write { bs: 4096, seek: 0, count: 4 });
+    dd.run(
+        Path::new(&lo.dev),
+        Direct::Write {
+            bs: 4096,
+            seek: 0,
+            count: 4,
+        },
+    );
     let f = stop_and_check_unloaded(tool);
-    assert!(f.stdout[0].contains("QUE(ms)") && f.stdout[0].contains("LAT(ms)"), "{f:?}");
+    assert!(
+        f.stdout[0].contains("QUE(ms)") && f.stdout[0].contains("LAT(ms)"),
+        "{f:?}"
+    );
     assert_eq!(f.stdout.len(), 1, "-m 1000 shows no fast write: {f:?}");
 }
 
@@ -152,7 +185,11 @@ fn biosnoop_raw_tp_fallback_sees_the_same_reads() {
     let dry = testkit::run_with_env(BIN, &["--dry-run"], &[("BPFTOOLS_DISABLE", disabled)]);
     assert!(dry.status.success(), "{dry:?}");
     let listing = dry.stdout.join("\n");
-    for hook in ["raw_tp block_rq_insert", "raw_tp block_rq_issue", "raw_tp block_rq_complete"] {
+    for hook in [
+        "raw_tp block_rq_insert",
+        "raw_tp block_rq_issue",
+        "raw_tp block_rq_complete",
+    ] {
         assert!(listing.contains(hook), "{hook}: {listing}");
     }
     let dd = Dd::new("bsf");
@@ -161,7 +198,14 @@ fn biosnoop_raw_tp_fallback_sees_the_same_reads() {
             .args(["--json", "-d", lo.name()])
             .env("BPFTOOLS_DISABLE", disabled),
     );
-    let pid = dd.run(Path::new(&lo.dev), Direct::Read { bs: 4096, skip: SKIP, count: READS });
+    let pid = dd.run(
+        Path::new(&lo.dev),
+        Direct::Read {
+            bs: 4096,
+            skip: SKIP,
+            count: READS,
+        },
+    );
     let f = stop_and_check_unloaded(tool);
     assert_reads(&of_comm(&f, dd.comm()), pid, lo.name());
 }
