@@ -44,10 +44,15 @@ static __always_inline __u64 fine_slot(__u64 v)
 {
 	__u64 p, slot;
 
-	if (v < FINE_SUBS)
-		return v;
-	p = log2_u64(v);
-	slot = (p - FINE_SUB_BITS + 1) * FINE_SUBS + ((v >> (p - FINE_SUB_BITS)) & (FINE_SUBS - 1));
+	/* Both paths reach the clamp: the compiler may otherwise test the
+	 * small case on a register the verifier cannot tie to the index. */
+	if (v < FINE_SUBS) {
+		slot = v;
+	} else {
+		p = log2_u64(v);
+		slot = (p - FINE_SUB_BITS + 1) * FINE_SUBS +
+		       ((v >> (p - FINE_SUB_BITS)) & (FINE_SUBS - 1));
+	}
 	if (slot >= FINE_SLOTS)
 		slot = FINE_SLOTS - 1;
 	barrier_var(slot);

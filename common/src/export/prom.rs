@@ -41,18 +41,23 @@ struct Series {
 pub struct Histograms {
     name: &'static str,
     help: &'static str,
-    /// The kernel's units per second (1e6 for usecs): dividing by it keeps
+    /// The kernel's units per base unit (1e6 usecs per second, 1/1024
+    /// Kbytes per byte): dividing by it keeps
     /// decimal values exact where multiplying by 1e-6 would not.
     per_sec: f64,
+    /// Seconds, or bytes (bitesize).
+    bytes: bool,
     series: BTreeMap<Vec<(String, String)>, Series>,
 }
 
 impl Histograms {
-    pub fn new(name: &'static str, help: &'static str, per_sec: f64) -> Histograms {
+    /// Histograms of times, in seconds; with `bytes`, of sizes in bytes.
+    pub fn new(name: &'static str, help: &'static str, per_sec: f64, bytes: bool) -> Histograms {
         Histograms {
             name,
             help,
             per_sec,
+            bytes,
             series: BTreeMap::new(),
         }
     }
@@ -94,7 +99,11 @@ impl Collector for Histograms {
         let mut family = encoder.encode_descriptor(
             self.name,
             self.help,
-            Some(&Unit::Seconds),
+            Some(if self.bytes {
+                &Unit::Bytes
+            } else {
+                &Unit::Seconds
+            }),
             MetricType::Histogram,
         )?;
         for (labels, s) in &self.series {
@@ -327,7 +336,7 @@ mod tests {
 
     #[test]
     fn log2_slots_become_cumulative_buckets_in_seconds() {
-        let mut h = Histograms::new("x_latency", "latency", 1e6);
+        let mut h = Histograms::new("x_latency", "latency", 1e6, false);
         let mut labels = Map::new();
         labels.insert("disk".into(), Value::from("vda"));
         let section = Section {

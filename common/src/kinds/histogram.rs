@@ -20,12 +20,50 @@ pub struct Spec<'a> {
     /// Its metric name and help, for --prometheus.
     pub metric: &'static str,
     pub help: &'static str,
-    /// The kernel counts milliseconds (-m), else microseconds.
-    pub millis: bool,
+    /// What the kernel counts: microseconds, milliseconds (-m), Kbytes.
+    pub unit: Unit,
     /// A time line before each report (-T).
     pub timestamp: bool,
     /// Average, total and count under each histogram (-e).
     pub extension: bool,
+}
+
+/// What a histogram's values count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    Usecs,
+    Msecs,
+    Kbytes,
+}
+
+impl Unit {
+    /// Microseconds, or milliseconds with -m.
+    pub fn time(millis: bool) -> Unit {
+        if millis {
+            Unit::Msecs
+        } else {
+            Unit::Usecs
+        }
+    }
+
+    /// BCC's column label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Unit::Usecs => "usecs",
+            Unit::Msecs => "msecs",
+            Unit::Kbytes => "Kbytes",
+        }
+    }
+
+    /// Units per Prometheus base unit (seconds, bytes): values are divided
+    /// by it.
+    pub fn per_base(self) -> f64 {
+        match self {
+            Unit::Usecs => 1e6,
+            Unit::Msecs => 1e3,
+            Unit::Kbytes => 1.0 / 1024.0,
+        }
+    }
 }
 
 /// A histogram tool's reports and exports, opened before tracing.
@@ -39,11 +77,7 @@ impl Histograms {
     /// Opens the outputs (a bad --hdr-log path or --prometheus address is
     /// an error here, before anything is loaded).
     pub fn open(spec: &Spec) -> Result<Histograms> {
-        let (unit, per_sec) = if spec.millis {
-            ("msecs", 1e3)
-        } else {
-            ("usecs", 1e6)
-        };
+        let (unit, per_sec) = (spec.unit.label(), spec.unit.per_base());
         let hdr_log = spec
             .args
             .hdr_log
@@ -59,7 +93,12 @@ impl Histograms {
             },
             hdr_log,
             metrics: crate::export::prom::Metrics::new(
-                crate::export::prom::Histograms::new(spec.metric, spec.help, per_sec),
+                crate::export::prom::Histograms::new(
+                    spec.metric,
+                    spec.help,
+                    per_sec,
+                    spec.unit == Unit::Kbytes,
+                ),
                 spec.args.metrics.exporter()?,
             ),
         })

@@ -123,7 +123,7 @@ impl Tool for Biolatency {
             what: "biolatency, block I/O latency",
             metric: "biolatency_block_io_latency",
             help: "Block I/O latency, from issue (or insert, with -Q) to completion",
-            millis: self.args.milliseconds,
+            unit: histogram::Unit::time(self.args.milliseconds),
             timestamp: self.args.timestamp,
             extension: self.args.extension,
         })

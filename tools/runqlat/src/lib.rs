@@ -137,7 +137,7 @@ impl Tool for Runqlat {
             what: "runqlat, run queue latency",
             metric: "runqlat_run_queue_latency",
             help: "Time runnable tasks waited on a run queue",
-            millis: self.args.milliseconds,
+            unit: histogram::Unit::time(self.args.milliseconds),
             timestamp: self.args.timestamp,
             extension: false,
         })

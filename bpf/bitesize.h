@@ -1,0 +1,12 @@
+/* Shared by bitesize.bpf.c and the bitesize front end. */
+#ifndef __BITESIZE_H
+#define __BITESIZE_H
+
+#include "task.h"
+
+/* One histogram per submitting process name. */
+struct size_key {
+	char comm[TASK_COMM_LEN];
+};
+
+#endif

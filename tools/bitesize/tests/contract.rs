@@ -1,0 +1,7 @@
+//! The contract every tool keeps (testkit::contract), for bitesize.
+
+testkit::contract_tests!(testkit::contract::Spec {
+    bin: env!("CARGO_BIN_EXE_bitesize"),
+    args: &[],
+    final_report: None,
+});
