@@ -128,10 +128,15 @@ fn biotop_text_table_each_interval() {
         .find(|l| l.contains(dd.comm()))
         .unwrap_or_else(|| panic!("{f:?}"));
     let cells: Vec<&str> = row.split_whitespace().collect();
+    let dev = std::fs::read_to_string(format!("/sys/class/block/{}/dev", lo.name())).unwrap();
+    let (major, minor) = dev.trim().split_once(':').unwrap();
+    // 16 reads of 8 KiB: 128 Kbytes.
     assert_eq!(
-        &cells[2..],
-        &["R", &cells[3], &cells[4], lo.name(), "16", "128", cells[8]][..]
+        &cells[2..8],
+        &["R", major, minor, lo.name(), "16", "128"][..],
+        "{row}"
     );
+    assert!(cells[8].parse::<f64>().is_ok(), "{row}");
     assert!(
         !f.stdout.concat().contains('\x1b'),
         "-C: no screen clearing"

@@ -139,7 +139,7 @@ impl Tool for Bitesize {
     fn sections(&self, skel: &BitesizeSkel<'_>, drain: bool) -> Result<Vec<hist::Section>> {
         let mut entries: Vec<(types::size_key, Box<types::hist>)> =
             maps::read_as(&skel.maps.hists, drain)?;
-        entries.sort_by(|a, b| a.0.comm.cmp(&b.0.comm));
+        entries.sort_by_key(|(k, _)| k.comm);
         let fine: Vec<(types::size_key, Box<types::fine_hist>)> = if self.args.hist.fine() {
             maps::read_as(&skel.maps.fine_hists, drain)?
         } else {
