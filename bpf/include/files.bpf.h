@@ -1,0 +1,28 @@
+/* Files seen from a system call: the struct file behind the current task's
+ * descriptor, for the tools that time or count at the system calls where
+ * the kernel offers no fentry or kprobe on the VFS. */
+#ifndef __FILES_BPF_H
+#define __FILES_BPF_H
+
+#include <bpf/bpf_core_read.h>
+
+/* f_mode bit set by an open that created the file (include/linux/fs.h,
+ * 4.19+). */
+#define FMODE_CREATED 0x100000
+
+/* The file open at `fd` in the current task, or NULL. */
+static __always_inline struct file *fd_file(long fd)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds;
+	struct file *f = 0;
+
+	if (!fdt || fd < 0 || fd >= BPF_CORE_READ(fdt, max_fds))
+		return 0;
+	fds = BPF_CORE_READ(fdt, fd);
+	bpf_core_read(&f, sizeof(f), &fds[fd]);
+	return f;
+}
+
+#endif

@@ -1,0 +1,286 @@
+//! vfsstat: counts of VFS reads, writes, fsyncs, opens and creates, per
+//! second, each interval.
+
+mod info;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use clap::Parser;
+use common::cli::{self, CommonArgs, IdList};
+use common::kernel::filters::Filters;
+use common::kernel::maps;
+use common::kernel::probe::{self, Hook};
+use common::note;
+use common::output::{self, Out};
+use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
+use libbpf_rs::{MapCore, MapFlags};
+use serde_json::json;
+
+common::skeleton!("vfsstat");
+use skel::{types, OpenVfsstatSkel, VfsstatSkel, VfsstatSkelBuilder};
+
+use types::vfs_stat as S;
+const STATS: usize = S::VS_MAX.0 as usize;
+/// BCC's columns, in the counters' order.
+const NAMES: [&str; STATS] = ["READ", "WRITE", "FSYNC", "OPEN", "CREATE"];
+/// The VFS functions BCC counts, in the same order.
+const FUNCTIONS: [&str; STATS] = [
+    "vfs_read",
+    "vfs_write",
+    "vfs_fsync_range",
+    "vfs_open",
+    "vfs_create",
+];
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+    vfsstat           # counts per second, every second
+    vfsstat 5 3       # 5 second summaries, 3 times
+    vfsstat -p 181    # only what process 181 does
+    vfsstat --json 1 5 | jq .";
+
+/// Count some VFS calls: reads, writes, fsyncs, opens and creates per
+/// second, system-wide or for chosen processes.
+#[derive(Parser, Debug)]
+#[command(name = "vfsstat", version, after_help = EXAMPLES)]
+pub(crate) struct Args {
+    /// Count only what these processes do (comma-separated pids)
+    #[arg(short = 'p', long, value_parser = cli::id_list)]
+    pid: Option<IdList>,
+    /// Count only what tasks in this cgroup v2 (directory path) do
+    #[arg(short = 'c', long, value_name = "PATH", value_parser = cli::cgroup_path)]
+    cgroup: Option<PathBuf>,
+    /// Include a timestamp column (HH:MM:SS); on by default, as BCC
+    #[arg(short = 'T', long, hide = true)]
+    timestamp: bool,
+    /// Output interval, in seconds
+    #[arg(value_parser = cli::seconds, default_value_t = 1)]
+    interval: u64,
+    /// Number of outputs before exiting (default: unlimited)
+    #[arg(value_parser = cli::positive_u64)]
+    count: Option<u64>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Vfsstat>();
+
+/// Where the counts are taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Fentry,
+    Kprobe,
+    Syscalls,
+}
+
+impl Mode {
+    /// fentry, else kprobes, where every function exists; else the system
+    /// calls.
+    fn choose() -> Mode {
+        if FUNCTIONS.iter().all(|f| probe::fentry_target(f)) {
+            Mode::Fentry
+        } else if FUNCTIONS.iter().all(|f| probe::kprobe_target(f)) {
+            Mode::Kprobe
+        } else {
+            Mode::Syscalls
+        }
+    }
+}
+
+pub(crate) struct Vfsstat {
+    args: Args,
+    mode: Mode,
+    previous: [u64; STATS],
+    since: Instant,
+}
+
+/// Each system call that reaches one of the VFS functions, and its counter.
+fn syscall_classes() -> Vec<(libc::c_long, S)> {
+    let mut v = vec![
+        (libc::SYS_read, S::VS_READ),
+        (libc::SYS_readv, S::VS_READ),
+        (libc::SYS_pread64, S::VS_READ),
+        (libc::SYS_preadv, S::VS_READ),
+        (libc::SYS_preadv2, S::VS_READ),
+        (libc::SYS_write, S::VS_WRITE),
+        (libc::SYS_writev, S::VS_WRITE),
+        (libc::SYS_pwrite64, S::VS_WRITE),
+        (libc::SYS_pwritev, S::VS_WRITE),
+        (libc::SYS_pwritev2, S::VS_WRITE),
+        (libc::SYS_fsync, S::VS_FSYNC),
+        (libc::SYS_fdatasync, S::VS_FSYNC),
+        (libc::SYS_openat, S::VS_OPEN),
+        (libc::SYS_openat2, S::VS_OPEN),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    v.extend([(libc::SYS_open, S::VS_OPEN), (libc::SYS_creat, S::VS_OPEN)]);
+    v
+}
+
+impl Tool for Vfsstat {
+    type Args = Args;
+    type Builder = VfsstatSkelBuilder;
+    const INFO: &'static registry::ToolInfo = &info::INFO;
+
+    fn new(args: Args) -> Result<Self> {
+        Ok(Vfsstat {
+            args,
+            mode: Mode::choose(),
+            previous: [0; STATS],
+            since: Instant::now(),
+        })
+    }
+
+    fn common(&self) -> &CommonArgs {
+        &self.args.common
+    }
+
+    fn filters(&self) -> Filters {
+        Filters {
+            pids: self.args.pid.clone().map(|IdList(p)| p),
+            cgroup: self.args.cgroup.clone(),
+            ..Filters::default()
+        }
+    }
+
+    fn configure(&mut self, open: &mut OpenVfsstatSkel<'_>, _: &Setup) -> Result<()> {
+        let p = &mut open.progs;
+        probe::load_when(
+            self.mode == Mode::Fentry,
+            [
+                &mut p.vfs_fentry_read,
+                &mut p.vfs_fentry_write,
+                &mut p.vfs_fentry_fsync,
+                &mut p.vfs_fentry_open,
+                &mut p.vfs_fentry_create,
+            ],
+        );
+        probe::load_when(
+            self.mode == Mode::Kprobe,
+            [
+                &mut p.vfs_kprobe_read,
+                &mut p.vfs_kprobe_write,
+                &mut p.vfs_kprobe_fsync,
+                &mut p.vfs_kprobe_open,
+                &mut p.vfs_kprobe_create,
+            ],
+        );
+        probe::load_when(self.mode == Mode::Syscalls, [&mut p.vfs_sys_exit]);
+        if self.mode == Mode::Syscalls && !probe::features().has(Hook::TpBtf) {
+            anyhow::bail!(
+                "this kernel offers neither fentry nor kprobes on the VFS functions, \
+                 nor BTF tracepoints to count their system calls"
+            );
+        }
+        Ok(())
+    }
+
+    fn hook_notes(&self) -> Vec<String> {
+        match self.mode {
+            Mode::Syscalls => vec![
+                "counted at the read, write, fsync and open system calls \
+                 (no fentry or kprobes on vfs_read, vfs_write, vfs_fsync_range, vfs_open, vfs_create)"
+                    .into(),
+            ],
+            _ => Vec::new(),
+        }
+    }
+
+    fn loaded(&mut self, skel: &mut VfsstatSkel<'_>) -> Result<()> {
+        if self.mode == Mode::Syscalls {
+            for (nr, class) in syscall_classes() {
+                let value = class.0 + 1;
+                skel.maps.syscall_class.update(
+                    &(nr as u32).to_ne_bytes(),
+                    &value.to_ne_bytes(),
+                    MapFlags::ANY,
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    fn banner(&self) -> Banner {
+        if self.mode == Mode::Syscalls {
+            note!(
+                "system call mode (no fentry or kprobes on the VFS functions here): \
+                 counted at the read, write, fsync and open system calls that reach them"
+            );
+        }
+        let mut header = format!("{:<8}  ", "TIME");
+        for name in NAMES {
+            header.push_str(&format!(" {:>8}", format!("{name}/s")));
+        }
+        Banner::Header {
+            header,
+            note: "Tracing VFS calls... Hit Ctrl-C to end.".into(),
+        }
+    }
+
+    fn schedule(&self) -> Schedule {
+        Schedule {
+            interval: Some(Duration::from_secs(self.args.interval)),
+            count: self.args.count,
+            duration: None,
+        }
+    }
+
+    /// One line per interval, and one for the part interval at the end, as
+    /// rates over the time that passed.
+    fn report(&mut self, skel: &VfsstatSkel<'_>, out: &mut Out, _: When) -> Result<()> {
+        let mut counts = [0u64; STATS];
+        for (i, c) in counts.iter_mut().enumerate() {
+            let now = maps::percpu_sum_at(&skel.maps.stats, i as u32)?;
+            *c = now.saturating_sub(self.previous[i]);
+            self.previous[i] = now;
+        }
+        let secs = self.since.elapsed().as_secs_f64().max(1e-3);
+        self.since = Instant::now();
+        let time = output::now_hms();
+        if self.args.common.json {
+            let mut obj = json!({ "time": time, "interval_s": secs });
+            for (name, c) in NAMES.iter().zip(counts) {
+                let key = name.to_ascii_lowercase();
+                obj[&key] = json!(c);
+                obj[format!("{key}_per_s")] = json!(c as f64 / secs);
+            }
+            out.json(&obj)?;
+        } else {
+            let mut line = format!("{time:<8}: ");
+            for c in counts {
+                line.push_str(&format!(" {:>8}", (c as f64 / secs).round() as u64));
+            }
+            writeln!(out, "{line}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_checked() {
+        testkit::check_arguments::<Args>(&[
+            &["vfsstat", "0"][..],
+            &["vfsstat", "1", "0"],
+            &["vfsstat", "-p", "x"],
+            &["vfsstat", "x"],
+        ]);
+        let ok = Args::try_parse_from(["vfsstat", "5", "3"]).unwrap();
+        assert_eq!((ok.interval, ok.count), (5, Some(3)));
+    }
+
+    #[test]
+    fn every_syscall_has_a_counter() {
+        let classes = syscall_classes();
+        for s in [S::VS_READ, S::VS_WRITE, S::VS_FSYNC, S::VS_OPEN] {
+            assert!(classes.iter().any(|(_, c)| *c == s), "{s:?}");
+        }
+        assert!(classes.iter().all(|(nr, _)| (*nr as u32) < 1024));
+    }
+}
