@@ -9,6 +9,7 @@
 #include "stacks.h"
 #include "ustack.h"
 #include "block.h"
+#include "fileio.h"
 
 enum hist_layout hist_layout_btf;
 struct hist hist_btf;
@@ -19,5 +20,6 @@ enum stack_error stack_error_btf;
 enum ustack_limits ustack_limits_btf;
 struct ustack_header ustack_header_btf;
 enum block_layout block_layout_btf;
+enum file_op file_op_btf;
 
 char LICENSE[] SEC("license") = "GPL";

@@ -4,14 +4,14 @@
  *
  * On the VFS functions themselves (fentry, else kprobes) as BCC counts
  * them; where the kernel has neither, at the exit of the system calls that
- * reach them (one tp_btf program on sys_exit, a table from syscall number
- * to counter), a create being an open whose file came out FMODE_CREATED. */
+ * reach them  (one tp_btf program on sys_exit, a table from syscall number to
+ * kind, fileio.h), a create being an open whose file came out FMODE_CREATED. */
 #include <vmlinux.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "vfsstat.h"
-#include "files.bpf.h"
+#include "fileio.bpf.h"
 #include "filters.bpf.h"
 #include "syscalls.bpf.h"
 
@@ -23,14 +23,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } stats SEC(".maps");
-
-/* Filled by the front end from its libc's syscall numbers. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, MAX_SYSCALL_NR);
-	__type(key, __u32);
-	__type(value, __u32);
-} syscall_class SEC(".maps");
 
 static __always_inline void count(__u32 which)
 {
@@ -70,16 +62,13 @@ int BPF_KPROBE(vfs_kprobe_create) { count(VS_CREATE); return 0; }
 SEC("tp_btf/sys_exit")
 int BPF_PROG(vfs_sys_exit, struct pt_regs *regs, long ret)
 {
-	__u32 nr = SYSCALL_NR(regs), *class, which;
+	/* The kinds (fileio.h) follow the counters' order, one up. */
+	__u32 op = file_op(SYSCALL_NR(regs)), which = op - 1;
 	struct file *f;
 
-	if (nr >= MAX_SYSCALL_NR)
+	if (op == FOP_NONE || compat_syscall())
 		return 0;
-	class = bpf_map_lookup_elem(&syscall_class, &nr);
-	if (!class || !*class || compat_syscall())
-		return 0;
-	which = *class - 1;
-	if (which != VS_OPEN) {
+	if (op != FOP_OPEN) {
 		if (ret != -EBADF)
 			count(which);
 		return 0;

@@ -2,9 +2,8 @@
 #ifndef __VFSSTAT_H
 #define __VFSSTAT_H
 
-/* The counters, in BCC's column order; kept in BTF (vfsstat.bpf.c). In the
- * system call mode, `syscall_class` maps each syscall number to one of
- * these plus one (0, as the array starts: not counted). */
+/* The counters, in BCC's column order (the first four as fileio.h's kinds,
+ * one down); kept in BTF (vfsstat.bpf.c). */
 enum vfs_stat {
 	VS_READ,
 	VS_WRITE,
@@ -13,7 +12,5 @@ enum vfs_stat {
 	VS_CREATE,
 	VS_MAX,
 };
-
-#define MAX_SYSCALL_NR 1024
 
 #endif

@@ -3,6 +3,7 @@
 //! tracefs ([`tracefs`]).
 
 pub mod disks;
+pub mod fileio;
 pub mod filters;
 pub mod maps;
 pub mod perf;

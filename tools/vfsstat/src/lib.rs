@@ -10,13 +10,13 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use clap::Parser;
 use common::cli::{self, CommonArgs, IdList};
+use common::kernel::fileio;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe::{self, Hook};
 use common::note;
 use common::output::{self, Out};
 use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
-use libbpf_rs::{MapCore, MapFlags};
 use serde_json::json;
 
 common::skeleton!("vfsstat");
@@ -97,29 +97,6 @@ pub(crate) struct Vfsstat {
     since: Instant,
 }
 
-/// Each system call that reaches one of the VFS functions, and its counter.
-fn syscall_classes() -> Vec<(libc::c_long, S)> {
-    let mut v = vec![
-        (libc::SYS_read, S::VS_READ),
-        (libc::SYS_readv, S::VS_READ),
-        (libc::SYS_pread64, S::VS_READ),
-        (libc::SYS_preadv, S::VS_READ),
-        (libc::SYS_preadv2, S::VS_READ),
-        (libc::SYS_write, S::VS_WRITE),
-        (libc::SYS_writev, S::VS_WRITE),
-        (libc::SYS_pwrite64, S::VS_WRITE),
-        (libc::SYS_pwritev, S::VS_WRITE),
-        (libc::SYS_pwritev2, S::VS_WRITE),
-        (libc::SYS_fsync, S::VS_FSYNC),
-        (libc::SYS_fdatasync, S::VS_FSYNC),
-        (libc::SYS_openat, S::VS_OPEN),
-        (libc::SYS_openat2, S::VS_OPEN),
-    ];
-    #[cfg(target_arch = "x86_64")]
-    v.extend([(libc::SYS_open, S::VS_OPEN), (libc::SYS_creat, S::VS_OPEN)]);
-    v
-}
-
 impl Tool for Vfsstat {
     type Args = Args;
     type Builder = VfsstatSkelBuilder;
@@ -191,14 +168,8 @@ impl Tool for Vfsstat {
 
     fn loaded(&mut self, skel: &mut VfsstatSkel<'_>) -> Result<()> {
         if self.mode == Mode::Syscalls {
-            for (nr, class) in syscall_classes() {
-                let value = class.0 + 1;
-                skel.maps.syscall_class.update(
-                    &(nr as u32).to_ne_bytes(),
-                    &value.to_ne_bytes(),
-                    MapFlags::ANY,
-                )?;
-            }
+            use common::kernel::fileio::{FSYNC, OPEN, READ, WRITE};
+            fileio::fill(&skel.maps.file_ops, &[READ, WRITE, FSYNC, OPEN])?;
         }
         Ok(())
     }
@@ -276,11 +247,11 @@ mod tests {
     }
 
     #[test]
-    fn every_syscall_has_a_counter() {
-        let classes = syscall_classes();
-        for s in [S::VS_READ, S::VS_WRITE, S::VS_FSYNC, S::VS_OPEN] {
-            assert!(classes.iter().any(|(_, c)| *c == s), "{s:?}");
-        }
-        assert!(classes.iter().all(|(nr, _)| (*nr as u32) < 1024));
+    fn counters_follow_the_system_call_kinds() {
+        use common::kernel::fileio;
+        assert_eq!(S::VS_READ.0 + 1, fileio::READ);
+        assert_eq!(S::VS_WRITE.0 + 1, fileio::WRITE);
+        assert_eq!(S::VS_FSYNC.0 + 1, fileio::FSYNC);
+        assert_eq!(S::VS_OPEN.0 + 1, fileio::OPEN);
     }
 }

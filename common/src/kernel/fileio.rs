@@ -1,0 +1,64 @@
+//! The file system calls the file tools count or time at sys_exit
+//! (bpf/include/fileio.h): each syscall number's kind, put in the tool's
+//! `file_ops` array before it attaches.
+
+use anyhow::{Context, Result};
+use libbpf_rs::{MapCore, MapFlags};
+
+use crate::skel::types::file_op as Op;
+
+pub const READ: u32 = Op::FOP_READ.0;
+pub const WRITE: u32 = Op::FOP_WRITE.0;
+pub const FSYNC: u32 = Op::FOP_FSYNC.0;
+pub const OPEN: u32 = Op::FOP_OPEN.0;
+const MAX_NR: u32 = Op::FOP_MAX_NR.0;
+
+/// Each system call that reaches vfs_read, vfs_write, vfs_fsync_range or
+/// vfs_open, by this machine's numbers, and its kind.
+pub fn syscalls() -> Vec<(u32, u32)> {
+    let mut v = vec![
+        (libc::SYS_read, READ),
+        (libc::SYS_readv, READ),
+        (libc::SYS_pread64, READ),
+        (libc::SYS_preadv, READ),
+        (libc::SYS_preadv2, READ),
+        (libc::SYS_write, WRITE),
+        (libc::SYS_writev, WRITE),
+        (libc::SYS_pwrite64, WRITE),
+        (libc::SYS_pwritev, WRITE),
+        (libc::SYS_pwritev2, WRITE),
+        (libc::SYS_fsync, FSYNC),
+        (libc::SYS_fdatasync, FSYNC),
+        (libc::SYS_openat, OPEN),
+        (libc::SYS_openat2, OPEN),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    v.extend([(libc::SYS_open, OPEN), (libc::SYS_creat, OPEN)]);
+    v.into_iter().map(|(nr, op)| (nr as u32, op)).collect()
+}
+
+/// Fills a tool's `file_ops` array with the kinds in `wanted`.
+pub fn fill(file_ops: &dyn MapCore, wanted: &[u32]) -> Result<()> {
+    for (nr, op) in syscalls() {
+        if nr < MAX_NR && wanted.contains(&op) {
+            file_ops
+                .update(&nr.to_ne_bytes(), &op.to_ne_bytes(), MapFlags::ANY)
+                .context("filling the system call table")?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_has_system_calls_within_the_table() {
+        let all = syscalls();
+        for op in [READ, WRITE, FSYNC, OPEN] {
+            assert!(all.iter().any(|(_, o)| *o == op), "{op}");
+        }
+        assert!(all.iter().all(|(nr, _)| *nr < MAX_NR));
+    }
+}
