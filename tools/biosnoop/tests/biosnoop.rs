@@ -54,13 +54,6 @@ fn biosnoop_shows_each_direct_read_with_its_process() {
     let lo = loop_device();
     let dd = Dd::new("bsr");
     let tool = start(&["--json", "-P"]);
-    // bpftrace counts the same device's completions in the same run.
-    let bt = Traced::bpftrace(&format!(
-        "BEGIN {{ printf(\"Tracing\\n\"); }} \
-         tracepoint:block:block_rq_complete /args->dev == {}/ {{ @n++; }} \
-         END {{ printf(\"completions %d\\n\", @n); clear(@n); }}",
-        bpftrace_dev(&lo)
-    ));
     let pid = dd.run(
         Path::new(&lo.dev),
         Direct::Read {
@@ -69,8 +62,6 @@ fn biosnoop_shows_each_direct_read_with_its_process() {
             count: READS,
         },
     );
-    std::thread::sleep(Duration::from_millis(300));
-    let counted = bt.stop();
     let f = stop_and_check_unloaded(tool);
     assert!(f.status.success(), "{f:?}");
     let lines = of_comm(&f, dd.comm());
@@ -81,17 +72,65 @@ fn biosnoop_shows_each_direct_read_with_its_process() {
         sequential >= READS - 1,
         "{sequential} of {READS} sequential"
     );
-    let on_device = f.json().iter().filter(|e| e["disk"] == lo.name()).count();
-    let bt_line = counted
+}
+
+/// As many completions on the device as bpftrace counts on
+/// block_rq_complete in the same run.
+#[test]
+fn biosnoop_agrees_with_bpftrace_on_completions() {
+    let lo = loop_device();
+    require_root();
+    // bpftrace 0.17 cannot compile the block tracepoints' format on some
+    // kernels (5.10's: no dev_t it can resolve): a skip, said.
+    let compiles = Command::new("bpftrace")
+        .args([
+            "-e",
+            "tracepoint:block:block_rq_complete { @n = args->dev; } BEGIN { exit(); }",
+        ])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !testkit::feature_present(compiles, "bpftrace on the block tracepoints", None) {
+        return;
+    }
+    let dd = Dd::new("bsb");
+    let tool = start(&["--json", "-d", lo.name()]);
+    let bt = Traced::bpftrace(&format!(
+        "BEGIN {{ printf(\"Tracing\\n\"); }} \
+         tracepoint:block:block_rq_complete /args->dev == {}/ {{ @n++; }} \
+         END {{ printf(\"completions %d\\n\", @n); clear(@n); }}",
+        bpftrace_dev(&lo)
+    ));
+    dd.run(
+        Path::new(&lo.dev),
+        Direct::Read {
+            bs: 4096,
+            skip: SKIP,
+            count: READS,
+        },
+    );
+    dd.run(
+        Path::new(&lo.dev),
+        Direct::Write {
+            bs: 8192,
+            seek: 3,
+            count: 7,
+        },
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let counted = bt.stop();
+    let f = stop_and_check_unloaded(tool);
+    let ours = f.json().len();
+    assert!(ours as u64 >= READS + 7, "{ours} lines");
+    let theirs = counted
         .stdout
         .iter()
         .find_map(|l| l.strip_prefix("completions "))
         .unwrap_or_else(|| panic!("bpftrace printed no count: {counted:?}"));
     assert_eq!(
-        on_device.to_string(),
-        bt_line.trim(),
-        "biosnoop and bpftrace see as many completions on {}",
-        lo.name()
+        ours.to_string(),
+        theirs.trim(),
+        "biosnoop's lines against bpftrace's count"
     );
 }
 
