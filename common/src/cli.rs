@@ -33,6 +33,18 @@ pub struct IntervalCount {
     pub count: Option<u64>,
 }
 
+/// `[interval] [count]` for the tools that print every interval from the
+/// start (vfsstat, biotop, filetop): one second unless given.
+#[derive(Args, Debug, Clone)]
+pub struct EveryInterval {
+    /// Output interval, in seconds
+    #[arg(value_parser = seconds, default_value_t = 1)]
+    pub interval: u64,
+    /// Number of outputs before exiting (default: unlimited)
+    #[arg(value_parser = positive_u64)]
+    pub count: Option<u64>,
+}
+
 /// What the histogram tools (biolatency, runqlat) share: percentiles and
 /// `[interval] [count]`.
 #[derive(Args, Debug, Clone, Default)]

@@ -99,6 +99,8 @@ pub struct Bench {
 pub enum Workload {
     /// `n` opens of a file, timed.
     OpenLoop { opens: u32 },
+    /// `n` 1-byte pread()s of a cached file, timed.
+    ReadLoop { reads: u32 },
     /// `n` execs of a small program, timed.
     ExecLoop { execs: u32 },
     /// `perf bench sched pipe` with `n` messages: a context switch each way.

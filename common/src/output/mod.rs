@@ -5,6 +5,7 @@
 pub mod hist;
 pub mod manpage;
 pub mod net;
+pub mod top;
 
 use std::borrow::Cow;
 use std::fmt::Write as _;

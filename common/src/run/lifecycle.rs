@@ -70,6 +70,17 @@ impl From<&crate::cli::IntervalCount> for Schedule {
     }
 }
 
+impl From<&crate::cli::EveryInterval> for Schedule {
+    /// A report every interval (one second by default), `count` times.
+    fn from(i: &crate::cli::EveryInterval) -> Schedule {
+        Schedule {
+            interval: Some(Duration::from_secs(i.interval)),
+            count: i.count,
+            duration: None,
+        }
+    }
+}
+
 /// Why a report is asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum When {

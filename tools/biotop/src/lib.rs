@@ -3,17 +3,17 @@
 mod info;
 
 use std::collections::HashMap;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use anyhow::Result;
 use clap::{Parser, ValueEnum};
-use common::cli::{self, CommonArgs, IdList};
+use common::cli::{self, CommonArgs, EveryInterval, IdList};
 use common::kernel::disks;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kinds::event::{Cell, Column, Table};
+use common::output::top::Screen;
 use common::output::{self, c_bytes, Out};
 use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 
@@ -61,12 +61,8 @@ pub(crate) struct Args {
     /// Trace I/O submitted from this cgroup v2 (directory path) only
     #[arg(short = 'c', long, value_name = "PATH", value_parser = cli::cgroup_path)]
     cgroup: Option<PathBuf>,
-    /// Output interval, in seconds
-    #[arg(value_parser = cli::seconds, default_value_t = 1)]
-    interval: u64,
-    /// Number of outputs before exiting (default: unlimited)
-    #[arg(value_parser = cli::positive_u64)]
-    count: Option<u64>,
+    #[command(flatten)]
+    every: EveryInterval,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -102,7 +98,7 @@ impl Row {
 pub(crate) struct Biotop {
     args: Args,
     targ_dev: Option<u32>,
-    clear: bool,
+    screen: Screen,
     row: Row,
     disks: HashMap<u32, String>,
     table: Table<Biotop>,
@@ -117,7 +113,7 @@ impl Tool for Biotop {
         let targ_dev = args.disk.as_deref().map(disks::resolve).transpose()?;
         Ok(Biotop {
             table: table(args.common.json),
-            clear: !args.noclear && !args.common.json && std::io::stdout().is_terminal(),
+            screen: Screen::new(args.noclear, args.common.json),
             args,
             targ_dev,
             row: Row::default(),
@@ -148,16 +144,12 @@ impl Tool for Biotop {
     fn banner(&self) -> Banner {
         Banner::Note(format!(
             "Tracing... Output every {} secs. Hit Ctrl-C to end",
-            self.args.interval
+            self.args.every.interval
         ))
     }
 
     fn schedule(&self) -> Schedule {
-        Schedule {
-            interval: Some(Duration::from_secs(self.args.interval)),
-            count: self.args.count,
-            duration: None,
-        }
+        Schedule::from(&self.args.every)
     }
 
     /// Every interval, and the part interval at the end: the totals the
@@ -167,16 +159,7 @@ impl Tool for Biotop {
             maps::read_as(&skel.maps.totals, true)?;
         sort(&mut rows, self.args.sort);
         let time = output::now_hms();
-        if !self.args.common.json {
-            if self.clear {
-                out.write_all(b"\x1b[H\x1b[2J")?;
-            } else {
-                out.write_all(b"\n")?;
-            }
-            let loadavg = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-            writeln!(out, "{time:<8} loadavg: {}\n", loadavg.trim_end())?;
-            writeln!(out, "{}", self.table.header())?;
-        }
+        self.screen.begin(out, &time, &self.table.header())?;
         for (key, total) in rows.into_iter().take(self.args.rows as usize) {
             let disk = self
                 .disks
@@ -245,8 +228,11 @@ mod tests {
             &["biotop", "-p", "x"],
         ]);
         let ok = Args::try_parse_from(["biotop", "-C", "-s", "i/o", "5", "2"]).unwrap();
-        assert_eq!((ok.sort, ok.interval, ok.count), (Sort::Io, 5, Some(2)));
-        assert_eq!(Args::try_parse_from(["biotop"]).unwrap().interval, 1);
+        assert_eq!(
+            (ok.sort, ok.every.interval, ok.every.count),
+            (Sort::Io, 5, Some(2))
+        );
+        assert_eq!(Args::try_parse_from(["biotop"]).unwrap().every.interval, 1);
     }
 
     fn total(ios: u64, bytes: u64, latency_ns: u64) -> (types::who_key, Box<types::io_total>) {

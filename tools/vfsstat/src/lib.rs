@@ -5,11 +5,11 @@ mod info;
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::Result;
 use clap::Parser;
-use common::cli::{self, CommonArgs, IdList};
+use common::cli::{self, CommonArgs, EveryInterval, IdList};
 use common::kernel::fileio;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
@@ -53,15 +53,8 @@ pub(crate) struct Args {
     /// Count only what tasks in this cgroup v2 (directory path) do
     #[arg(short = 'c', long, value_name = "PATH", value_parser = cli::cgroup_path)]
     cgroup: Option<PathBuf>,
-    /// Include a timestamp column (HH:MM:SS); on by default, as BCC
-    #[arg(short = 'T', long, hide = true)]
-    timestamp: bool,
-    /// Output interval, in seconds
-    #[arg(value_parser = cli::seconds, default_value_t = 1)]
-    interval: u64,
-    /// Number of outputs before exiting (default: unlimited)
-    #[arg(value_parser = cli::positive_u64)]
-    count: Option<u64>,
+    #[command(flatten)]
+    every: EveryInterval,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -192,11 +185,7 @@ impl Tool for Vfsstat {
     }
 
     fn schedule(&self) -> Schedule {
-        Schedule {
-            interval: Some(Duration::from_secs(self.args.interval)),
-            count: self.args.count,
-            duration: None,
-        }
+        Schedule::from(&self.args.every)
     }
 
     /// One line per interval, and one for the part interval at the end, as
@@ -243,7 +232,7 @@ mod tests {
             &["vfsstat", "x"],
         ]);
         let ok = Args::try_parse_from(["vfsstat", "5", "3"]).unwrap();
-        assert_eq!((ok.interval, ok.count), (5, Some(3)));
+        assert_eq!((ok.every.interval, ok.every.count), (5, Some(3)));
     }
 
     #[test]

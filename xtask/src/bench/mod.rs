@@ -263,6 +263,7 @@ fn workload(w: registry::Workload, scratch: &Scratch, netns: Option<&Netns>) -> 
     let dir = &scratch.dir;
     Ok(match w {
         W::OpenLoop { opens } => workloads::open_loop(dir, opens.into())?,
+        W::ReadLoop { reads } => workloads::read_loop(dir, reads.into())?,
         W::ExecLoop { execs } => workloads::exec_loop(dir, execs.into())?,
         W::SchedPipe { messages } => workloads::sched_pipe(messages),
         W::FioRandread => workloads::fio_randread(dir)?,

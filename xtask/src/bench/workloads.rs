@@ -157,6 +157,30 @@ pub fn open_loop(dir: &Path, n: u64) -> Result<Workload> {
     Ok(w)
 }
 
+/// pread() of one byte of a cached file, `n` times: the tightest loop a
+/// file tool sees (each call one event), timed.
+pub fn read_loop(dir: &Path, n: u64) -> Result<Workload> {
+    let target = dir.join("bench-read-target");
+    fs::write(&target, b"x")?;
+    let file = fs::File::open(&target)?;
+    Ok(Workload::timed(
+        format!("1-byte pread() loop, {n} reads"),
+        move || {
+            use std::os::fd::AsRawFd;
+            let mut byte = 0u8;
+            for _ in 0..n {
+                // SAFETY: one byte into a valid buffer, on an open descriptor.
+                let r =
+                    unsafe { libc::pread(file.as_raw_fd(), (&mut byte as *mut u8).cast(), 1, 0) };
+                if r != 1 {
+                    bail!("pread: {}", std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        },
+    ))
+}
+
 /// fork+exec of a copy of /bin/true, one after another: execsnoop prints each.
 pub fn exec_loop(dir: &Path, n: u64) -> Result<Workload> {
     let prog = dir.join("bench-exec-true");

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0
+/* filetop: reads and writes per thread and file, summed in the kernel and
+ * drained by the front end each interval.
+ *
+ * On vfs_read/vfs_write where the kernel allows: fexit (the bytes done),
+ * else kprobes (the bytes asked, as BCC). Where it has neither, at the exit
+ * of the read and write system calls, the file found from the descriptor. */
+#include <vmlinux.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "filetop.h"
+#include "fileio.bpf.h"
+#include "filters.bpf.h"
+#include "syscalls.bpf.h"
+
+/* Without -a: regular files only. */
+const volatile bool regular_only = true;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 10240);
+	__type(key, struct file_key);
+	__type(value, struct file_stat);
+} stats SEC(".maps");
+
+static __always_inline void account(struct file *f, __u32 op, __s64 bytes)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct file_key key = {};
+	struct file_stat *st;
+	struct inode *inode;
+	char type;
+
+	if (!f || bytes < 0 || !task_allowed(id) || !cgroup_allowed())
+		return;
+	type = file_type(f);
+	if (regular_only && type != 'R')
+		return;
+	inode = BPF_CORE_READ(f, f_inode);
+	key.ino = BPF_CORE_READ(inode, i_ino);
+	key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	key.pid = id >> 32;
+	key.tid = (__u32)id;
+	bpf_get_current_comm(key.comm, sizeof(key.comm));
+	st = bpf_map_lookup_elem(&stats, &key);
+	if (!st) {
+		struct file_stat fresh = { .type = type };
+
+		file_name(f, fresh.name, sizeof(fresh.name));
+		bpf_map_update_elem(&stats, &key, &fresh, BPF_NOEXIST);
+		st = bpf_map_lookup_elem(&stats, &key);
+		if (!st)
+			return;
+	}
+	if (op == FOP_READ) {
+		__sync_fetch_and_add(&st->reads, 1);
+		__sync_fetch_and_add(&st->read_bytes, bytes);
+	} else {
+		__sync_fetch_and_add(&st->writes, 1);
+		__sync_fetch_and_add(&st->write_bytes, bytes);
+	}
+}
+
+SEC("fexit/vfs_read")
+int BPF_PROG(filetop_fexit_read, struct file *f, char *buf, size_t count, loff_t *pos, ssize_t ret)
+{
+	account(f, FOP_READ, ret);
+	return 0;
+}
+
+SEC("fexit/vfs_write")
+int BPF_PROG(filetop_fexit_write, struct file *f, const char *buf, size_t count, loff_t *pos,
+	     ssize_t ret)
+{
+	account(f, FOP_WRITE, ret);
+	return 0;
+}
+
+SEC("kprobe/vfs_read")
+int BPF_KPROBE(filetop_kprobe_read, struct file *f, char *buf, size_t count)
+{
+	account(f, FOP_READ, count);
+	return 0;
+}
+
+SEC("kprobe/vfs_write")
+int BPF_KPROBE(filetop_kprobe_write, struct file *f, const char *buf, size_t count)
+{
+	account(f, FOP_WRITE, count);
+	return 0;
+}
+
+/* Every read-like and write-like system call's first argument is its
+ * descriptor. */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(filetop_sys_exit, struct pt_regs *regs, long ret)
+{
+	__u32 op = file_op(SYSCALL_NR(regs));
+
+	if ((op != FOP_READ && op != FOP_WRITE) || ret < 0 || compat_syscall())
+		return 0;
+	account(fd_file(PT_REGS_PARM1_SYSCALL(regs)), op, ret);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

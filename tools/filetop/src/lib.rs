@@ -1,0 +1,283 @@
+//! filetop: top files by reads and writes, per thread, each interval.
+
+mod info;
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Parser, ValueEnum};
+use common::cli::{self, CommonArgs, EveryInterval, IdList};
+use common::kernel::fileio::{self, READ, WRITE};
+use common::kernel::filters::Filters;
+use common::kernel::maps;
+use common::kernel::probe::{self, Hook};
+use common::kinds::event::{Cell, Column, Table};
+use common::note;
+use common::output::top::Screen;
+use common::output::{self, c_bytes, Out};
+use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
+
+common::skeleton!("filetop");
+use skel::{types, FiletopSkel, FiletopSkelBuilder, OpenFiletopSkel};
+
+// SAFETY: repr(C) structs of integers and byte arrays, valid for any bytes.
+unsafe impl plain::Plain for types::file_key {}
+// SAFETY: as above.
+unsafe impl plain::Plain for types::file_stat {}
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+    filetop            # file I/O top, 1 second refresh
+    filetop -C         # don't clear the screen
+    filetop -p 181     # only process 181
+    filetop -a         # sockets, pipes and devices too, not only regular files
+    filetop -s rbytes  # sort by bytes read
+    filetop 5 10       # 5 second summaries, 10 times only
+    filetop --json 1 3 | jq .";
+
+/// File reads and writes top: reads, writes and Kbytes per thread and
+/// file, each interval.
+#[derive(Parser, Debug)]
+#[command(name = "filetop", version, after_help = EXAMPLES)]
+pub(crate) struct Args {
+    /// Include sockets, pipes and other non-regular files
+    #[arg(short = 'a', long)]
+    all_files: bool,
+    /// Don't clear the screen between intervals
+    #[arg(short = 'C', long)]
+    noclear: bool,
+    /// Maximum rows to print
+    #[arg(short = 'r', long, alias = "maxrows", value_name = "ROWS", default_value_t = 20,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    rows: u64,
+    /// Sort by: all (read Kbytes, write Kbytes, reads, writes), reads,
+    /// writes, rbytes, wbytes
+    #[arg(short = 's', long, value_enum, default_value_t = Sort::All)]
+    sort: Sort,
+    /// Trace these processes only (comma-separated pids)
+    #[arg(short = 'p', long, value_parser = cli::id_list)]
+    pid: Option<IdList>,
+    /// Trace tasks in this cgroup v2 (directory path) only
+    #[arg(short = 'c', long, value_name = "PATH", value_parser = cli::cgroup_path)]
+    cgroup: Option<PathBuf>,
+    #[command(flatten)]
+    every: EveryInterval,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Sort {
+    All,
+    Reads,
+    Writes,
+    Rbytes,
+    Wbytes,
+}
+
+/// Where reads and writes are seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Fexit,
+    Kprobe,
+    Syscalls,
+}
+
+pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Filetop>();
+
+#[derive(Default)]
+struct Row {
+    key: types::file_key,
+    stat: types::file_stat,
+    time: String,
+}
+
+pub(crate) struct Filetop {
+    args: Args,
+    mode: Mode,
+    screen: Screen,
+    row: Row,
+    table: Table<Filetop>,
+}
+
+impl Tool for Filetop {
+    type Args = Args;
+    type Builder = FiletopSkelBuilder;
+    const INFO: &'static registry::ToolInfo = &info::INFO;
+
+    fn new(args: Args) -> Result<Self> {
+        let functions = ["vfs_read", "vfs_write"];
+        let mode = if functions.iter().all(|f| probe::fentry_target(f)) {
+            Mode::Fexit
+        } else if functions.iter().all(|f| probe::kprobe_target(f)) {
+            Mode::Kprobe
+        } else {
+            Mode::Syscalls
+        };
+        Ok(Filetop {
+            table: table(args.common.json),
+            screen: Screen::new(args.noclear, args.common.json),
+            args,
+            mode,
+            row: Row::default(),
+        })
+    }
+
+    fn common(&self) -> &CommonArgs {
+        &self.args.common
+    }
+
+    fn filters(&self) -> Filters {
+        Filters {
+            pids: self.args.pid.clone().map(|IdList(p)| p),
+            cgroup: self.args.cgroup.clone(),
+            ..Filters::default()
+        }
+    }
+
+    fn configure(&mut self, open: &mut OpenFiletopSkel<'_>, _: &Setup) -> Result<()> {
+        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
+        rodata.regular_only = !self.args.all_files;
+        let p = &mut open.progs;
+        let mode = self.mode;
+        probe::load_when(
+            mode == Mode::Fexit,
+            [&mut p.filetop_fexit_read, &mut p.filetop_fexit_write],
+        );
+        probe::load_when(
+            mode == Mode::Kprobe,
+            [&mut p.filetop_kprobe_read, &mut p.filetop_kprobe_write],
+        );
+        probe::load_when(mode == Mode::Syscalls, [&mut p.filetop_sys_exit]);
+        if mode == Mode::Syscalls && !probe::features().has(Hook::TpBtf) {
+            anyhow::bail!(
+                "this kernel offers neither fentry nor kprobes on vfs_read and vfs_write, \
+                 nor BTF tracepoints for their system calls"
+            );
+        }
+        Ok(())
+    }
+
+    fn hook_notes(&self) -> Vec<String> {
+        match self.mode {
+            Mode::Syscalls => vec![SYSCALL_NOTE.into()],
+            _ => Vec::new(),
+        }
+    }
+
+    fn loaded(&mut self, skel: &mut FiletopSkel<'_>) -> Result<()> {
+        if self.mode == Mode::Syscalls {
+            fileio::fill(&skel.maps.file_ops, &[READ, WRITE])?;
+        }
+        Ok(())
+    }
+
+    fn banner(&self) -> Banner {
+        if self.mode == Mode::Syscalls {
+            note!("{SYSCALL_NOTE}");
+        }
+        Banner::Note(format!(
+            "Tracing... Output every {} secs. Hit Ctrl-C to end",
+            self.args.every.interval
+        ))
+    }
+
+    fn schedule(&self) -> Schedule {
+        Schedule::from(&self.args.every)
+    }
+
+    /// Every interval, and the part interval at the end: what the kernel
+    /// summed since the last report, drained.
+    fn report(&mut self, skel: &FiletopSkel<'_>, out: &mut Out, _: When) -> Result<()> {
+        let mut rows: Vec<(types::file_key, Box<types::file_stat>)> =
+            maps::read_as(&skel.maps.stats, true)?;
+        sort(&mut rows, self.args.sort);
+        let time = output::now_hms();
+        self.screen.begin(out, &time, &self.table.header())?;
+        for (key, stat) in rows.into_iter().take(self.args.rows as usize) {
+            self.row = Row {
+                key,
+                stat: *stat,
+                time: time.clone(),
+            };
+            self.table.row(out, self)?;
+        }
+        Ok(())
+    }
+}
+
+const SYSCALL_NOTE: &str = "system call mode (no fentry or kprobes on vfs_read and vfs_write \
+                            here): reads and writes seen at the read, readv, pread64, preadv(2), \
+                            write, writev, pwrite64 and pwritev(2) system calls";
+
+/// Largest first, as BCC.
+fn sort(rows: &mut [(types::file_key, Box<types::file_stat>)], by: Sort) {
+    rows.sort_by(|(_, a), (_, b)| {
+        let key = |s: &types::file_stat| match by {
+            Sort::All => (s.read_bytes, s.write_bytes, s.reads, s.writes),
+            Sort::Reads => (s.reads, 0, 0, 0),
+            Sort::Writes => (s.writes, 0, 0, 0),
+            Sort::Rbytes => (s.read_bytes, 0, 0, 0),
+            Sort::Wbytes => (s.write_bytes, 0, 0, 0),
+        };
+        key(b).cmp(&key(a))
+    });
+}
+
+/// BCC's columns: TID COMM READS WRITES R_Kb W_Kb T FILE.
+fn table(json: bool) -> Table<Filetop> {
+    Table::<Filetop>::new(json)
+        .column(false, Column::json("time", |t| t.row.time.as_str().into()))
+        .columns([
+            Column::new("TID", 7, "tid", |t| t.row.key.tid.into()),
+            Column::json("pid", |t| t.row.key.pid.into()),
+            Column::new("COMM", 16, "comm", |t| {
+                Cell::bytes(c_bytes(&t.row.key.comm))
+            }),
+            Column::new("READS", 6, "reads", |t| t.row.stat.reads.into()),
+            Column::new("WRITES", 6, "writes", |t| t.row.stat.writes.into()),
+            Column::new("R_Kb", 7, "read_kb", |t| {
+                (t.row.stat.read_bytes / 1024).into()
+            }),
+            Column::new("W_Kb", 7, "write_kb", |t| {
+                (t.row.stat.write_bytes / 1024).into()
+            }),
+            Column::new("T", 1, "type", |t| {
+                String::from(t.row.stat.r#type as u8 as char).into()
+            }),
+            Column::new("FILE", 0, "file", |t| {
+                Cell::bytes(c_bytes(&t.row.stat.name))
+            }),
+        ])
+        .column(
+            false,
+            Column::json("read_bytes", |t| t.row.stat.read_bytes.into()),
+        )
+        .column(
+            false,
+            Column::json("write_bytes", |t| t.row.stat.write_bytes.into()),
+        )
+        .column(false, Column::json("dev", |t| t.row.key.dev.into()))
+        .column(false, Column::json("ino", |t| t.row.key.ino.into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_checked() {
+        testkit::check_arguments::<Args>(&[
+            &["filetop", "0"][..],
+            &["filetop", "1", "0"],
+            &["filetop", "-r", "0"],
+            &["filetop", "-s", "size"],
+            &["filetop", "-p", "x"],
+        ]);
+        let ok = Args::try_parse_from(["filetop", "-aC", "-s", "wbytes", "5", "2"]).unwrap();
+        assert_eq!(
+            (ok.sort, ok.every.interval, ok.every.count),
+            (Sort::Wbytes, 5, Some(2))
+        );
+    }
+}
