@@ -13,8 +13,7 @@ struct {
 	__type(value, __u32);
 } file_ops SEC(".maps");
 
-/* The kind of system call `nr` (FOP_NONE for those not traced). */
-static __always_inline __u32 file_op(__u32 nr)
+static __always_inline __u32 file_op_entry(__u32 nr)
 {
 	__u32 *op;
 
@@ -22,6 +21,18 @@ static __always_inline __u32 file_op(__u32 nr)
 		return FOP_NONE;
 	op = bpf_map_lookup_elem(&file_ops, &nr);
 	return op ? *op : FOP_NONE;
+}
+
+/* The kind of system call `nr` (FOP_NONE for those not traced). */
+static __always_inline __u32 file_op(__u32 nr)
+{
+	return file_op_entry(nr) & FOP_KIND_MASK;
+}
+
+/* True for the calls that take their offset as the fourth argument. */
+static __always_inline bool file_op_positional(__u32 nr)
+{
+	return file_op_entry(nr) & FOP_POSITIONAL;
 }
 
 #define S_IFMT 00170000

@@ -11,6 +11,10 @@ enum file_op {
 	FOP_FSYNC = 3,
 	FOP_OPEN = 4,
 	FOP_MAX_NR = 1024,
+	/* The kind is in the low byte; this bit marks the calls that take
+	 * their file offset as the fourth argument (pread64, pwritev...). */
+	FOP_KIND_MASK = 0xff,
+	FOP_POSITIONAL = 0x100,
 };
 
 #endif

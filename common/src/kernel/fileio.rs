@@ -12,21 +12,23 @@ pub const WRITE: u32 = Op::FOP_WRITE.0;
 pub const FSYNC: u32 = Op::FOP_FSYNC.0;
 pub const OPEN: u32 = Op::FOP_OPEN.0;
 const MAX_NR: u32 = Op::FOP_MAX_NR.0;
+const POSITIONAL: u32 = Op::FOP_POSITIONAL.0;
 
 /// Each system call that reaches vfs_read, vfs_write, vfs_fsync_range or
-/// vfs_open, by this machine's numbers, and its kind.
+/// vfs_open, by this machine's numbers, and its kind (with POSITIONAL
+/// for those given their offset).
 pub fn syscalls() -> Vec<(u32, u32)> {
     let mut v = vec![
         (libc::SYS_read, READ),
         (libc::SYS_readv, READ),
-        (libc::SYS_pread64, READ),
-        (libc::SYS_preadv, READ),
-        (libc::SYS_preadv2, READ),
+        (libc::SYS_pread64, READ | POSITIONAL),
+        (libc::SYS_preadv, READ | POSITIONAL),
+        (libc::SYS_preadv2, READ | POSITIONAL),
         (libc::SYS_write, WRITE),
         (libc::SYS_writev, WRITE),
-        (libc::SYS_pwrite64, WRITE),
-        (libc::SYS_pwritev, WRITE),
-        (libc::SYS_pwritev2, WRITE),
+        (libc::SYS_pwrite64, WRITE | POSITIONAL),
+        (libc::SYS_pwritev, WRITE | POSITIONAL),
+        (libc::SYS_pwritev2, WRITE | POSITIONAL),
         (libc::SYS_fsync, FSYNC),
         (libc::SYS_fdatasync, FSYNC),
         (libc::SYS_openat, OPEN),
@@ -40,7 +42,7 @@ pub fn syscalls() -> Vec<(u32, u32)> {
 /// Fills a tool's `file_ops` array with the kinds in `wanted`.
 pub fn fill(file_ops: &dyn MapCore, wanted: &[u32]) -> Result<()> {
     for (nr, op) in syscalls() {
-        if nr < MAX_NR && wanted.contains(&op) {
+        if nr < MAX_NR && wanted.contains(&(op & !POSITIONAL)) {
             file_ops
                 .update(&nr.to_ne_bytes(), &op.to_ne_bytes(), MapFlags::ANY)
                 .context("filling the system call table")?;
@@ -57,7 +59,7 @@ mod tests {
     fn every_kind_has_system_calls_within_the_table() {
         let all = syscalls();
         for op in [READ, WRITE, FSYNC, OPEN] {
-            assert!(all.iter().any(|(_, o)| *o == op), "{op}");
+            assert!(all.iter().any(|(_, o)| o & !POSITIONAL == op), "{op}");
         }
         assert!(all.iter().all(|(nr, _)| *nr < MAX_NR));
     }

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0
+/* fileslower: synchronous reads and writes slower than a threshold, on any
+ * file system (slowio.bpf.h times them).
+ *
+ * On vfs_read/vfs_write where the kernel allows: fentry and fexit, else a
+ * kprobe and a kretprobe. Where it has neither, at the read and write
+ * system calls (sys_enter and sys_exit as tp_btf), the file found from the
+ * descriptor at entry: the latency then includes the system call's own. */
+#include <vmlinux.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "slowio.bpf.h"
+#include "syscalls.bpf.h"
+
+SEC("fentry/vfs_read")
+int BPF_PROG(fs_fentry_read, struct file *f, char *buf, size_t count, loff_t *pos)
+{
+	slow_enter(f, FOP_READ, pos ? *pos : 0);
+	return 0;
+}
+
+SEC("fexit/vfs_read")
+int BPF_PROG(fs_fexit_read, struct file *f, char *buf, size_t count, loff_t *pos, ssize_t ret)
+{
+	slow_exit(ret);
+	return 0;
+}
+
+SEC("fentry/vfs_write")
+int BPF_PROG(fs_fentry_write, struct file *f, const char *buf, size_t count, loff_t *pos)
+{
+	slow_enter(f, FOP_WRITE, pos ? *pos : 0);
+	return 0;
+}
+
+SEC("fexit/vfs_write")
+int BPF_PROG(fs_fexit_write, struct file *f, const char *buf, size_t count, loff_t *pos,
+	     ssize_t ret)
+{
+	slow_exit(ret);
+	return 0;
+}
+
+SEC("kprobe/vfs_read")
+int BPF_KPROBE(fs_kprobe_read, struct file *f, char *buf, size_t count, loff_t *pos)
+{
+	loff_t at = 0;
+
+	bpf_probe_read_kernel(&at, sizeof(at), pos);
+	slow_enter(f, FOP_READ, at);
+	return 0;
+}
+
+SEC("kretprobe/vfs_read")
+int BPF_KRETPROBE(fs_kretprobe_read, ssize_t ret)
+{
+	slow_exit(ret);
+	return 0;
+}
+
+SEC("kprobe/vfs_write")
+int BPF_KPROBE(fs_kprobe_write, struct file *f, const char *buf, size_t count, loff_t *pos)
+{
+	loff_t at = 0;
+
+	bpf_probe_read_kernel(&at, sizeof(at), pos);
+	slow_enter(f, FOP_WRITE, at);
+	return 0;
+}
+
+SEC("kretprobe/vfs_write")
+int BPF_KRETPROBE(fs_kretprobe_write, ssize_t ret)
+{
+	slow_exit(ret);
+	return 0;
+}
+
+/* pread64, preadv, preadv2 and their writes carry their offset as the
+ * fourth argument; the others start at the file's position. */
+SEC("tp_btf/sys_enter")
+int BPF_PROG(fs_sys_enter, struct pt_regs *regs, long id)
+{
+	__u32 op = file_op(id);
+	struct file *f;
+
+	if ((op != FOP_READ && op != FOP_WRITE) || compat_syscall())
+		return 0;
+	f = fd_file(PT_REGS_PARM1_SYSCALL(regs));
+	slow_enter(f, op, file_op_positional(id) ? PT_REGS_PARM4_SYSCALL(regs) : file_pos(f));
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(fs_sys_exit, struct pt_regs *regs, long ret)
+{
+	__u32 op = file_op(SYSCALL_NR(regs));
+
+	if (op == FOP_READ || op == FOP_WRITE)
+		slow_exit(ret);
+	return 0;
+}
+
+/* Keeps the record type in BTF for the front end. */
+struct slow_event slow_event_btf;
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,84 @@
+/* Slow file I/O: a call timed from entry to return and reported when it
+ * took at least min_latency_ns, with its file's name (slowio.h's record).
+ *
+ * Entries are kept per thread (a thread is in one call at a time): the
+ * file and its position at entry, and the time. */
+#ifndef __SLOWIO_BPF_H
+#define __SLOWIO_BPF_H
+
+#include "slowio.h"
+#include "events.bpf.h"
+#include "fileio.bpf.h"
+#include "filters.bpf.h"
+
+const volatile __u64 min_latency_ns = 0;
+/* Without -a: regular files only. */
+const volatile bool regular_only = true;
+
+struct slow_start {
+	__u64 ts;
+	struct file *file;
+	__u64 offset;
+	__u32 op;
+	__u32 pad;
+};
+
+/* LRU: a thread that dies inside a call leaves its entry behind. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 10240);
+	__type(key, __u32);
+	__type(value, struct slow_start);
+} slow_starts SEC(".maps");
+
+static __always_inline void slow_enter(struct file *f, __u32 op, __u64 offset)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct slow_start s = {};
+
+	if (!f || !task_allowed(id) || !cgroup_allowed())
+		return;
+	if (regular_only && file_type(f) != 'R')
+		return;
+	s.ts = bpf_ktime_get_ns();
+	s.file = f;
+	s.offset = offset;
+	s.op = op;
+	bpf_map_update_elem(&slow_starts, &tid, &s, BPF_ANY);
+}
+
+static __always_inline void slow_exit(__s64 ret)
+{
+	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
+	__u32 tid = (__u32)id;
+	struct slow_start *s = bpf_map_lookup_elem(&slow_starts, &tid);
+	struct slow_event e = {};
+
+	if (!s)
+		return;
+	e.latency_ns = now - s->ts;
+	if (e.latency_ns < min_latency_ns) {
+		bpf_map_delete_elem(&slow_starts, &tid);
+		return;
+	}
+	e.ts_ns = now;
+	e.ret = ret;
+	e.offset = s->offset;
+	e.op = s->op;
+	e.pid = id >> 32;
+	e.tid = tid;
+	e.type = file_type(s->file);
+	bpf_get_current_comm(e.comm, sizeof(e.comm));
+	file_name(s->file, e.name, sizeof(e.name));
+	bpf_map_delete_elem(&slow_starts, &tid);
+	emit(&e, sizeof(e));
+}
+
+/* The file's position (where a read or write without an offset starts). */
+static __always_inline __u64 file_pos(struct file *f)
+{
+	return f ? BPF_CORE_READ(f, f_pos) : 0;
+}
+
+#endif

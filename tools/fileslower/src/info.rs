@@ -1,0 +1,28 @@
+// What fileslower is, for the registry (xtask reads this file too: only
+// `registry` items here).
+use registry::*;
+
+pub const INFO: ToolInfo = ToolInfo {
+    name: "fileslower",
+    summary: "synchronous file reads and writes slower than a threshold, with the file's name",
+    kind: Kind::Event,
+    banner: "Tracing sync read/writes slower than the threshold... Hit Ctrl-C to end.",
+    dry_runs: &[DryRun::DEFAULT],
+    // Each hook variant: what CI runs in its VMs.
+    vm_tests: &[
+        "fileslower_every_read_and_write",
+        "fileslower_system_call_mode",
+        "fileslower_dry_run",
+    ],
+    bench: Some(Bench {
+        workload: Workload::ReadLoop { reads: 500_000 },
+        ours: &[Ours {
+            ready: Ready::Line("TIME(s)"),
+            ..Ours::DEFAULT
+        }],
+        peers: &[Peer::bcc(Ready::Line("TIME(s)"))],
+        extras: &[],
+    }),
+    man: include_str!("../man.roff"),
+    see_also: &["read(2)", "write(2)"],
+};

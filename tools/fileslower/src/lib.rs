@@ -1,0 +1,220 @@
+//! fileslower: synchronous file reads and writes slower than a threshold.
+
+mod info;
+
+use std::io;
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Parser;
+use common::cli::{self, CommonArgs, IdList};
+use common::kernel::fileio::{self, READ, WRITE};
+use common::kernel::filters::Filters;
+use common::kernel::maps;
+use common::kernel::probe::{self, Hook};
+use common::kinds::event::{Cell, Column, Table};
+use common::note;
+use common::output::{c_bytes, Clock, Out};
+use common::run::lifecycle::{self, Setup, Tool};
+
+common::skeleton!("fileslower");
+use skel::{types, FileslowerSkel, FileslowerSkelBuilder, OpenFileslowerSkel};
+
+// SAFETY: a repr(C) struct of integers and byte arrays, valid for any bytes.
+unsafe impl plain::Plain for types::slow_event {}
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+    fileslower             # reads and writes slower than 10 ms
+    fileslower 1           # slower than 1 ms
+    fileslower 0           # every read and write (a lot of output)
+    fileslower -p 181      # only process 181
+    fileslower -a          # sockets, pipes and devices too
+    fileslower --json 5 | jq .";
+
+/// Trace synchronous file reads and writes slower than a threshold, on
+/// any file system, with the file's name.
+#[derive(Parser, Debug)]
+#[command(name = "fileslower", version, after_help = EXAMPLES)]
+pub(crate) struct Args {
+    /// Trace these processes only (comma-separated pids)
+    #[arg(short = 'p', long, value_parser = cli::id_list)]
+    pid: Option<IdList>,
+    /// Include sockets, pipes and other non-regular files
+    #[arg(short = 'a', long)]
+    all_files: bool,
+    /// Trace tasks in this cgroup v2 (directory path) only
+    #[arg(short = 'c', long, value_name = "PATH", value_parser = cli::cgroup_path)]
+    cgroup: Option<PathBuf>,
+    /// Minimum latency to show, in milliseconds (0: every call)
+    #[arg(value_name = "MIN_MS", default_value_t = 10)]
+    min_ms: u64,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Fentry,
+    Kprobe,
+    Syscalls,
+}
+
+pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Fileslower>();
+
+pub(crate) struct Fileslower {
+    args: Args,
+    mode: Mode,
+    clock: Clock,
+    event: Box<types::slow_event>,
+    table: Table<Fileslower>,
+}
+
+const SYSCALL_NOTE: &str = "system call mode (no fentry or kprobes on vfs_read and vfs_write \
+                            here): timed at the read and write system calls, so the latency \
+                            includes the system call's own";
+
+impl Tool for Fileslower {
+    type Args = Args;
+    type Builder = FileslowerSkelBuilder;
+    const INFO: &'static registry::ToolInfo = &info::INFO;
+
+    fn new(args: Args) -> Result<Self> {
+        let functions = ["vfs_read", "vfs_write"];
+        let mode = if functions.iter().all(|f| probe::fentry_target(f)) {
+            Mode::Fentry
+        } else if functions.iter().all(|f| probe::kprobe_target(f)) {
+            Mode::Kprobe
+        } else {
+            Mode::Syscalls
+        };
+        Ok(Fileslower {
+            table: table(args.common.json),
+            args,
+            mode,
+            clock: Clock::start(),
+            event: Box::default(),
+        })
+    }
+
+    fn common(&self) -> &CommonArgs {
+        &self.args.common
+    }
+
+    fn filters(&self) -> Filters {
+        Filters {
+            pids: self.args.pid.clone().map(|IdList(p)| p),
+            cgroup: self.args.cgroup.clone(),
+            ..Filters::default()
+        }
+    }
+
+    fn configure(&mut self, open: &mut OpenFileslowerSkel<'_>, _: &Setup) -> Result<()> {
+        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
+        rodata.regular_only = !self.args.all_files;
+        rodata.min_latency_ns = self.args.min_ms.saturating_mul(1_000_000);
+        let p = &mut open.progs;
+        let mode = self.mode;
+        probe::load_when(
+            mode == Mode::Fentry,
+            [
+                &mut p.fs_fentry_read,
+                &mut p.fs_fexit_read,
+                &mut p.fs_fentry_write,
+                &mut p.fs_fexit_write,
+            ],
+        );
+        probe::load_when(
+            mode == Mode::Kprobe,
+            [
+                &mut p.fs_kprobe_read,
+                &mut p.fs_kretprobe_read,
+                &mut p.fs_kprobe_write,
+                &mut p.fs_kretprobe_write,
+            ],
+        );
+        probe::load_when(
+            mode == Mode::Syscalls,
+            [&mut p.fs_sys_enter, &mut p.fs_sys_exit],
+        );
+        if mode == Mode::Syscalls && !probe::features().has(Hook::TpBtf) {
+            anyhow::bail!(
+                "this kernel offers neither fentry nor kprobes on vfs_read and vfs_write, \
+                 nor BTF tracepoints for their system calls"
+            );
+        }
+        Ok(())
+    }
+
+    fn hook_notes(&self) -> Vec<String> {
+        match self.mode {
+            Mode::Syscalls => vec![SYSCALL_NOTE.into()],
+            _ => Vec::new(),
+        }
+    }
+
+    fn loaded(&mut self, skel: &mut FileslowerSkel<'_>) -> Result<()> {
+        if self.mode == Mode::Syscalls {
+            note!("{SYSCALL_NOTE}");
+            fileio::fill(&skel.maps.file_ops, &[READ, WRITE])?;
+        }
+        Ok(())
+    }
+
+    fn table(&self) -> Option<&Table<Self>> {
+        Some(&self.table)
+    }
+
+    fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
+        maps::copy_record(&mut *self.event, data);
+        self.table.row(out, self)
+    }
+}
+
+fn op(e: &types::slow_event) -> &'static str {
+    match e.op {
+        READ => "R",
+        WRITE => "W",
+        _ => "?",
+    }
+}
+
+/// BCC's columns: TIME(s) COMM TID D BYTES LAT(ms) FILENAME.
+fn table(json: bool) -> Table<Fileslower> {
+    Table::<Fileslower>::new(json).columns([
+        Column::new("TIME(s)", 8, "ts", |t| {
+            Cell::Float(t.clock.elapsed(t.event.ts_ns), 3)
+        }),
+        Column::new("COMM", 16, "comm", |t| Cell::bytes(c_bytes(&t.event.comm))),
+        Column::new("TID", 7, "tid", |t| t.event.tid.into()),
+        Column::json("pid", |t| t.event.pid.into()),
+        Column::new("D", 1, "op", |t| op(&t.event).into()),
+        Column::new("BYTES", 7, "bytes", |t| t.event.ret.into()),
+        Column::json("offset", |t| t.event.offset.into()),
+        Column::right("LAT(ms)", 7, "latency_ms", |t| {
+            Cell::Float(t.event.latency_ns as f64 / 1e6, 2)
+        }),
+        Column::json("type", |t| {
+            String::from(t.event.r#type as u8 as char).into()
+        }),
+        Column::new("FILENAME", 0, "file", |t| {
+            Cell::bytes(c_bytes(&t.event.name))
+        }),
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_checked() {
+        testkit::check_arguments::<Args>(&[
+            &["fileslower", "-1"][..],
+            &["fileslower", "x"],
+            &["fileslower", "-p", "x"],
+            &["fileslower", "1", "2"],
+        ]);
+        assert_eq!(Args::try_parse_from(["fileslower"]).unwrap().min_ms, 10);
+    }
+}

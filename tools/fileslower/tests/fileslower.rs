@@ -1,0 +1,163 @@
+//! fileslower against dd: every read and write of a copy at threshold 0,
+//! and a read blocked on a pipe for 300 ms above a 100 ms threshold.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+use testkit::{
+    require_root, run, run_with_env, stop_and_check_unloaded, unique, unique_copy, Traced,
+};
+
+const BIN: &str = env!("CARGO_BIN_EXE_fileslower");
+const BLOCKS: u64 = 40;
+
+fn comm(p: &Path) -> &str {
+    p.file_name().unwrap().to_str().unwrap()
+}
+
+fn of_comm<'a>(rows: &'a [Value], comm: &str) -> Vec<&'a Value> {
+    rows.iter().filter(|r| r["comm"] == comm).collect()
+}
+
+fn check_copy(env: &[(&str, &str)]) {
+    require_root();
+    let dir = testkit::scratch_dir(env!("CARGO_TARGET_TMPDIR"));
+    let (input, output) = (unique("fsi"), unique("fso"));
+    std::fs::write(dir.join(&input), vec![1u8; (BLOCKS * 2048) as usize]).unwrap();
+    let dd = unique_copy("fsd", "/bin/dd");
+    let tool = Traced::start_command(
+        Command::new(BIN)
+            .args(["--json", "0"])
+            .envs(env.iter().copied()),
+    );
+    let status = Command::new(&dd)
+        .arg(format!("if={}", dir.join(&input).display()))
+        .arg(format!("of={}", dir.join(&output).display()))
+        .args(["bs=2048", &format!("count={BLOCKS}"), "status=none"])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    std::thread::sleep(Duration::from_millis(100));
+    let f = stop_and_check_unloaded(tool);
+    let _ = std::fs::remove_file(dir.join(&input));
+    let _ = std::fs::remove_file(dir.join(&output));
+    let rows = f.json();
+    let mine = of_comm(&rows, comm(&dd));
+    let reads: Vec<&&Value> = mine
+        .iter()
+        .filter(|r| r["file"] == input.as_str())
+        .collect();
+    let writes: Vec<&&Value> = mine
+        .iter()
+        .filter(|r| r["file"] == output.as_str())
+        .collect();
+    assert_eq!(reads.len() as u64, BLOCKS, "{mine:#?}");
+    assert_eq!(writes.len() as u64, BLOCKS, "{mine:#?}");
+    for (i, r) in reads.iter().enumerate() {
+        assert_eq!(
+            (r["op"].as_str(), r["bytes"].as_u64()),
+            (Some("R"), Some(2048)),
+            "{r}"
+        );
+        assert_eq!(r["offset"], i as u64 * 2048, "{r}");
+    }
+    for (i, w) in writes.iter().enumerate() {
+        assert_eq!(
+            (w["op"].as_str(), w["bytes"].as_u64()),
+            (Some("W"), Some(2048)),
+            "{w}"
+        );
+        assert_eq!(w["offset"], i as u64 * 2048, "{w}");
+        assert_eq!(w["type"], "R", "{w}");
+    }
+}
+
+#[test]
+fn fileslower_every_read_and_write_at_zero() {
+    check_copy(&[]);
+}
+
+/// Kernels with fentry or kprobes, forced to the system call mode.
+#[test]
+fn fileslower_system_call_mode_sees_the_same() {
+    check_copy(&[("BPFTOOLS_DISABLE", "fentry,kprobe")]);
+}
+
+/// dd reading a pipe whose writer sleeps 300 ms first.
+fn blocked_read(dd: &Path) {
+    let mut writer = Command::new("sh")
+        .args(["-c", "sleep 0.3; echo x"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pipe = writer.stdout.take().unwrap();
+    let status = Command::new(dd)
+        .args(["of=/dev/null", "status=none"])
+        .stdin(pipe)
+        .status()
+        .unwrap();
+    assert!(status.success() && writer.wait().unwrap().success());
+}
+
+#[test]
+fn fileslower_threshold_and_other_files() {
+    require_root();
+    let dd: PathBuf = unique_copy("fsp", "/bin/dd");
+    let tool = Traced::start(BIN, &["--json", "-a", "100"]);
+    blocked_read(&dd);
+    let all = stop_and_check_unloaded(tool);
+    let tool = Traced::start(BIN, &["--json", "100"]);
+    blocked_read(&dd);
+    let regular = stop_and_check_unloaded(tool);
+    let rows = all.json();
+    let slow = of_comm(&rows, comm(&dd));
+    assert_eq!(
+        slow.len(),
+        1,
+        "only the blocked read passes 100 ms: {rows:#?}"
+    );
+    assert_eq!(slow[0]["op"], "R");
+    assert_eq!(slow[0]["type"], "O", "a pipe");
+    let ms = slow[0]["latency_ms"].as_f64().unwrap();
+    assert!(ms >= 250.0, "{ms} ms");
+    assert!(
+        of_comm(&regular.json(), comm(&dd)).is_empty(),
+        "a pipe needs -a"
+    );
+}
+
+#[test]
+fn fileslower_dry_run_and_bcc_header() {
+    require_root();
+    let f = run_with_env(
+        BIN,
+        &["--dry-run"],
+        &[("BPFTOOLS_DISABLE", "fentry,kprobe")],
+    );
+    assert!(f.status.success(), "{f:?}");
+    let out = f.stdout.join("\n");
+    assert!(
+        out.contains("tp_btf sys_enter") && out.contains("tp_btf sys_exit"),
+        "{out}"
+    );
+    let f = run(BIN, &["--dry-run"]);
+    let fentry = common::kernel::probe::fentry_target("vfs_read");
+    let out = f.stdout.join("\n");
+    assert!(
+        out.contains(if fentry {
+            "fexit vfs_read"
+        } else {
+            "sys_enter"
+        }),
+        "{out}"
+    );
+    let tool = Traced::start(BIN, &[]);
+    let f = stop_and_check_unloaded(tool);
+    let words: Vec<&str> = f.stdout[0].split_whitespace().collect();
+    assert_eq!(
+        words,
+        ["TIME(s)", "COMM", "TID", "D", "BYTES", "LAT(ms)", "FILENAME"]
+    );
+}
