@@ -24,35 +24,36 @@ struct {
 	__type(value, struct file_stat);
 } stats SEC(".maps");
 
-static __always_inline void account(struct file *f, __u32 op, __s64 bytes)
+/* Counts one call on `f`, whose inode the caller read as its hook allows. */
+static __always_inline void account(struct file *f, struct inode *inode, __u32 op, __s64 bytes)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct file_key key = {};
 	struct file_stat *st;
-	struct inode *inode;
-	char type;
 
 	if (!f || bytes < 0 || !task_allowed(id) || !cgroup_allowed())
 		return;
-	type = file_type(f);
-	if (regular_only && type != 'R')
-		return;
-	inode = BPF_CORE_READ(f, f_inode);
-	key.ino = BPF_CORE_READ(inode, i_ino);
-	key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	key.file = (__u64)f;
+	key.inode = (__u64)inode;
 	key.pid = id >> 32;
 	key.tid = (__u32)id;
-	bpf_get_current_comm(key.comm, sizeof(key.comm));
 	st = bpf_map_lookup_elem(&stats, &key);
 	if (!st) {
-		struct file_stat fresh = { .type = type };
+		struct file_stat fresh = {};
 
+		fresh.type = file_type(f);
+		fresh.skip = regular_only && fresh.type != 'R';
+		fresh.ino = BPF_CORE_READ(inode, i_ino);
+		fresh.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+		bpf_get_current_comm(fresh.comm, sizeof(fresh.comm));
 		file_name(f, fresh.name, sizeof(fresh.name));
 		bpf_map_update_elem(&stats, &key, &fresh, BPF_NOEXIST);
 		st = bpf_map_lookup_elem(&stats, &key);
 		if (!st)
 			return;
 	}
+	if (st->skip)
+		return;
 	if (op == FOP_READ) {
 		__sync_fetch_and_add(&st->reads, 1);
 		__sync_fetch_and_add(&st->read_bytes, bytes);
@@ -65,7 +66,7 @@ static __always_inline void account(struct file *f, __u32 op, __s64 bytes)
 SEC("fexit/vfs_read")
 int BPF_PROG(filetop_fexit_read, struct file *f, char *buf, size_t count, loff_t *pos, ssize_t ret)
 {
-	account(f, FOP_READ, ret);
+	account(f, f->f_inode, FOP_READ, ret);
 	return 0;
 }
 
@@ -73,21 +74,21 @@ SEC("fexit/vfs_write")
 int BPF_PROG(filetop_fexit_write, struct file *f, const char *buf, size_t count, loff_t *pos,
 	     ssize_t ret)
 {
-	account(f, FOP_WRITE, ret);
+	account(f, f->f_inode, FOP_WRITE, ret);
 	return 0;
 }
 
 SEC("kprobe/vfs_read")
 int BPF_KPROBE(filetop_kprobe_read, struct file *f, char *buf, size_t count)
 {
-	account(f, FOP_READ, count);
+	account(f, BPF_CORE_READ(f, f_inode), FOP_READ, count);
 	return 0;
 }
 
 SEC("kprobe/vfs_write")
 int BPF_KPROBE(filetop_kprobe_write, struct file *f, const char *buf, size_t count)
 {
-	account(f, FOP_WRITE, count);
+	account(f, BPF_CORE_READ(f, f_inode), FOP_WRITE, count);
 	return 0;
 }
 
@@ -97,10 +98,13 @@ SEC("tp_btf/sys_exit")
 int BPF_PROG(filetop_sys_exit, struct pt_regs *regs, long ret)
 {
 	__u32 op = file_op(SYSCALL_NR(regs));
+	struct file *f;
 
 	if ((op != FOP_READ && op != FOP_WRITE) || ret < 0 || compat_syscall())
 		return 0;
-	account(fd_file(PT_REGS_PARM1_SYSCALL(regs)), op, ret);
+	f = fd_file_btf(PT_REGS_PARM1_SYSCALL(regs));
+	if (f)
+		account(f, BPF_CORE_READ(f, f_inode), op, ret);
 	return 0;
 }
 

@@ -25,4 +25,21 @@ static __always_inline struct file *fd_file(long fd)
 	return f;
 }
 
+/* fd_file() for tp_btf programs: the task's pointers followed with direct
+ * loads (a helper call each costs more than the rest of a read's
+ * accounting), the descriptor's slot with one probe read. */
+static __always_inline struct file *fd_file_btf(long fd)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct fdtable *fdt = task->files->fdt;
+	struct file **fds;
+	struct file *f = 0;
+
+	if (fd < 0 || fd >= fdt->max_fds)
+		return 0;
+	fds = fdt->fd;
+	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
+	return f;
+}
+
 #endif

@@ -189,8 +189,9 @@ impl Tool for Filetop {
     /// Every interval, and the part interval at the end: what the kernel
     /// summed since the last report, drained.
     fn report(&mut self, skel: &FiletopSkel<'_>, out: &mut Out, _: When) -> Result<()> {
-        let mut rows: Vec<(types::file_key, Box<types::file_stat>)> =
+        let entries: Vec<(types::file_key, Box<types::file_stat>)> =
             maps::read_as(&skel.maps.stats, true)?;
+        let mut rows = merge(entries);
         sort(&mut rows, self.args.sort);
         let time = output::now_hms();
         self.screen.begin(out, &time, &self.table.header())?;
@@ -209,6 +210,35 @@ impl Tool for Filetop {
 const SYSCALL_NOTE: &str = "system call mode (no fentry or kprobes on vfs_read and vfs_write \
                             here): reads and writes seen at the read, readv, pread64, preadv(2), \
                             write, writev, pwrite64 and pwritev(2) system calls";
+
+/// One row per thread and file: the kernel keeps one entry per open file
+/// (a file opened twice has two), merged here by device and inode; entries
+/// of files not shown are dropped.
+fn merge(
+    entries: Vec<(types::file_key, Box<types::file_stat>)>,
+) -> Vec<(types::file_key, Box<types::file_stat>)> {
+    let mut rows: Vec<(types::file_key, Box<types::file_stat>)> = Vec::new();
+    let mut at: std::collections::HashMap<(u32, u32, u64), usize> = Default::default();
+    for (key, stat) in entries {
+        if stat.skip != 0 {
+            continue;
+        }
+        match at.entry((key.tid, stat.dev, stat.ino)) {
+            std::collections::hash_map::Entry::Occupied(i) => {
+                let row = &mut rows[*i.get()].1;
+                row.reads += stat.reads;
+                row.writes += stat.writes;
+                row.read_bytes += stat.read_bytes;
+                row.write_bytes += stat.write_bytes;
+            }
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(rows.len());
+                rows.push((key, stat));
+            }
+        }
+    }
+    rows
+}
 
 /// Largest first, as BCC.
 fn sort(rows: &mut [(types::file_key, Box<types::file_stat>)], by: Sort) {
@@ -232,7 +262,7 @@ fn table(json: bool) -> Table<Filetop> {
             Column::new("TID", 7, "tid", |t| t.row.key.tid.into()),
             Column::json("pid", |t| t.row.key.pid.into()),
             Column::new("COMM", 16, "comm", |t| {
-                Cell::bytes(c_bytes(&t.row.key.comm))
+                Cell::bytes(c_bytes(&t.row.stat.comm))
             }),
             Column::new("READS", 6, "reads", |t| t.row.stat.reads.into()),
             Column::new("WRITES", 6, "writes", |t| t.row.stat.writes.into()),
@@ -257,13 +287,48 @@ fn table(json: bool) -> Table<Filetop> {
             false,
             Column::json("write_bytes", |t| t.row.stat.write_bytes.into()),
         )
-        .column(false, Column::json("dev", |t| t.row.key.dev.into()))
-        .column(false, Column::json("ino", |t| t.row.key.ino.into()))
+        .column(false, Column::json("dev", |t| t.row.stat.dev.into()))
+        .column(false, Column::json("ino", |t| t.row.stat.ino.into()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn entry(
+        tid: u32,
+        file: u64,
+        ino: u64,
+        reads: u64,
+        skip: bool,
+    ) -> (types::file_key, Box<types::file_stat>) {
+        let key = types::file_key {
+            file,
+            tid,
+            ..Default::default()
+        };
+        let stat = types::file_stat {
+            reads,
+            read_bytes: reads * 10,
+            ino,
+            skip: skip as u8,
+            ..Default::default()
+        };
+        (key, Box::new(stat))
+    }
+
+    #[test]
+    fn open_files_merge_by_thread_and_inode() {
+        let rows = merge(vec![
+            entry(1, 0xa, 7, 2, false),
+            entry(1, 0xb, 7, 3, false),
+            entry(2, 0xc, 7, 1, false),
+            entry(1, 0xd, 8, 9, true),
+        ]);
+        let got: Vec<(u32, u64, u64)> = rows.iter().map(|(k, s)| (k.tid, s.ino, s.reads)).collect();
+        assert_eq!(got, [(1, 7, 5), (2, 7, 1)]);
+        assert_eq!(rows[0].1.read_bytes, 50);
+    }
 
     #[test]
     fn arguments_are_checked() {
