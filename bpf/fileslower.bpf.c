@@ -86,7 +86,7 @@ int BPF_PROG(fs_sys_enter, struct pt_regs *regs, long id)
 
 	if ((op != FOP_READ && op != FOP_WRITE) || compat_syscall())
 		return 0;
-	f = fd_file_btf(PT_REGS_PARM1_SYSCALL(regs));
+	f = fd_file(PT_REGS_PARM1_SYSCALL(regs));
 	slow_enter(f, op, file_op_positional(id) ? PT_REGS_PARM4_SYSCALL(regs) : file_pos(f));
 	return 0;
 }

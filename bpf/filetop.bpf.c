@@ -102,7 +102,7 @@ int BPF_PROG(filetop_sys_exit, struct pt_regs *regs, long ret)
 
 	if ((op != FOP_READ && op != FOP_WRITE) || ret < 0 || compat_syscall())
 		return 0;
-	f = fd_file_btf(PT_REGS_PARM1_SYSCALL(regs));
+	f = fd_file(PT_REGS_PARM1_SYSCALL(regs));
 	if (f)
 		account(f, BPF_CORE_READ(f, f_inode), op, ret);
 	return 0;

@@ -10,34 +10,33 @@
  * 4.19+). */
 #define FMODE_CREATED 0x100000
 
-/* The file open at `fd` in the current task, or NULL. */
+/* Set by the front end (common::kernel::probe::current_task_btf): the
+ * kernel has bpf_get_current_task_btf (5.11+). Where it has not, the calls
+ * to it are dead code, which the verifier does not check. */
+const volatile bool current_task_btf = false;
+
+/* The file open at `fd` in the current task, or NULL, from a tp_btf
+ * program: the task's pointers followed with direct loads where the kernel
+ * allows (a helper call each costs more than the rest of a read's
+ * accounting), else with probe reads; the descriptor's slot with one probe
+ * read. */
 static __always_inline struct file *fd_file(long fd)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct fdtable *fdt;
 	struct file **fds;
 	struct file *f = 0;
 
-	if (!fdt || fd < 0 || fd >= BPF_CORE_READ(fdt, max_fds))
-		return 0;
-	fds = BPF_CORE_READ(fdt, fd);
-	bpf_core_read(&f, sizeof(f), &fds[fd]);
-	return f;
-}
-
-/* fd_file() for tp_btf programs: the task's pointers followed with direct
- * loads (a helper call each costs more than the rest of a read's
- * accounting), the descriptor's slot with one probe read. */
-static __always_inline struct file *fd_file_btf(long fd)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct fdtable *fdt = task->files->fdt;
-	struct file **fds;
-	struct file *f = 0;
-
-	if (fd < 0 || fd >= fdt->max_fds)
-		return 0;
-	fds = fdt->fd;
+	if (current_task_btf) {
+		fdt = bpf_get_current_task_btf()->files->fdt;
+		if (fd < 0 || fd >= fdt->max_fds)
+			return 0;
+		fds = fdt->fd;
+	} else {
+		fdt = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), files, fdt);
+		if (!fdt || fd < 0 || fd >= BPF_CORE_READ(fdt, max_fds))
+			return 0;
+		fds = BPF_CORE_READ(fdt, fd);
+	}
 	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
 	return f;
 }

@@ -398,6 +398,20 @@ pub fn task_pt_regs() -> bool {
     })
 }
 
+/// True if tracing programs can have the current task as a BTF pointer
+/// (bpf_get_current_task_btf, 5.11+), to follow its pointers with direct
+/// loads.
+pub fn current_task_btf() -> bool {
+    static HAS: OnceLock<bool> = OnceLock::new();
+    *HAS.get_or_init(|| {
+        !disabled("current_task_btf")
+            && helper(
+                libbpf_sys::BPF_PROG_TYPE_TRACING,
+                libbpf_sys::BPF_FUNC_get_current_task_btf,
+            )
+    })
+}
+
 /// True if tracing programs can keep state in task storage (5.11+).
 pub fn task_storage() -> bool {
     map_type(libbpf_sys::BPF_MAP_TYPE_TASK_STORAGE)

@@ -112,6 +112,7 @@ impl Tool for Fileslower {
     fn configure(&mut self, open: &mut OpenFileslowerSkel<'_>, _: &Setup) -> Result<()> {
         let rodata = maps::rodata(&mut open.maps.rodata_data)?;
         rodata.regular_only = !self.args.all_files;
+        rodata.current_task_btf = probe::current_task_btf();
         rodata.min_latency_ns = self.args.min_ms.saturating_mul(1_000_000);
         let p = &mut open.progs;
         let mode = self.mode;

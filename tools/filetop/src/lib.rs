@@ -138,6 +138,7 @@ impl Tool for Filetop {
     fn configure(&mut self, open: &mut OpenFiletopSkel<'_>, _: &Setup) -> Result<()> {
         let rodata = maps::rodata(&mut open.maps.rodata_data)?;
         rodata.regular_only = !self.args.all_files;
+        rodata.current_task_btf = probe::current_task_btf();
         let p = &mut open.progs;
         let mode = self.mode;
         probe::load_when(

@@ -117,6 +117,7 @@ impl Tool for Vfsstat {
     }
 
     fn configure(&mut self, open: &mut OpenVfsstatSkel<'_>, _: &Setup) -> Result<()> {
+        maps::rodata(&mut open.maps.rodata_data)?.current_task_btf = probe::current_task_btf();
         let p = &mut open.progs;
         probe::load_when(
             self.mode == Mode::Fentry,
