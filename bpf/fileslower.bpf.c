@@ -13,29 +13,48 @@
 #include "slowio.bpf.h"
 #include "syscalls.bpf.h"
 
-SEC("fentry/vfs_read")
-int BPF_PROG(fs_fentry_read, struct file *f, char *buf, size_t count, loff_t *pos)
+/* The position a call starts at: `pos` points into the caller's frame. */
+static __always_inline __u64 start_pos(loff_t *pos)
 {
-	slow_enter(f, FOP_READ, pos ? *pos : 0);
+	loff_t at = 0;
+
+	bpf_probe_read_kernel(&at, sizeof(at), pos);
+	return at;
+}
+
+/* fentry's `pos` argument, which before 5.15 or so a program may not load
+ * from its context (a pointer to an integer): copied out instead. */
+static __always_inline loff_t *fentry_pos(unsigned long long *ctx)
+{
+	loff_t *pos = 0;
+
+	bpf_probe_read_kernel(&pos, sizeof(pos), &ctx[3]);
+	return pos;
+}
+
+SEC("fentry/vfs_read")
+int fs_fentry_read(unsigned long long *ctx)
+{
+	slow_enter((struct file *)ctx[0], FOP_READ, start_pos(fentry_pos(ctx)));
 	return 0;
 }
 
 SEC("fexit/vfs_read")
-int BPF_PROG(fs_fexit_read, struct file *f, char *buf, size_t count, loff_t *pos, ssize_t ret)
+int BPF_PROG(fs_fexit_read, struct file *f, char *buf, size_t count, void *pos, ssize_t ret)
 {
 	slow_exit(ret);
 	return 0;
 }
 
 SEC("fentry/vfs_write")
-int BPF_PROG(fs_fentry_write, struct file *f, const char *buf, size_t count, loff_t *pos)
+int fs_fentry_write(unsigned long long *ctx)
 {
-	slow_enter(f, FOP_WRITE, pos ? *pos : 0);
+	slow_enter((struct file *)ctx[0], FOP_WRITE, start_pos(fentry_pos(ctx)));
 	return 0;
 }
 
 SEC("fexit/vfs_write")
-int BPF_PROG(fs_fexit_write, struct file *f, const char *buf, size_t count, loff_t *pos,
+int BPF_PROG(fs_fexit_write, struct file *f, const char *buf, size_t count, void *pos,
 	     ssize_t ret)
 {
 	slow_exit(ret);
@@ -45,10 +64,7 @@ int BPF_PROG(fs_fexit_write, struct file *f, const char *buf, size_t count, loff
 SEC("kprobe/vfs_read")
 int BPF_KPROBE(fs_kprobe_read, struct file *f, char *buf, size_t count, loff_t *pos)
 {
-	loff_t at = 0;
-
-	bpf_probe_read_kernel(&at, sizeof(at), pos);
-	slow_enter(f, FOP_READ, at);
+	slow_enter(f, FOP_READ, start_pos(pos));
 	return 0;
 }
 
@@ -62,10 +78,7 @@ int BPF_KRETPROBE(fs_kretprobe_read, ssize_t ret)
 SEC("kprobe/vfs_write")
 int BPF_KPROBE(fs_kprobe_write, struct file *f, const char *buf, size_t count, loff_t *pos)
 {
-	loff_t at = 0;
-
-	bpf_probe_read_kernel(&at, sizeof(at), pos);
-	slow_enter(f, FOP_WRITE, at);
+	slow_enter(f, FOP_WRITE, start_pos(pos));
 	return 0;
 }
 

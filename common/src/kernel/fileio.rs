@@ -64,3 +64,43 @@ mod tests {
         assert!(all.iter().all(|(nr, _)| *nr < MAX_NR));
     }
 }
+
+/// Where a file tool sees the VFS calls it counts or times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hook {
+    /// fentry (and fexit) on the VFS functions.
+    Fentry,
+    /// kprobes (and kretprobes) on them.
+    Kprobe,
+    /// Neither: the system calls that reach them, at the BTF tracepoints.
+    Syscalls,
+}
+
+impl Hook {
+    /// fentry where every one of `functions` takes it, else kprobes where
+    /// each exists, else the system calls.
+    pub fn choose(functions: &[&str]) -> Hook {
+        use crate::kernel::probe;
+        if functions.iter().all(|f| probe::fentry_target(f)) {
+            Hook::Fentry
+        } else if functions.iter().all(|f| probe::kprobe_target(f)) {
+            Hook::Kprobe
+        } else {
+            Hook::Syscalls
+        }
+    }
+
+    /// An error where the system calls are the way left and the kernel has
+    /// no BTF tracepoints for them either.
+    pub fn check(self, functions: &[&str]) -> Result<()> {
+        use crate::kernel::probe;
+        if self == Hook::Syscalls && !probe::features().has(probe::Hook::TpBtf) {
+            anyhow::bail!(
+                "this kernel offers neither fentry nor kprobes on {}, nor BTF tracepoints \
+                 for their system calls",
+                functions.join(", ")
+            );
+        }
+        Ok(())
+    }
+}

@@ -27,6 +27,15 @@ pub struct Filters {
 }
 
 impl Filters {
+    /// Only the processes of a `-p` list and the tasks of a cgroup, each
+    /// if given.
+    pub fn processes(list: &Option<IdList>, cgroup: &Option<PathBuf>) -> Filters {
+        Filters {
+            cgroup: cgroup.clone(),
+            ..Filters::pids(list)
+        }
+    }
+
     /// Only the processes of a `-p` list, if one was given.
     pub fn pids(list: &Option<IdList>) -> Filters {
         Filters {

@@ -112,11 +112,7 @@ impl Tool for Biosnoop {
     }
 
     fn filters(&self) -> Filters {
-        Filters {
-            pids: self.args.pid.clone().map(|IdList(p)| p),
-            cgroup: self.args.cgroup.clone(),
-            ..Filters::default()
-        }
+        Filters::processes(&self.args.pid, &self.args.cgroup)
     }
 
     fn configure(&mut self, open: &mut OpenBiosnoopSkel<'_>, _: &Setup) -> Result<()> {

@@ -100,11 +100,7 @@ impl Tool for Bitesize {
     }
 
     fn filters(&self) -> Filters {
-        Filters {
-            pids: self.args.pid.clone().map(|IdList(p)| p),
-            cgroup: self.args.cgroup.clone(),
-            ..Filters::default()
-        }
+        Filters::processes(&self.args.pid, &self.args.cgroup)
     }
 
     fn configure(&mut self, open: &mut OpenBitesizeSkel<'_>, _: &Setup) -> Result<()> {

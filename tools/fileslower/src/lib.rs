@@ -8,10 +8,10 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Parser;
 use common::cli::{self, CommonArgs, IdList};
-use common::kernel::fileio::{self, READ, WRITE};
+use common::kernel::fileio::{self, Hook as Mode, READ, WRITE};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
-use common::kernel::probe::{self, Hook};
+use common::kernel::probe;
 use common::kinds::event::{Cell, Column, Table};
 use common::note;
 use common::output::{c_bytes, Clock, Out};
@@ -53,12 +53,8 @@ pub(crate) struct Args {
     common: CommonArgs,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    Fentry,
-    Kprobe,
-    Syscalls,
-}
+/// The VFS functions fileslower times.
+const FUNCTIONS: [&str; 2] = ["vfs_read", "vfs_write"];
 
 pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Fileslower>();
 
@@ -80,14 +76,7 @@ impl Tool for Fileslower {
     const INFO: &'static registry::ToolInfo = &info::INFO;
 
     fn new(args: Args) -> Result<Self> {
-        let functions = ["vfs_read", "vfs_write"];
-        let mode = if functions.iter().all(|f| probe::fentry_target(f)) {
-            Mode::Fentry
-        } else if functions.iter().all(|f| probe::kprobe_target(f)) {
-            Mode::Kprobe
-        } else {
-            Mode::Syscalls
-        };
+        let mode = Mode::choose(&FUNCTIONS);
         Ok(Fileslower {
             table: table(args.common.json),
             args,
@@ -102,11 +91,7 @@ impl Tool for Fileslower {
     }
 
     fn filters(&self) -> Filters {
-        Filters {
-            pids: self.args.pid.clone().map(|IdList(p)| p),
-            cgroup: self.args.cgroup.clone(),
-            ..Filters::default()
-        }
+        Filters::processes(&self.args.pid, &self.args.cgroup)
     }
 
     fn configure(&mut self, open: &mut OpenFileslowerSkel<'_>, _: &Setup) -> Result<()> {
@@ -138,13 +123,7 @@ impl Tool for Fileslower {
             mode == Mode::Syscalls,
             [&mut p.fs_sys_enter, &mut p.fs_sys_exit],
         );
-        if mode == Mode::Syscalls && !probe::features().has(Hook::TpBtf) {
-            anyhow::bail!(
-                "this kernel offers neither fentry nor kprobes on vfs_read and vfs_write, \
-                 nor BTF tracepoints for their system calls"
-            );
-        }
-        Ok(())
+        mode.check(&FUNCTIONS)
     }
 
     fn hook_notes(&self) -> Vec<String> {

@@ -7,10 +7,10 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::{Parser, ValueEnum};
 use common::cli::{self, CommonArgs, EveryInterval, IdList};
-use common::kernel::fileio::{self, READ, WRITE};
+use common::kernel::fileio::{self, Hook as Mode, READ, WRITE};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
-use common::kernel::probe::{self, Hook};
+use common::kernel::probe;
 use common::kinds::event::{Cell, Column, Table};
 use common::note;
 use common::output::top::Screen;
@@ -75,13 +75,8 @@ enum Sort {
     Wbytes,
 }
 
-/// Where reads and writes are seen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    Fexit,
-    Kprobe,
-    Syscalls,
-}
+/// The VFS functions filetop counts at.
+const FUNCTIONS: [&str; 2] = ["vfs_read", "vfs_write"];
 
 pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Filetop>();
 
@@ -106,14 +101,7 @@ impl Tool for Filetop {
     const INFO: &'static registry::ToolInfo = &info::INFO;
 
     fn new(args: Args) -> Result<Self> {
-        let functions = ["vfs_read", "vfs_write"];
-        let mode = if functions.iter().all(|f| probe::fentry_target(f)) {
-            Mode::Fexit
-        } else if functions.iter().all(|f| probe::kprobe_target(f)) {
-            Mode::Kprobe
-        } else {
-            Mode::Syscalls
-        };
+        let mode = Mode::choose(&FUNCTIONS);
         Ok(Filetop {
             table: table(args.common.json),
             screen: Screen::new(args.noclear, args.common.json),
@@ -128,11 +116,7 @@ impl Tool for Filetop {
     }
 
     fn filters(&self) -> Filters {
-        Filters {
-            pids: self.args.pid.clone().map(|IdList(p)| p),
-            cgroup: self.args.cgroup.clone(),
-            ..Filters::default()
-        }
+        Filters::processes(&self.args.pid, &self.args.cgroup)
     }
 
     fn configure(&mut self, open: &mut OpenFiletopSkel<'_>, _: &Setup) -> Result<()> {
@@ -142,7 +126,7 @@ impl Tool for Filetop {
         let p = &mut open.progs;
         let mode = self.mode;
         probe::load_when(
-            mode == Mode::Fexit,
+            mode == Mode::Fentry,
             [&mut p.filetop_fexit_read, &mut p.filetop_fexit_write],
         );
         probe::load_when(
@@ -150,13 +134,7 @@ impl Tool for Filetop {
             [&mut p.filetop_kprobe_read, &mut p.filetop_kprobe_write],
         );
         probe::load_when(mode == Mode::Syscalls, [&mut p.filetop_sys_exit]);
-        if mode == Mode::Syscalls && !probe::features().has(Hook::TpBtf) {
-            anyhow::bail!(
-                "this kernel offers neither fentry nor kprobes on vfs_read and vfs_write, \
-                 nor BTF tracepoints for their system calls"
-            );
-        }
-        Ok(())
+        mode.check(&FUNCTIONS)
     }
 
     fn hook_notes(&self) -> Vec<String> {

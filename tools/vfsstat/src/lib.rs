@@ -10,10 +10,10 @@ use std::time::Instant;
 use anyhow::Result;
 use clap::Parser;
 use common::cli::{self, CommonArgs, EveryInterval, IdList};
-use common::kernel::fileio;
+use common::kernel::fileio::{self, Hook as Mode};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
-use common::kernel::probe::{self, Hook};
+use common::kernel::probe;
 use common::note;
 use common::output::{self, Out};
 use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
@@ -61,28 +61,6 @@ pub(crate) struct Args {
 
 pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Vfsstat>();
 
-/// Where the counts are taken.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    Fentry,
-    Kprobe,
-    Syscalls,
-}
-
-impl Mode {
-    /// fentry, else kprobes, where every function exists; else the system
-    /// calls.
-    fn choose() -> Mode {
-        if FUNCTIONS.iter().all(|f| probe::fentry_target(f)) {
-            Mode::Fentry
-        } else if FUNCTIONS.iter().all(|f| probe::kprobe_target(f)) {
-            Mode::Kprobe
-        } else {
-            Mode::Syscalls
-        }
-    }
-}
-
 pub(crate) struct Vfsstat {
     args: Args,
     mode: Mode,
@@ -98,7 +76,7 @@ impl Tool for Vfsstat {
     fn new(args: Args) -> Result<Self> {
         Ok(Vfsstat {
             args,
-            mode: Mode::choose(),
+            mode: Mode::choose(&FUNCTIONS),
             previous: [0; STATS],
             since: Instant::now(),
         })
@@ -109,11 +87,7 @@ impl Tool for Vfsstat {
     }
 
     fn filters(&self) -> Filters {
-        Filters {
-            pids: self.args.pid.clone().map(|IdList(p)| p),
-            cgroup: self.args.cgroup.clone(),
-            ..Filters::default()
-        }
+        Filters::processes(&self.args.pid, &self.args.cgroup)
     }
 
     fn configure(&mut self, open: &mut OpenVfsstatSkel<'_>, _: &Setup) -> Result<()> {
@@ -140,13 +114,7 @@ impl Tool for Vfsstat {
             ],
         );
         probe::load_when(self.mode == Mode::Syscalls, [&mut p.vfs_sys_exit]);
-        if self.mode == Mode::Syscalls && !probe::features().has(Hook::TpBtf) {
-            anyhow::bail!(
-                "this kernel offers neither fentry nor kprobes on the VFS functions, \
-                 nor BTF tracepoints to count their system calls"
-            );
-        }
-        Ok(())
+        self.mode.check(&FUNCTIONS)
     }
 
     fn hook_notes(&self) -> Vec<String> {
@@ -238,7 +206,6 @@ mod tests {
 
     #[test]
     fn counters_follow_the_system_call_kinds() {
-        use common::kernel::fileio;
         assert_eq!(S::VS_READ.0 + 1, fileio::READ);
         assert_eq!(S::VS_WRITE.0 + 1, fileio::WRITE);
         assert_eq!(S::VS_FSYNC.0 + 1, fileio::FSYNC);
