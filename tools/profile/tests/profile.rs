@@ -446,9 +446,18 @@ fn perf_record_agrees_on_the_top_function() {
     let (inner, total) = leaf_share(&ours, "inner");
     let ours_share = inner as f64 * 100.0 / total as f64;
     let theirs = perf_share("inner");
+    // On a failure, our leaves too: where the rest of our samples went.
+    let mut leaves: std::collections::BTreeMap<String, u64> = Default::default();
+    for (stack, n) in folded(&ours) {
+        *leaves
+            .entry(stack.rsplit(';').next().unwrap_or("").to_string())
+            .or_default() += n;
+    }
     assert!(
         theirs > 50.0 && (ours_share - theirs).abs() < 5.0,
-        "inner: {ours_share:.1}% of our {total} samples, {theirs:.1}% of perf's: {text}"
+        "inner: {ours_share:.1}% of our {total} samples, {theirs:.1}% of perf's: {text}\n\
+         our leaves: {leaves:?}\nstderr: {}",
+        ours.stderr
     );
 }
 
