@@ -16,6 +16,16 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+/// Held by a test while it runs a tool, where a crate's tests must not
+/// run tools side by side: profile's samplers; the file tools' fentry and
+/// fexit programs, whose trampolines on the same kernel function are
+/// rewritten at each attach and detach (two at once locked up a 6.1 guest
+/// under qemu's TCG).
+pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Fails the test unless it runs as root: a root test must never pass
 /// without running.
 pub fn require_root() {

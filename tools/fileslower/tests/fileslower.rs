@@ -76,12 +76,14 @@ fn check_copy(env: &[(&str, &str)]) {
 
 #[test]
 fn fileslower_every_read_and_write_at_zero() {
+    let _turn = testkit::one_at_a_time();
     check_copy(&[]);
 }
 
 /// Kernels with fentry or kprobes, forced to the system call mode.
 #[test]
 fn fileslower_system_call_mode_sees_the_same() {
+    let _turn = testkit::one_at_a_time();
     check_copy(&[("BPFTOOLS_DISABLE", "fentry,kprobe")]);
 }
 
@@ -103,6 +105,7 @@ fn blocked_read(dd: &Path) {
 
 #[test]
 fn fileslower_threshold_and_other_files() {
+    let _turn = testkit::one_at_a_time();
     require_root();
     let dd: PathBuf = unique_copy("fsp", "/bin/dd");
     let tool = Traced::start(BIN, &["--json", "-a", "100"]);
@@ -130,6 +133,7 @@ fn fileslower_threshold_and_other_files() {
 
 #[test]
 fn fileslower_dry_run_and_bcc_header() {
+    let _turn = testkit::one_at_a_time();
     require_root();
     let f = run_with_env(
         BIN,

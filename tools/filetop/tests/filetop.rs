@@ -104,17 +104,20 @@ fn check_copy(env: &[(&str, &str)]) {
 
 #[test]
 fn filetop_counts_a_copy() {
+    let _turn = testkit::one_at_a_time();
     check_copy(&[]);
 }
 
 /// Kernels with fentry or kprobes, forced to the system call mode.
 #[test]
 fn filetop_system_call_mode_counts_the_same() {
+    let _turn = testkit::one_at_a_time();
     check_copy(&[("BPFTOOLS_DISABLE", "fentry,kprobe")]);
 }
 
 #[test]
 fn filetop_all_files_shows_devices_and_text_table() {
+    let _turn = testkit::one_at_a_time();
     require_root();
     let files = Files::new();
     let dd = unique_copy("fta", "/bin/dd");
@@ -167,6 +170,7 @@ fn filetop_all_files_shows_devices_and_text_table() {
 
 #[test]
 fn filetop_dry_run_says_where_it_counts() {
+    let _turn = testkit::one_at_a_time();
     require_root();
     let f = run_with_env(
         BIN,

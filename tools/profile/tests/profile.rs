@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -18,10 +18,7 @@ const CHAIN: &str = "main;outer;middle;inner";
 /// Sample counts are compared with CPU time, and the idle task is looked
 /// for: the tests take turns, so that each spinner has a CPU to itself and
 /// a CPU is left idle.
-fn one_at_a_time() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
+use testkit::one_at_a_time;
 
 /// pr-spin with frame pointers, or (`fp` false) -O2 without them.
 fn spinner(fp: bool) -> &'static PathBuf {

@@ -85,6 +85,7 @@ fn counts(env: &[(&str, &str)]) -> ([u64; 5], String) {
 
 #[test]
 fn vfsstat_counts_known_calls() {
+    let _turn = testkit::one_at_a_time();
     let (s, stderr) = counts(&[]);
     assert_eq!(
         &s[..4],
@@ -102,6 +103,7 @@ fn vfsstat_counts_known_calls() {
 /// this machine, and there following the task's pointers as before 5.11.
 #[test]
 fn vfsstat_system_call_mode_counts_creates() {
+    let _turn = testkit::one_at_a_time();
     let (s, stderr) = counts(&[("BPFTOOLS_DISABLE", "fentry,kprobe,current_task_btf")]);
     assert!(stderr.contains("system call mode"), "{stderr}");
     assert_eq!(s, [READS, WRITES, FSYNCS, 2, 1]);
@@ -109,6 +111,7 @@ fn vfsstat_system_call_mode_counts_creates() {
 
 #[test]
 fn vfsstat_dry_run_says_where_it_counts() {
+    let _turn = testkit::one_at_a_time();
     require_root();
     let f = run(BIN, &["--dry-run"]);
     assert!(f.status.success(), "{f:?}");
@@ -136,6 +139,7 @@ fn vfsstat_dry_run_says_where_it_counts() {
 
 #[test]
 fn vfsstat_text_lines_each_interval() {
+    let _turn = testkit::one_at_a_time();
     require_root();
     let tool = Traced::start(BIN, &["1", "2"]);
     let f = tool.wait(Duration::from_secs(20));
