@@ -18,7 +18,6 @@
 #include "maps.bpf.h"
 
 #define REQ_OP_MASK BLK_OP_MASK
-#define MKDEV(ma, mi) (((ma) << BLK_MINORBITS) | (mi))
 
 const volatile bool per_disk = false;
 const volatile bool per_flags = false;
@@ -54,15 +53,6 @@ struct {
 static struct hist zero_hist;
 static struct fine_hist zero_fine;
 
-static __always_inline __u32 disk_dev(struct request *rq)
-{
-	struct gendisk *disk = request_disk(rq);
-
-	if (!disk)
-		return 0;
-	return MKDEV(BPF_CORE_READ(disk, major), BPF_CORE_READ(disk, first_minor));
-}
-
 static __always_inline __u32 normalized_flags(__u32 cmd_flags)
 {
 	__u32 f = cmd_flags & REQ_OP_MASK;
@@ -91,7 +81,7 @@ static __always_inline int mark_start(struct request *rq, bool from_queue)
 		return 0;
 	if (!cgroup_allowed())
 		return 0;
-	if (filter_dev && disk_dev(rq) != targ_dev)
+	if (filter_dev && request_dev(rq) != targ_dev)
 		return 0;
 	ts = bpf_ktime_get_ns();
 	bpf_map_update_elem(&start, &rq, &ts, queued && !from_queue ? BPF_NOEXIST : BPF_ANY);
@@ -114,7 +104,7 @@ static __always_inline int mark_done(struct request *rq)
 		return 0;
 	delta /= millis ? 1000000 : 1000;
 	if (per_disk)
-		key.dev = disk_dev(rq);
+		key.dev = request_dev(rq);
 	if (per_flags)
 		key.flags = normalized_flags(BPF_CORE_READ(rq, cmd_flags));
 	h = lookup_or_try_init(&hists, &key, &zero_hist);

@@ -13,9 +13,9 @@
  * kernel has it, else the final block_rq_complete (it fires once per
  * partial completion).
  *
- * Requests are reused: a record whose request was issued and never seen
- * completing (a completion the tracepoints skip) is stale, and the next
- * start or issue of that request replaces it. */
+ * Requests are reused: a record left by an earlier use (a completion the
+ * tracepoints skip, a request merged away) is replaced at the request's
+ * next start, or at its next issue once it was issued. */
 #ifndef __BLKREQ_BPF_H
 #define __BLKREQ_BPF_H
 
@@ -53,21 +53,12 @@ struct {
 
 static int request_done(struct request *rq, struct blk_req *r, __u64 now);
 
-static __always_inline __u32 blk_req_dev(struct request *rq)
-{
-	struct gendisk *disk = request_disk(rq);
-
-	if (!disk)
-		return 0;
-	return (BPF_CORE_READ(disk, major) << BLK_MINORBITS) | BPF_CORE_READ(disk, first_minor);
-}
-
 /* The shared filters (-p, -c) apply to the submitter, -d to the disk. */
 static __always_inline bool blk_req_wanted(struct request *rq)
 {
 	if (!cgroup_allowed() || !task_allowed(bpf_get_current_pid_tgid()))
 		return false;
-	return !filter_dev || blk_req_dev(rq) == targ_dev;
+	return !filter_dev || request_dev(rq) == targ_dev;
 }
 
 static __always_inline void blk_req_submitter(struct blk_req *r)
@@ -79,18 +70,15 @@ static __always_inline void blk_req_submitter(struct blk_req *r)
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 }
 
-/* io_start or insert: the submitter, unless this use of the request
- * already has one (io_start then insert). */
+/* io_start or insert (only one of them is loaded): a new use of the
+ * request, whatever an earlier one left (a request merged away is freed
+ * without being issued). */
 static __always_inline int blk_req_start(struct request *rq)
 {
-	struct blk_req *old = bpf_map_lookup_elem(&blk_reqs, &rq);
 	struct blk_req r = {};
 
-	if (old && !old->ts_issue)
-		return 0;
 	if (!blk_req_wanted(rq)) {
-		if (old)
-			bpf_map_delete_elem(&blk_reqs, &rq);
+		bpf_map_delete_elem(&blk_reqs, &rq);
 		return 0;
 	}
 	blk_req_submitter(&r);
@@ -117,7 +105,7 @@ static __always_inline int blk_req_issue(struct request *rq)
 	r->ts_issue = bpf_ktime_get_ns();
 	r->sector = BPF_CORE_READ(rq, __sector);
 	r->bytes = BPF_CORE_READ(rq, __data_len);
-	r->dev = blk_req_dev(rq);
+	r->dev = request_dev(rq);
 	r->op = BPF_CORE_READ(rq, cmd_flags) & BLK_OP_MASK;
 	if (r == &fresh)
 		bpf_map_update_elem(&blk_reqs, &rq, &fresh, BPF_ANY);

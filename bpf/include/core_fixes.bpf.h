@@ -4,6 +4,7 @@
 #define __CORE_FIXES_BPF_H
 
 #include <bpf/bpf_core_read.h>
+#include "block.h"
 
 /* task_struct::state became __state in 5.14, commit 2f064a59a11f
  * ("sched: Change task_struct::state"). */
@@ -31,6 +32,17 @@ static __always_inline struct gendisk *request_disk(struct request *rq)
 	if (bpf_core_field_exists(old->rq_disk))
 		return BPF_CORE_READ(old, rq_disk);
 	return BPF_CORE_READ(rq, q, disk);
+}
+
+/* The request's whole disk as the kernel's dev_t (block.h's encoding); 0
+ * when it has none. */
+static __always_inline __u32 request_dev(struct request *rq)
+{
+	struct gendisk *disk = request_disk(rq);
+
+	if (!disk)
+		return 0;
+	return (BPF_CORE_READ(disk, major) << BLK_MINORBITS) | BPF_CORE_READ(disk, first_minor);
 }
 
 #endif

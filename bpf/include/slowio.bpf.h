@@ -20,7 +20,8 @@ struct slow_start {
 	struct file *file;
 	__u64 offset;
 	__u32 op;
-	__u32 pad;
+	char type;
+	char pad[3];
 };
 
 /* LRU: a thread that dies inside a call leaves its entry behind. */
@@ -39,7 +40,8 @@ static __always_inline void slow_enter(struct file *f, __u32 op, __u64 offset)
 
 	if (!f || !task_allowed(id) || !cgroup_allowed())
 		return;
-	if (regular_only && file_type(f) != 'R')
+	s.type = file_type(f);
+	if (regular_only && s.type != 'R')
 		return;
 	s.ts = bpf_ktime_get_ns();
 	s.file = f;
@@ -68,7 +70,7 @@ static __always_inline void slow_exit(__s64 ret)
 	e.op = s->op;
 	e.pid = id >> 32;
 	e.tid = tid;
-	e.type = file_type(s->file);
+	e.type = s->type;
 	bpf_get_current_comm(e.comm, sizeof(e.comm));
 	file_name(s->file, e.name, sizeof(e.name));
 	bpf_map_delete_elem(&slow_starts, &tid);

@@ -45,6 +45,31 @@ pub struct EveryInterval {
     pub count: Option<u64>,
 }
 
+/// What the top tools (biotop, filetop) share: `-C`, `-r`, and `[interval]
+/// [count]` from one second.
+#[derive(Args, Debug, Clone)]
+pub struct TopArgs {
+    /// Don't clear the screen between intervals
+    #[arg(short = 'C', long)]
+    pub noclear: bool,
+    /// Maximum rows to print
+    #[arg(short = 'r', long, alias = "maxrows", value_name = "ROWS", default_value_t = 20,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub rows: u64,
+    #[command(flatten)]
+    pub every: EveryInterval,
+}
+
+impl TopArgs {
+    /// BCC's banner for its top tools.
+    pub fn banner(&self) -> String {
+        format!(
+            "Tracing... Output every {} secs. Hit Ctrl-C to end",
+            self.every.interval
+        )
+    }
+}
+
 /// What the histogram tools (biolatency, runqlat) share: percentiles and
 /// `[interval] [count]`.
 #[derive(Args, Debug, Clone, Default)]

@@ -81,6 +81,13 @@ impl Dd {
         }
     }
 
+    /// The system's dd, for I/O whose process does not matter.
+    pub fn system() -> Dd {
+        Dd {
+            path: PathBuf::from("/bin/dd"),
+        }
+    }
+
     /// The comm its processes have.
     pub fn comm(&self) -> &str {
         self.path.file_name().unwrap().to_str().unwrap()

@@ -22,10 +22,10 @@ use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric, NoLabelSet};
 use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::MetricType;
-use prometheus_client::registry::{Registry, Unit};
+use prometheus_client::registry::{Registry, Unit as MetricUnit};
 use serde_json::Value;
 
-use crate::output::hist::Section;
+use crate::output::hist::{Section, Unit};
 
 /// One labelled histogram, cumulative.
 #[derive(Debug, Clone, Default)]
@@ -41,23 +41,20 @@ struct Series {
 pub struct Histograms {
     name: &'static str,
     help: &'static str,
-    /// The kernel's units per base unit (1e6 usecs per second, 1/1024
-    /// Kbytes per byte): dividing by it keeps
-    /// decimal values exact where multiplying by 1e-6 would not.
-    per_sec: f64,
-    /// Seconds, or bytes (bitesize).
-    bytes: bool,
+    /// What the kernel counts; its values are divided by the units per
+    /// base unit (1e6 usecs per second), which keeps decimal values exact
+    /// where multiplying by 1e-6 would not.
+    unit: Unit,
     series: BTreeMap<Vec<(String, String)>, Series>,
 }
 
 impl Histograms {
-    /// Histograms of times, in seconds; with `bytes`, of sizes in bytes.
-    pub fn new(name: &'static str, help: &'static str, per_sec: f64, bytes: bool) -> Histograms {
+    /// Histograms of times, in seconds, or of sizes (Kbytes), in bytes.
+    pub fn new(name: &'static str, help: &'static str, unit: Unit) -> Histograms {
         Histograms {
             name,
             help,
-            per_sec,
-            bytes,
+            unit,
             series: BTreeMap::new(),
         }
     }
@@ -99,10 +96,10 @@ impl Collector for Histograms {
         let mut family = encoder.encode_descriptor(
             self.name,
             self.help,
-            Some(if self.bytes {
-                &Unit::Bytes
+            Some(if self.unit == Unit::Kbytes {
+                &MetricUnit::Bytes
             } else {
-                &Unit::Seconds
+                &MetricUnit::Seconds
             }),
             MetricType::Histogram,
         )?;
@@ -111,13 +108,13 @@ impl Collector for Histograms {
                 .slots
                 .iter()
                 .enumerate()
-                .map(|(i, &c)| ((1u64 << (i + 1)) as f64 / self.per_sec, c))
+                .map(|(i, &c)| ((1u64 << (i + 1)) as f64 / self.unit.per_base(), c))
                 .collect();
             buckets.push((f64::MAX, 0));
             family
                 .encode_family(labels)?
                 .encode_histogram::<NoLabelSet>(
-                    s.sum as f64 / self.per_sec,
+                    s.sum as f64 / self.unit.per_base(),
                     s.count,
                     &buckets,
                     None,
@@ -336,7 +333,7 @@ mod tests {
 
     #[test]
     fn log2_slots_become_cumulative_buckets_in_seconds() {
-        let mut h = Histograms::new("x_latency", "latency", 1e6, false);
+        let mut h = Histograms::new("x_latency", "latency", Unit::Usecs);
         let mut labels = Map::new();
         labels.insert("disk".into(), Value::from("vda"));
         let section = Section {

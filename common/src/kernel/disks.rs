@@ -42,6 +42,23 @@ pub fn name(dev: u32) -> String {
         .unwrap_or_else(|| format!("{major}:{minor}"))
 }
 
+/// Disk names by dev_t, each read from sysfs once (the tools that name a
+/// disk per event or per row).
+#[derive(Debug, Default)]
+pub struct Names(std::collections::HashMap<u32, String>);
+
+impl Names {
+    /// Reads `dev`'s name unless it is known.
+    pub fn learn(&mut self, dev: u32) {
+        self.0.entry(dev).or_insert_with(|| name(dev));
+    }
+
+    /// A name learnt before ("" for a dev never learnt).
+    pub fn of(&self, dev: u32) -> &str {
+        self.0.get(&dev).map_or("", String::as_str)
+    }
+}
+
 /// The kernel dev_t of the whole disk called `name` (vda, nvme0n1, loop3).
 pub fn resolve(name: &str) -> Result<u32> {
     let name = name.trim_start_matches("/dev/");

@@ -39,6 +39,16 @@ pub fn syscalls() -> Vec<(u32, u32)> {
     v.into_iter().map(|(nr, op)| (nr as u32, op)).collect()
 }
 
+/// A file's type as fileio.bpf.h's file_type() gives it: R regular, S
+/// socket, O other (a static string: no allocation per row).
+pub fn type_name(t: i8) -> &'static str {
+    match t as u8 {
+        b'R' => "R",
+        b'S' => "S",
+        _ => "O",
+    }
+}
+
 /// Fills a tool's `file_ops` array with the kinds in `wanted`.
 pub fn fill(file_ops: &dyn MapCore, wanted: &[u32]) -> Result<()> {
     for (nr, op) in syscalls() {

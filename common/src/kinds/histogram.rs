@@ -28,43 +28,7 @@ pub struct Spec<'a> {
     pub extension: bool,
 }
 
-/// What a histogram's values count.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unit {
-    Usecs,
-    Msecs,
-    Kbytes,
-}
-
-impl Unit {
-    /// Microseconds, or milliseconds with -m.
-    pub fn time(millis: bool) -> Unit {
-        if millis {
-            Unit::Msecs
-        } else {
-            Unit::Usecs
-        }
-    }
-
-    /// BCC's column label.
-    pub fn label(self) -> &'static str {
-        match self {
-            Unit::Usecs => "usecs",
-            Unit::Msecs => "msecs",
-            Unit::Kbytes => "Kbytes",
-        }
-    }
-
-    /// Units per Prometheus base unit (seconds, bytes): values are divided
-    /// by it.
-    pub fn per_base(self) -> f64 {
-        match self {
-            Unit::Usecs => 1e6,
-            Unit::Msecs => 1e3,
-            Unit::Kbytes => 1.0 / 1024.0,
-        }
-    }
-}
+pub use crate::output::hist::Unit;
 
 /// A histogram tool's reports and exports, opened before tracing.
 pub struct Histograms {
@@ -77,7 +41,7 @@ impl Histograms {
     /// Opens the outputs (a bad --hdr-log path or --prometheus address is
     /// an error here, before anything is loaded).
     pub fn open(spec: &Spec) -> Result<Histograms> {
-        let (unit, per_sec) = (spec.unit.label(), spec.unit.per_base());
+        let unit = spec.unit.label();
         let hdr_log = spec
             .args
             .hdr_log
@@ -93,12 +57,7 @@ impl Histograms {
             },
             hdr_log,
             metrics: crate::export::prom::Metrics::new(
-                crate::export::prom::Histograms::new(
-                    spec.metric,
-                    spec.help,
-                    per_sec,
-                    spec.unit == Unit::Kbytes,
-                ),
+                crate::export::prom::Histograms::new(spec.metric, spec.help, spec.unit),
                 spec.args.metrics.exporter()?,
             ),
         })

@@ -7,7 +7,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use testkit::block::{disk_of, LoopDevice};
+use testkit::block::{disk_of, Dd, Direct, LoopDevice};
 use testkit::{require_root, run, stop_and_check_unloaded, unique, Finished, Traced};
 
 const BIN: &str = env!("CARGO_BIN_EXE_biolatency");
@@ -20,14 +20,12 @@ fn loop_device() -> LoopDevice {
 
 /// `count` synchronous 4 KiB O_DIRECT writes: one I/O each.
 fn direct_writes(target: &Path, count: u64) {
-    let status = Command::new("dd")
-        .args(["if=/dev/zero", "bs=4k", "oflag=direct", "conv=notrunc"])
-        .arg(format!("of={}", target.display()))
-        .arg(format!("count={count}"))
-        .stderr(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let io = Direct::Write {
+        bs: 4096,
+        seek: 0,
+        count,
+    };
+    Dd::system().run(target, io);
 }
 
 fn histograms(f: &Finished) -> Vec<Value> {

@@ -2,7 +2,6 @@
 
 mod info;
 
-use std::collections::HashMap;
 use std::io;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -82,9 +81,7 @@ pub(crate) struct Biosnoop {
     /// The first I/O's completion: TIME(s) counts from it (BCC's).
     first_ns: Option<u64>,
     event: Box<types::event>,
-    /// The current event's disk name; names looked up once per disk.
-    disk: String,
-    disks: HashMap<u32, String>,
+    disks: disks::Names,
     table: Table<Biosnoop>,
 }
 
@@ -102,8 +99,7 @@ impl Tool for Biosnoop {
             clock: Clock::start(),
             first_ns: None,
             event: Box::default(),
-            disk: String::new(),
-            disks: HashMap::new(),
+            disks: disks::Names::default(),
         })
     }
 
@@ -138,10 +134,7 @@ impl Tool for Biosnoop {
 
     fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
         maps::copy_record(&mut *self.event, data);
-        let dev = self.event.dev;
-        self.disk.clear();
-        self.disk
-            .push_str(self.disks.entry(dev).or_insert_with(|| disks::name(dev)));
+        self.disks.learn(self.event.dev);
         self.first_ns.get_or_insert(self.event.ts_ns);
         self.table.row(out, self)
     }
@@ -187,7 +180,7 @@ fn table(args: &Args) -> Table<Biosnoop> {
             Column::new("COMM", 16, "comm", |t| Cell::bytes(c_bytes(&t.event.comm))),
             Column::new("PID", 7, "pid", |t| t.event.pid.into()),
             Column::json("tid", |t| t.event.tid.into()),
-            Column::new("DISK", 9, "disk", |t| t.disk.as_str().into()),
+            Column::new("DISK", 9, "disk", |t| t.disks.of(t.event.dev).into()),
             Column::new("T", 1, "op", |t| disks::op_letter(t.event.op).into()),
             Column::new("SECTOR", 10, "sector", |t| t.event.sector.into()),
             Column::new("BYTES", 7, "bytes", |t| t.event.bytes.into()),

@@ -147,11 +147,19 @@ fn biosnoop_writes_and_queue_time_and_filters() {
     let dd = Dd::new("bsw");
     let other = Dd::new("bso");
     // -p: the writer is started, held on its stdin, before the tool.
+    let writes = dd.command(
+        Path::new(&lo.dev),
+        Direct::Write {
+            bs: 4096,
+            seek: 0,
+            count: 16,
+        },
+    );
     let mut held = Command::new("sh")
         .arg("-c")
         .arg("read _ && exec \"$0\" \"$@\"")
         .arg(&dd.path)
-        .args(dd_args(&lo, 4096, 16))
+        .args(writes.get_args())
         .stdin(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -200,17 +208,6 @@ fn biosnoop_writes_and_queue_time_and_filters() {
         "{f:?}"
     );
     assert_eq!(f.stdout.len(), 1, "-m 1000 shows no fast write: {f:?}");
-}
-
-fn dd_args(lo: &LoopDevice, bs: u64, count: u64) -> Vec<String> {
-    vec![
-        "if=/dev/zero".into(),
-        format!("of={}", lo.dev),
-        "oflag=direct".into(),
-        "conv=notrunc".into(),
-        format!("bs={bs}"),
-        format!("count={count}"),
-    ]
 }
 
 /// Kernels before 6.5 (no block_io_start/block_io_done) and without tp_btf:

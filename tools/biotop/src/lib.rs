@@ -2,13 +2,12 @@
 
 mod info;
 
-use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::{Parser, ValueEnum};
-use common::cli::{self, CommonArgs, EveryInterval, IdList};
+use common::cli::{self, CommonArgs, IdList, TopArgs};
 use common::kernel::disks;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
@@ -42,13 +41,6 @@ EXAMPLES:
 #[derive(Parser, Debug)]
 #[command(name = "biotop", version, after_help = EXAMPLES)]
 pub(crate) struct Args {
-    /// Don't clear the screen between intervals
-    #[arg(short = 'C', long)]
-    noclear: bool,
-    /// Maximum rows to print
-    #[arg(short = 'r', long, alias = "maxrows", value_name = "ROWS", default_value_t = 20,
-          value_parser = clap::value_parser!(u64).range(1..))]
-    rows: u64,
     /// Sort by: all (I/O, then Kbytes, then average), io, kbytes, avg
     #[arg(short = 's', long, value_enum, default_value_t = Sort::All)]
     sort: Sort,
@@ -62,7 +54,7 @@ pub(crate) struct Args {
     #[arg(short = 'c', long, value_name = "PATH", value_parser = cli::cgroup_path)]
     cgroup: Option<PathBuf>,
     #[command(flatten)]
-    every: EveryInterval,
+    top: TopArgs,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -85,7 +77,6 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Biotop>();
 struct Row {
     key: types::who_key,
     total: types::io_total,
-    disk: String,
     time: String,
 }
 
@@ -100,7 +91,7 @@ pub(crate) struct Biotop {
     targ_dev: Option<u32>,
     screen: Screen,
     row: Row,
-    disks: HashMap<u32, String>,
+    disks: disks::Names,
     table: Table<Biotop>,
 }
 
@@ -113,11 +104,11 @@ impl Tool for Biotop {
         let targ_dev = args.disk.as_deref().map(disks::resolve).transpose()?;
         Ok(Biotop {
             table: table(args.common.json),
-            screen: Screen::new(args.noclear, args.common.json),
+            screen: Screen::new(args.top.noclear, args.common.json),
             args,
             targ_dev,
             row: Row::default(),
-            disks: HashMap::new(),
+            disks: disks::Names::default(),
         })
     }
 
@@ -138,14 +129,11 @@ impl Tool for Biotop {
     }
 
     fn banner(&self) -> Banner {
-        Banner::Note(format!(
-            "Tracing... Output every {} secs. Hit Ctrl-C to end",
-            self.args.every.interval
-        ))
+        Banner::Note(self.args.top.banner())
     }
 
     fn schedule(&self) -> Schedule {
-        Schedule::from(&self.args.every)
+        Schedule::from(&self.args.top.every)
     }
 
     /// Every interval, and the part interval at the end: the totals the
@@ -156,16 +144,11 @@ impl Tool for Biotop {
         sort(&mut rows, self.args.sort);
         let time = output::now_hms();
         self.screen.begin(out, &time, &self.table.header())?;
-        for (key, total) in rows.into_iter().take(self.args.rows as usize) {
-            let disk = self
-                .disks
-                .entry(key.dev)
-                .or_insert_with(|| disks::name(key.dev))
-                .clone();
+        for (key, total) in rows.into_iter().take(self.args.top.rows as usize) {
+            self.disks.learn(key.dev);
             self.row = Row {
                 key,
                 total: *total,
-                disk,
                 time: time.clone(),
             };
             self.table.row(out, self)?;
@@ -202,7 +185,7 @@ fn table(json: bool) -> Table<Biotop> {
             Column::new("D", 1, "op", |t| disks::op_letter(t.row.key.op).into()),
             Column::new("MAJ", 3, "major", |t| major(t.row.key.dev).into()),
             Column::new("MIN", 3, "minor", |t| minor(t.row.key.dev).into()),
-            Column::new("DISK", 8, "disk", |t| t.row.disk.as_str().into()),
+            Column::new("DISK", 8, "disk", |t| t.disks.of(t.row.key.dev).into()),
             Column::right("I/O", 5, "io", |t| t.row.total.ios.into()),
             Column::right("Kbytes", 7, "kbytes", |t| (t.row.total.bytes / 1024).into()),
             Column::right("AVGms", 6, "avg_ms", |t| Cell::Float(t.row.avg_ms(), 2)),
@@ -225,10 +208,13 @@ mod tests {
         ]);
         let ok = Args::try_parse_from(["biotop", "-C", "-s", "i/o", "5", "2"]).unwrap();
         assert_eq!(
-            (ok.sort, ok.every.interval, ok.every.count),
+            (ok.sort, ok.top.every.interval, ok.top.every.count),
             (Sort::Io, 5, Some(2))
         );
-        assert_eq!(Args::try_parse_from(["biotop"]).unwrap().every.interval, 1);
+        assert_eq!(
+            Args::try_parse_from(["biotop"]).unwrap().top.every.interval,
+            1
+        );
     }
 
     fn total(ios: u64, bytes: u64, latency_ns: u64) -> (types::who_key, Box<types::io_total>) {

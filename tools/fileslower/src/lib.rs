@@ -174,9 +174,7 @@ fn table(json: bool) -> Table<Fileslower> {
         Column::right("LAT(ms)", 7, "latency_ms", |t| {
             Cell::Float(t.event.latency_ns as f64 / 1e6, 2)
         }),
-        Column::json("type", |t| {
-            String::from(t.event.r#type as u8 as char).into()
-        }),
+        Column::json("type", |t| fileio::type_name(t.event.r#type).into()),
         Column::new("FILENAME", 0, "file", |t| {
             Cell::bytes(c_bytes(&t.event.name))
         }),

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::{Parser, ValueEnum};
-use common::cli::{self, CommonArgs, EveryInterval, IdList};
+use common::cli::{self, CommonArgs, IdList, TopArgs};
 use common::kernel::fileio::{self, Hook as Mode, READ, WRITE};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
@@ -43,13 +43,6 @@ pub(crate) struct Args {
     /// Include sockets, pipes and other non-regular files
     #[arg(short = 'a', long)]
     all_files: bool,
-    /// Don't clear the screen between intervals
-    #[arg(short = 'C', long)]
-    noclear: bool,
-    /// Maximum rows to print
-    #[arg(short = 'r', long, alias = "maxrows", value_name = "ROWS", default_value_t = 20,
-          value_parser = clap::value_parser!(u64).range(1..))]
-    rows: u64,
     /// Sort by: all (read Kbytes, write Kbytes, reads, writes), reads,
     /// writes, rbytes, wbytes
     #[arg(short = 's', long, value_enum, default_value_t = Sort::All)]
@@ -61,7 +54,7 @@ pub(crate) struct Args {
     #[arg(short = 'c', long, value_name = "PATH", value_parser = cli::cgroup_path)]
     cgroup: Option<PathBuf>,
     #[command(flatten)]
-    every: EveryInterval,
+    top: TopArgs,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -104,7 +97,7 @@ impl Tool for Filetop {
         let mode = Mode::choose(&FUNCTIONS);
         Ok(Filetop {
             table: table(args.common.json),
-            screen: Screen::new(args.noclear, args.common.json),
+            screen: Screen::new(args.top.noclear, args.common.json),
             args,
             mode,
             row: Row::default(),
@@ -155,14 +148,11 @@ impl Tool for Filetop {
         if self.mode == Mode::Syscalls {
             note!("{SYSCALL_NOTE}");
         }
-        Banner::Note(format!(
-            "Tracing... Output every {} secs. Hit Ctrl-C to end",
-            self.args.every.interval
-        ))
+        Banner::Note(self.args.top.banner())
     }
 
     fn schedule(&self) -> Schedule {
-        Schedule::from(&self.args.every)
+        Schedule::from(&self.args.top.every)
     }
 
     /// Every interval, and the part interval at the end: what the kernel
@@ -174,7 +164,7 @@ impl Tool for Filetop {
         sort(&mut rows, self.args.sort);
         let time = output::now_hms();
         self.screen.begin(out, &time, &self.table.header())?;
-        for (key, stat) in rows.into_iter().take(self.args.rows as usize) {
+        for (key, stat) in rows.into_iter().take(self.args.top.rows as usize) {
             self.row = Row {
                 key,
                 stat: *stat,
@@ -252,7 +242,7 @@ fn table(json: bool) -> Table<Filetop> {
                 (t.row.stat.write_bytes / 1024).into()
             }),
             Column::new("T", 1, "type", |t| {
-                String::from(t.row.stat.r#type as u8 as char).into()
+                fileio::type_name(t.row.stat.r#type).into()
             }),
             Column::new("FILE", 0, "file", |t| {
                 Cell::bytes(c_bytes(&t.row.stat.name))
@@ -320,7 +310,7 @@ mod tests {
         ]);
         let ok = Args::try_parse_from(["filetop", "-aC", "-s", "wbytes", "5", "2"]).unwrap();
         assert_eq!(
-            (ok.sort, ok.every.interval, ok.every.count),
+            (ok.sort, ok.top.every.interval, ok.top.every.count),
             (Sort::Wbytes, 5, Some(2))
         );
     }

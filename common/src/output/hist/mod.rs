@@ -173,6 +173,44 @@ pub fn to_json(
     Value::Object(obj)
 }
 
+/// What a histogram's values count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    Usecs,
+    Msecs,
+    Kbytes,
+}
+
+impl Unit {
+    /// Microseconds, or milliseconds with -m.
+    pub fn time(millis: bool) -> Unit {
+        if millis {
+            Unit::Msecs
+        } else {
+            Unit::Usecs
+        }
+    }
+
+    /// BCC's column label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Unit::Usecs => "usecs",
+            Unit::Msecs => "msecs",
+            Unit::Kbytes => "Kbytes",
+        }
+    }
+
+    /// Units per Prometheus base unit (seconds, bytes): values are divided
+    /// by it.
+    pub fn per_base(self) -> f64 {
+        match self {
+            Unit::Usecs => 1e6,
+            Unit::Msecs => 1e3,
+            Unit::Kbytes => 1.0 / 1024.0,
+        }
+    }
+}
+
 /// One histogram of an interval's report.
 #[derive(Debug, Clone, Default)]
 pub struct Section {
