@@ -2,7 +2,8 @@
  * took at least min_latency_ns, with its file's name (slowio.h's record).
  *
  * Entries are kept per thread (a thread is in one call at a time): the
- * file and its position at entry, and the time. */
+ * file and its position at entry, and the time. An open seen at the system
+ * call has no file at entry: it is the descriptor returned, found at exit. */
 #ifndef __SLOWIO_BPF_H
 #define __SLOWIO_BPF_H
 
@@ -14,6 +15,9 @@
 const volatile __u64 min_latency_ns = 0;
 /* Without -a: regular files only. */
 const volatile bool regular_only = true;
+/* Only files of the file system with this superblock magic (fsslower in
+ * the system call mode); 0: any. */
+const volatile __u64 fs_magic = 0;
 
 struct slow_start {
 	__u64 ts;
@@ -32,17 +36,33 @@ struct {
 	__type(value, struct slow_start);
 } slow_starts SEC(".maps");
 
+/* The file's type ('R', 'S', 'O'), or 0 when it is not traced. */
+static __always_inline char slow_file_type(struct file *f)
+{
+	char type = file_type(f);
+
+	if (regular_only && type != 'R')
+		return 0;
+	if (fs_magic && BPF_CORE_READ(f, f_inode, i_sb, s_magic) != fs_magic)
+		return 0;
+	return type;
+}
+
+/* A call on `f` begins; `f` may be NULL only for an open at the system
+ * call. */
 static __always_inline void slow_enter(struct file *f, __u32 op, __u64 offset)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
 	struct slow_start s = {};
 
-	if (!f || !task_allowed(id) || !cgroup_allowed())
+	if ((!f && op != FOP_OPEN) || !task_allowed(id) || !cgroup_allowed())
 		return;
-	s.type = file_type(f);
-	if (regular_only && s.type != 'R')
-		return;
+	if (f) {
+		s.type = slow_file_type(f);
+		if (!s.type)
+			return;
+	}
 	s.ts = bpf_ktime_get_ns();
 	s.file = f;
 	s.offset = offset;
@@ -56,13 +76,28 @@ static __always_inline void slow_exit(__s64 ret)
 	__u32 tid = (__u32)id;
 	struct slow_start *s = bpf_map_lookup_elem(&slow_starts, &tid);
 	struct slow_event e = {};
+	struct file *f;
 
 	if (!s)
 		return;
 	e.latency_ns = now - s->ts;
-	if (e.latency_ns < min_latency_ns) {
-		bpf_map_delete_elem(&slow_starts, &tid);
-		return;
+	if (e.latency_ns < min_latency_ns)
+		goto done;
+	/* Opens and fsyncs return an int, whose register's upper half a
+	 * kretprobe must not trust. */
+	if (s->op == FOP_OPEN || s->op == FOP_FSYNC)
+		ret = (int)ret;
+	f = s->file;
+	e.type = s->type;
+	if (!f) {
+		/* An open at the system call: the descriptor it returned. */
+		f = ret >= 0 ? fd_file(ret) : 0;
+		if (!f)
+			goto done;
+		e.type = slow_file_type(f);
+		if (!e.type)
+			goto done;
+		ret = 0;
 	}
 	e.ts_ns = now;
 	e.ret = ret;
@@ -70,11 +105,11 @@ static __always_inline void slow_exit(__s64 ret)
 	e.op = s->op;
 	e.pid = id >> 32;
 	e.tid = tid;
-	e.type = s->type;
 	bpf_get_current_comm(e.comm, sizeof(e.comm));
-	file_name(s->file, e.name, sizeof(e.name));
-	bpf_map_delete_elem(&slow_starts, &tid);
+	file_name(f, e.name, sizeof(e.name));
 	emit(&e, sizeof(e));
+done:
+	bpf_map_delete_elem(&slow_starts, &tid);
 }
 
 /* The file's position (where a read or write without an offset starts). */

@@ -58,11 +58,21 @@ fn main() -> ExitCode {
     }
 }
 
-/// `name  summary`, a line a tool, as `busybox --list` names its applets.
+/// `name  summary`, a line a tool and a line an alias (`ext4slower  as
+/// fsslower -t ext4`), as `busybox --list` names its applets: packaging
+/// makes a link, a man page and completions for each line.
 fn list(out: &mut dyn Write) -> std::io::Result<()> {
-    let width = TOOLS.iter().map(|t| t.info.name.len()).max().unwrap_or(0);
+    let width = TOOLS
+        .iter()
+        .flat_map(|t| t.info.all_names())
+        .map(str::len)
+        .max()
+        .unwrap_or(0);
     for t in TOOLS {
         writeln!(out, "{:<width$}  {}", t.info.name, t.info.summary)?;
+        for alias in t.info.aliases {
+            writeln!(out, "{alias:<width$}  {}, as {alias}", t.info.name)?;
+        }
     }
     Ok(())
 }
@@ -75,25 +85,24 @@ fn generate(what: &str, tool: &str, out: &mut dyn Write) -> std::io::Result<()> 
     if tool == "bpftools" && what == "man" {
         return common::output::manpage::bundle_page(&infos(), out);
     }
-    let Some(entry) = TOOLS.iter().find(|t| t.info.name == tool) else {
+    let found = TOOLS
+        .iter()
+        .find_map(|t| t.info.all_names().find(|n| *n == tool).map(|n| (t, n)));
+    let Some((entry, name)) = found else {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
             format!("--generate: no tool named '{tool}' (see bpftools --list)"),
         ));
     };
-    common::output::manpage::generate((entry.command)(), entry.info, &infos(), what, out)
+    // An alias's page and completions are its tool's, under its name.
+    let command = (entry.command)().name(name);
+    common::output::manpage::generate(command, entry.info, &infos(), what, out)
 }
 
-/// The tool a program name names: `biolatency`, or with a prefix ending in
-/// `-` (`bpf-biolatency`, Fedora's naming).
+/// The tool a program name names: `biolatency`, an alias (`ext4slower`),
+/// either with a prefix ending in `-` (`bpf-biolatency`, Fedora's naming).
 fn tool_for(name: &str) -> Option<&'static Entry> {
-    TOOLS.iter().find(|t| {
-        let tool = t.info.name;
-        name == tool
-            || name
-                .strip_suffix(tool)
-                .is_some_and(|prefix| prefix.ends_with('-'))
-    })
+    TOOLS.iter().find(|t| t.info.invoked_as(name).is_some())
 }
 
 #[cfg(test)]
@@ -106,6 +115,24 @@ mod tests {
         assert!(tool_for("bpf-biolatency").is_some());
         assert!(tool_for("xbiolatency").is_none());
         assert!(tool_for("bpftools").is_none());
+        for name in ["ext4slower", "bpf-nfsslower"] {
+            assert_eq!(tool_for(name).unwrap().info.name, "fsslower");
+        }
+    }
+
+    #[test]
+    fn aliases_have_their_own_pages_and_list_lines() {
+        let mut page = Vec::new();
+        generate("man", "xfsslower", &mut page).unwrap();
+        let page = String::from_utf8(page).unwrap();
+        assert!(page.contains("xfsslower"), "{page}");
+        let mut lines = Vec::new();
+        list(&mut lines).unwrap();
+        let lines = String::from_utf8(lines).unwrap();
+        assert!(
+            lines.lines().any(|l| l.starts_with("ext4slower ")),
+            "{lines}"
+        );
     }
 
     /// Every folder under tools/ is in the bundle: a new tool's one line in

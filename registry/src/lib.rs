@@ -13,6 +13,10 @@
 pub struct ToolInfo {
     /// The command's name, and its crate's and folder's.
     pub name: &'static str,
+    /// Other names it runs under, each a link in the bundle and a binary of
+    /// its crate (`ext4slower` for fsslower): the tool reads which one from
+    /// its program name ([`ToolInfo::invoked_as`]).
+    pub aliases: &'static [&'static str],
     /// What it shows, in one line (`bpftools --list`, README, bpftools(8)).
     pub summary: &'static str,
     pub kind: Kind,
@@ -228,7 +232,29 @@ pub enum Extra {
     PrometheusScrape,
 }
 
+/// True if program name `program` names command `name`: exactly, or after
+/// a prefix ending in `-` (`bpf-biolatency`, Fedora's naming).
+pub fn names(program: &str, name: &str) -> bool {
+    program == name
+        || program
+            .strip_suffix(name)
+            .is_some_and(|prefix| prefix.ends_with('-'))
+}
+
 impl ToolInfo {
+    /// The name, or the alias, that program name `program` runs (`None`:
+    /// neither).
+    pub fn invoked_as(&self, program: &str) -> Option<&'static str> {
+        std::iter::once(self.name)
+            .chain(self.aliases.iter().copied())
+            .find(|n| names(program, n))
+    }
+
+    /// The name and every alias.
+    pub fn all_names(&self) -> impl Iterator<Item = &'static str> {
+        std::iter::once(self.name).chain(self.aliases.iter().copied())
+    }
+
     /// The man page's SEE ALSO entries: the bundle's other tools, then this
     /// tool's own references.
     pub fn see_also(&self, all: &[&ToolInfo]) -> Vec<String> {
@@ -247,7 +273,7 @@ impl ToolInfo {
 /// Checks that hold for every description: a test of each consumer runs it
 /// over the registry it has.
 pub fn check(all: &[&ToolInfo]) -> Result<(), String> {
-    let mut names: Vec<&str> = all.iter().map(|t| t.name).collect();
+    let mut names: Vec<&str> = all.iter().flat_map(|t| t.all_names()).collect();
     names.sort_unstable();
     if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
         return Err(format!("two tools are named {}", w[0]));

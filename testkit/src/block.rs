@@ -129,3 +129,52 @@ impl Dd {
         pid
     }
 }
+
+/// A file system of the test's own, mounted on a directory under the
+/// scratch directory; unmounted (and its loop device detached) on drop.
+pub struct Mount {
+    pub dir: PathBuf,
+    _device: Option<LoopDevice>,
+}
+
+impl Mount {
+    /// A fresh ext4 file system of `mib` MiB on a loop device.
+    pub fn ext4(tmp_dir: &str, mib: usize) -> Mount {
+        let device = LoopDevice::new(tmp_dir, mib);
+        let status = Command::new("mkfs.ext4")
+            .args(["-q", "-F", &device.dev])
+            .stdout(Stdio::null())
+            .status()
+            .expect("mkfs.ext4 (e2fsprogs) is needed");
+        assert!(status.success(), "mkfs.ext4 {}: {status}", device.dev);
+        let dev = device.dev.clone();
+        Mount::new(tmp_dir, &["-t", "ext4", &dev], Some(device))
+    }
+
+    /// A tmpfs.
+    pub fn tmpfs(tmp_dir: &str) -> Mount {
+        Mount::new(tmp_dir, &["-t", "tmpfs", "tmpfs"], None)
+    }
+
+    fn new(tmp_dir: &str, args: &[&str], device: Option<LoopDevice>) -> Mount {
+        let dir = scratch_dir(tmp_dir).join(unique("mnt"));
+        fs::create_dir(&dir).unwrap();
+        let status = Command::new("mount").args(args).arg(&dir).status().unwrap();
+        assert!(
+            status.success(),
+            "mount {args:?} {}: {status}",
+            dir.display()
+        );
+        Mount {
+            dir,
+            _device: device,
+        }
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.dir).status();
+        let _ = fs::remove_dir(&self.dir);
+    }
+}

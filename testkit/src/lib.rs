@@ -26,6 +26,30 @@ pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Waits until process `pid` has stopped itself (a workload that raises
+/// SIGSTOP so that a tool can start with -p on it first); panics after 30 s.
+pub fn wait_stopped(pid: u32) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        let state = stat
+            .rsplit(')')
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .unwrap();
+        if state == "T" {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{pid} never stopped: {stat}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 /// Fails the test unless it runs as root: a root test must never pass
 /// without running.
 pub fn require_root() {

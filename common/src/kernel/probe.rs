@@ -274,7 +274,8 @@ pub fn btf_tracepoint_args(name: &str) -> Option<u32> {
 }
 
 /// True if an fentry program can attach to kernel function `name` here:
-/// fentry works, and the function is in the kernel's BTF (not inlined).
+/// fentry works, and the function is in the kernel's BTF or in its loaded
+/// module's (not inlined).
 pub fn fentry_target(name: &str) -> bool {
     if !features().fentry || disabled(name) {
         return false;
@@ -283,24 +284,57 @@ pub fn fentry_target(name: &str) -> bool {
         return false;
     };
     // SAFETY: a valid C string for the duration of the call.
-    unsafe {
+    let in_vmlinux = unsafe {
         libbpf_sys::libbpf_find_vmlinux_btf_id(cname.as_ptr(), libbpf_sys::BPF_TRACE_FENTRY) > 0
-    }
+    };
+    in_vmlinux
+        || kallsyms_text(name)
+            .flatten()
+            .is_some_and(|m| in_module_btf(&m, &cname))
 }
 
 /// True if a kprobe can attach to kernel function `name` here: there is a
-/// kprobe PMU, and the function is a text symbol in /proc/kallsyms.
+/// kprobe PMU, and the function is a text symbol in /proc/kallsyms (the
+/// kernel's or a loaded module's).
 pub fn kprobe_target(name: &str) -> bool {
-    if !features().kprobe || disabled(name) {
-        return false;
-    }
-    let Ok(syms) = std::fs::read_to_string("/proc/kallsyms") else {
+    features().kprobe && !disabled(name) && kallsyms_text(name).is_some()
+}
+
+/// Text symbol `name` in /proc/kallsyms: `Some(None)` in the kernel,
+/// `Some(Some(module))` in a loaded module, `None` absent.
+fn kallsyms_text(name: &str) -> Option<Option<String>> {
+    let syms = std::fs::read_to_string("/proc/kallsyms").ok()?;
+    syms.lines().find_map(|l| {
+        let mut f = l.split_whitespace().skip(1);
+        if !matches!(f.next(), Some("T" | "t")) || f.next() != Some(name) {
+            return None;
+        }
+        Some(f.next().map(|m| m.trim_matches(['[', ']']).to_string()))
+    })
+}
+
+/// True if function `name` is in module `module`'s BTF.
+fn in_module_btf(module: &str, name: &CString) -> bool {
+    let Ok(path) = CString::new(format!("/sys/kernel/btf/{module}")) else {
         return false;
     };
-    syms.lines().any(|l| {
-        let mut f = l.split_whitespace().skip(1);
-        matches!(f.next(), Some("T" | "t")) && f.next() == Some(name)
-    })
+    // SAFETY: libbpf parses the kernel's BTF, then the module's on top of
+    // it; both are freed below and nothing from them outlives this block.
+    unsafe {
+        let base = libbpf_sys::btf__load_vmlinux_btf();
+        if base.is_null() {
+            return false;
+        }
+        let btf = libbpf_sys::btf__parse_split(path.as_ptr(), base);
+        let found = !btf.is_null()
+            && libbpf_sys::btf__find_by_name_kind(btf, name.as_ptr(), libbpf_sys::BTF_KIND_FUNC)
+                > 0;
+        if !btf.is_null() {
+            libbpf_sys::btf__free(btf);
+        }
+        libbpf_sys::btf__free(base);
+        found
+    }
 }
 
 /// True if the classic tracepoint `category:name` exists.

@@ -119,6 +119,9 @@ impl<E> Column<E> {
 /// The columns a run shows: text columns by the options, every JSON key.
 pub struct Table<E> {
     json: bool,
+    /// Text columns comma-separated, unpadded, quoted where needed (BCC's
+    /// `-j`/`-s` CSV modes).
+    csv: bool,
     text: Vec<Column<E>>,
     keys: Vec<Column<E>>,
     /// A row is made here, then written to stdout in one call: many small
@@ -130,10 +133,20 @@ impl<E> Table<E> {
     pub fn new(json: bool) -> Table<E> {
         Table {
             json,
+            csv: false,
             text: Vec::new(),
             keys: Vec::new(),
             buf: std::cell::RefCell::new(Vec::with_capacity(512)),
         }
+    }
+
+    /// A table whose text columns are written as CSV (RFC 4180): the
+    /// header the columns' names, a field quoted when it holds a comma, a
+    /// quote or a line break.
+    pub fn csv() -> Table<E> {
+        let mut t = Table::new(false);
+        t.csv = true;
+        t
     }
 
     /// Adds a column, in the text table only when `shown` (its JSON key
@@ -179,6 +192,15 @@ impl<E> Table<E> {
         out: &mut Vec<u8>,
         cell: impl Fn(&'a Column<E>) -> Cell<'a>,
     ) -> io::Result<()> {
+        if self.csv {
+            for (i, c) in self.text.iter().enumerate() {
+                if i > 0 {
+                    out.write_all(b",")?;
+                }
+                write_csv(out, &cell(c))?;
+            }
+            return Ok(());
+        }
         let last = self.text.len().saturating_sub(1);
         for (i, c) in self.text.iter().enumerate() {
             let cell = cell(c);
@@ -244,6 +266,25 @@ fn write_padded(out: &mut Vec<u8>, cell: &Cell, w: usize, right: bool) -> io::Re
     }
 }
 
+/// A cell as a CSV field: numbers as in the table, text escaped as in the
+/// table and quoted when it must be.
+fn write_csv(out: &mut Vec<u8>, cell: &Cell) -> io::Result<()> {
+    let text: Cow<str> = match cell {
+        Cell::Bytes(b) => escape(b),
+        Cell::Text(t) => Cow::Borrowed(t.as_ref()),
+        Cell::List(items) => {
+            let line: Vec<Cow<str>> = items.iter().map(|b| escape(b)).collect();
+            Cow::Owned(line.join(" "))
+        }
+        number => return write_padded(out, number, 0, false),
+    };
+    if text.contains([',', '"', '\n', '\r']) {
+        write!(out, "\"{}\"", text.replace('"', "\"\""))
+    } else {
+        out.write_all(text.as_bytes())
+    }
+}
+
 impl Cell<'_> {
     fn is_empty(&self) -> bool {
         match self {
@@ -274,6 +315,24 @@ mod tests {
                 Column::right("RET", 3, "ret", |e: &Ev| e.ret.into()),
                 Column::new("PATH", 0, "", |_| "".into()),
             ])
+    }
+
+    #[test]
+    fn csv_rows_are_unpadded_and_quoted_where_needed() {
+        let t = Table::<Ev>::csv().columns([
+            Column::new("PID", 7, "", |e: &Ev| e.pid.into()),
+            Column::new("COMM", 16, "", |e: &Ev| Cell::bytes(&e.comm)),
+            Column::right("RET", 3, "", |e: &Ev| e.ret.into()),
+        ]);
+        assert_eq!(t.header(), "PID,COMM,RET");
+        let mut v = Vec::new();
+        let e = Ev {
+            pid: 42,
+            comm: b"a,\"b\"".to_vec(),
+            ret: -2,
+        };
+        t.line(&mut v, |c| (c.value)(&e)).unwrap();
+        assert_eq!(String::from_utf8(v).unwrap(), "42,\"a,\"\"b\"\"\",-2");
     }
 
     #[test]

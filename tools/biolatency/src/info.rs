@@ -4,6 +4,7 @@ use registry::*;
 
 pub const INFO: ToolInfo = ToolInfo {
     name: "biolatency",
+    aliases: &[],
     summary: "block I/O latency histograms, per disk or per I/O flags, with percentiles",
     kind: Kind::Histogram,
     banner: "Tracing block device I/O... Hit Ctrl-C to end.",

@@ -4,6 +4,7 @@ use registry::*;
 
 pub const INFO: ToolInfo = ToolInfo {
     name: "biosnoop",
+    aliases: &[],
     summary:
         "every block I/O: submitting process, disk, op, sector, bytes, queue and device latency",
     kind: Kind::Event,

@@ -4,6 +4,7 @@ use registry::*;
 
 pub const INFO: ToolInfo = ToolInfo {
     name: "biotop",
+    aliases: &[],
     summary: "top for disks: block I/O count, Kbytes and average latency per process each interval",
     kind: Kind::Summary,
     banner: "Tracing... Output every 1 secs. Hit Ctrl-C to end",

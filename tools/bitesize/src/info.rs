@@ -4,6 +4,7 @@ use registry::*;
 
 pub const INFO: ToolInfo = ToolInfo {
     name: "bitesize",
+    aliases: &[],
     summary: "block I/O size histograms per process name, with percentiles",
     kind: Kind::Histogram,
     banner: "Tracing block I/O... Hit Ctrl-C to end.",

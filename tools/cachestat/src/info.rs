@@ -4,6 +4,7 @@ use registry::*;
 
 pub const INFO: ToolInfo = ToolInfo {
     name: "cachestat",
+    aliases: &[],
     summary: "page cache hits, misses, dirtied pages and hit ratio per interval, system-wide or per process",
     kind: Kind::Summary,
     banner: "Tracing page cache... Hit Ctrl-C to end.",

@@ -4,6 +4,7 @@ use registry::*;
 
 pub const INFO: ToolInfo = ToolInfo {
     name: "execsnoop",
+    aliases: &[],
     summary: "every exec() system-wide: command, pid, ppid, return value, arguments",
     kind: Kind::Event,
     banner: "Tracing exec()s... Hit Ctrl-C to end.",

@@ -4,6 +4,7 @@ use registry::*;
 
 pub const INFO: ToolInfo = ToolInfo {
     name: "fileslower",
+    aliases: &[],
     summary: "synchronous file reads and writes slower than a threshold, with the file's name",
     kind: Kind::Event,
     banner: "Tracing sync read/writes slower than the threshold... Hit Ctrl-C to end.",

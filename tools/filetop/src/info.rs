@@ -4,6 +4,7 @@ use registry::*;
 
 pub const INFO: ToolInfo = ToolInfo {
     name: "filetop",
+    aliases: &[],
     summary: "top files: reads, writes and Kbytes per thread and file, each interval",
     kind: Kind::Summary,
     banner: "Tracing... Output every 1 secs. Hit Ctrl-C to end",

@@ -19,6 +19,7 @@ const fn empty_probes(label: &'static str, how: &'static str, program: &'static 
 
 pub const INFO: ToolInfo = ToolInfo {
     name: "memleak",
+    aliases: &[],
     summary: "outstanding allocations by stack, in a process (its allocator, by uprobes) or in the kernel",
     kind: Kind::Stack,
     banner: "Attaching to kernel allocators, Ctrl+C to quit.",

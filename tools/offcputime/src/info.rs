@@ -4,6 +4,7 @@ use registry::*;
 
 pub const INFO: ToolInfo = ToolInfo {
     name: "offcputime",
+    aliases: &[],
     summary: "time threads spend blocked, by kernel and user stack: multi-line, folded, JSON, or an SVG flame graph",
     kind: Kind::Stack,
     banner: "Tracing off-CPU time (us) of all threads by user + kernel stack... Hit Ctrl-C to end.",

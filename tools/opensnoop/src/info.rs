@@ -4,6 +4,7 @@ use registry::*;
 
 pub const INFO: ToolInfo = ToolInfo {
     name: "opensnoop",
+    aliases: &[],
     summary: "every open()/openat()/openat2()/creat(): pid, command, fd or errno, path",
     kind: Kind::Event,
     banner: "Tracing open()s... Hit Ctrl-C to end.",

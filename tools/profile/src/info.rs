@@ -4,6 +4,7 @@ use registry::*;
 
 pub const INFO: ToolInfo = ToolInfo {
     name: "profile",
+    aliases: &[],
     summary: "on-CPU stack sampling at a frequency: multi-line, folded, JSON, an SVG flame graph or a pprof profile",
     kind: Kind::Stack,
     banner: "Sampling at 49 Hertz of all threads by user + kernel stack... Hit Ctrl-C to end.",

@@ -4,6 +4,7 @@ use registry::*;
 
 pub const INFO: ToolInfo = ToolInfo {
     name: "runqlat",
+    aliases: &[],
     summary: "scheduler run queue latency histograms, per process, thread or pid namespace",
     kind: Kind::Histogram,
     banner: "Tracing run queue latency... Hit Ctrl-C to end.",

@@ -4,6 +4,7 @@ use registry::*;
 
 pub const INFO: ToolInfo = ToolInfo {
     name: "tcpretrans",
+    aliases: &[],
     summary: "every TCP retransmit: owner pid, addresses and ports, TCP state, sequence; or counts per flow",
     kind: Kind::Event,
     banner: "Tracing retransmits ... Hit Ctrl-C to end.",

@@ -4,6 +4,7 @@ use registry::*;
 
 pub const INFO: ToolInfo = ToolInfo {
     name: "vfsstat",
+    aliases: &[],
     summary: "VFS reads, writes, fsyncs, opens and creates per second, each interval",
     kind: Kind::Summary,
     banner: "Tracing VFS calls... Hit Ctrl-C to end.",

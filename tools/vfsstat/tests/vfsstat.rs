@@ -3,7 +3,7 @@
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 use testkit::{require_root, run, run_with_env, stop_and_check_unloaded, Traced};
@@ -27,25 +27,6 @@ fn sums(rows: &[Value]) -> [u64; 5] {
     s
 }
 
-fn wait_stopped(pid: u32) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-        let state = stat
-            .rsplit(')')
-            .next()
-            .unwrap()
-            .split_whitespace()
-            .next()
-            .unwrap();
-        if state == "T" {
-            return;
-        }
-        assert!(Instant::now() < deadline, "vfs-work never stopped: {stat}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 /// The counts vfsstat -p saw of one run of vfs-work.
 fn counts(env: &[(&str, &str)]) -> ([u64; 5], String) {
     require_root();
@@ -62,7 +43,7 @@ fn counts(env: &[(&str, &str)]) -> ([u64; 5], String) {
         .spawn()
         .unwrap();
     let pid = work.id();
-    wait_stopped(pid);
+    testkit::wait_stopped(pid);
     let tool = Traced::start_command(
         Command::new(BIN)
             .args(["--json", "-p", &pid.to_string(), "1"])

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0
+/* fsslower: reads, writes, opens and fsyncs of one file system slower than
+ * a threshold (slowio.bpf.h times them).
+ *
+ * On the file system's own operations (ext4_file_read_iter...) where the
+ * kernel allows: fentry and fexit, their targets set by the front end for
+ * the file system chosen; else kprobes and a kretprobe, attached by the
+ * front end. Where it has neither, at the system calls that reach them
+ * (sys_enter and sys_exit as tp_btf), the file found from the descriptor
+ * and kept when its superblock's magic is the file system's. */
+#include <vmlinux.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "slowio.bpf.h"
+#include "syscalls.bpf.h"
+
+static __always_inline void iter_enter(struct kiocb *iocb, __u32 op)
+{
+	slow_enter(BPF_CORE_READ(iocb, ki_filp), op, BPF_CORE_READ(iocb, ki_pos));
+}
+
+SEC("fentry")
+int BPF_PROG(fs_fentry_read, struct kiocb *iocb)
+{
+	iter_enter(iocb, FOP_READ);
+	return 0;
+}
+
+SEC("fexit")
+int BPF_PROG(fs_fexit_read, struct kiocb *iocb, struct iov_iter *to, ssize_t ret)
+{
+	slow_exit(ret);
+	return 0;
+}
+
+SEC("fentry")
+int BPF_PROG(fs_fentry_write, struct kiocb *iocb)
+{
+	iter_enter(iocb, FOP_WRITE);
+	return 0;
+}
+
+SEC("fexit")
+int BPF_PROG(fs_fexit_write, struct kiocb *iocb, struct iov_iter *from, ssize_t ret)
+{
+	slow_exit(ret);
+	return 0;
+}
+
+SEC("fentry")
+int BPF_PROG(fs_fentry_open, struct inode *inode, struct file *file)
+{
+	slow_enter(file, FOP_OPEN, 0);
+	return 0;
+}
+
+SEC("fexit")
+int BPF_PROG(fs_fexit_open, struct inode *inode, struct file *file, int ret)
+{
+	slow_exit(ret);
+	return 0;
+}
+
+SEC("fentry")
+int BPF_PROG(fs_fentry_fsync, struct file *file)
+{
+	slow_enter(file, FOP_FSYNC, 0);
+	return 0;
+}
+
+SEC("fexit")
+int BPF_PROG(fs_fexit_fsync, struct file *file, loff_t start, loff_t end, int datasync, int ret)
+{
+	slow_exit(ret);
+	return 0;
+}
+
+SEC("kprobe")
+int BPF_KPROBE(fs_kprobe_read, struct kiocb *iocb)
+{
+	iter_enter(iocb, FOP_READ);
+	return 0;
+}
+
+SEC("kprobe")
+int BPF_KPROBE(fs_kprobe_write, struct kiocb *iocb)
+{
+	iter_enter(iocb, FOP_WRITE);
+	return 0;
+}
+
+SEC("kprobe")
+int BPF_KPROBE(fs_kprobe_open, struct inode *inode, struct file *file)
+{
+	slow_enter(file, FOP_OPEN, 0);
+	return 0;
+}
+
+SEC("kprobe")
+int BPF_KPROBE(fs_kprobe_fsync, struct file *file)
+{
+	slow_enter(file, FOP_FSYNC, 0);
+	return 0;
+}
+
+/* One return probe for the four: the entry says which call it was. */
+SEC("kretprobe")
+int BPF_KRETPROBE(fs_kretprobe, long ret)
+{
+	slow_exit(ret);
+	return 0;
+}
+
+/* pread64, preadv, preadv2 and their writes carry their offset as the
+ * fourth argument; reads and writes without one start at the file's
+ * position; opens are resolved at exit from the descriptor returned. */
+SEC("tp_btf/sys_enter")
+int BPF_PROG(fs_sys_enter, struct pt_regs *regs, long id)
+{
+	__u32 op = file_op(id);
+	struct file *f;
+
+	if (op == FOP_NONE || compat_syscall())
+		return 0;
+	if (op == FOP_OPEN) {
+		slow_enter(0, op, 0);
+		return 0;
+	}
+	f = fd_file(PT_REGS_PARM1_SYSCALL(regs));
+	if (op == FOP_FSYNC)
+		slow_enter(f, op, 0);
+	else
+		slow_enter(f, op,
+			   file_op_positional(id) ? PT_REGS_PARM4_SYSCALL(regs) : file_pos(f));
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(fs_sys_exit, struct pt_regs *regs, long ret)
+{
+	if (file_op(SYSCALL_NR(regs)) != FOP_NONE)
+		slow_exit(ret);
+	return 0;
+}
+
+/* Keeps the record type in BTF for the front end. */
+struct slow_event slow_event_btf;
+
+char LICENSE[] SEC("license") = "GPL";

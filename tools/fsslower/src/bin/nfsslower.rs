@@ -1,0 +1,5 @@
+//! `nfsslower`: fsslower for nfs, chosen by its name.
+
+fn main() -> std::process::ExitCode {
+    (fsslower::ENTRY.main)()
+}

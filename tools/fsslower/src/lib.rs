@@ -1,0 +1,431 @@
+//! fsslower (ext4slower, xfsslower, btrfsslower, nfsslower): reads,
+//! writes, opens and fsyncs of one file system slower than a threshold.
+
+mod info;
+
+use std::io;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::{Parser, ValueEnum};
+use common::cli::{self, CommonArgs, IdList};
+use common::kernel::fileio::{self, Hook as Mode, FSYNC, OPEN, READ, WRITE};
+use common::kernel::filters::Filters;
+use common::kernel::maps;
+use common::kernel::probe;
+use common::kinds::event::{Cell, Column, Table};
+use common::note;
+use common::output::{c_bytes, Clock, Out};
+use common::run::lifecycle::{self, attach_all, Schedule, Setup, SkelOf, Tool};
+use common::usage::usage;
+use libbpf_rs::skel::Skel;
+use libbpf_rs::Link;
+
+common::skeleton!("fsslower");
+use skel::{types, FsslowerSkel, FsslowerSkelBuilder, OpenFsslowerSkel};
+
+// SAFETY: a repr(C) struct of integers and byte arrays, valid for any bytes.
+unsafe impl plain::Plain for types::slow_event {}
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+    ext4slower             # ext4 operations slower than 10 ms
+    fsslower -t xfs        # xfs operations slower than 10 ms
+    ext4slower 1           # slower than 1 ms (or -m 1)
+    ext4slower -j 1        # ... as CSV (BCC's -j; libbpf-tools' -c)
+    ext4slower 0           # every operation (a lot of output)
+    ext4slower -p 185      # only process 185
+    nfsslower -d 10        # NFS, for 10 seconds
+    btrfsslower --json 5 | jq .";
+
+/// Trace reads, writes, opens and fsyncs of one file system slower than a
+/// threshold, with the file's name, size and offset.
+#[derive(Parser, Debug)]
+#[command(name = "fsslower", version, after_help = EXAMPLES)]
+pub(crate) struct Args {
+    /// The file system: ext4, xfs, btrfs or nfs (default: the one the
+    /// command is named for, as ext4slower)
+    #[arg(short = 't', long = "type", value_enum, value_name = "FS")]
+    fs: Option<Fs>,
+    /// Trace these processes only (comma-separated pids)
+    #[arg(short = 'p', long, value_parser = cli::id_list)]
+    pid: Option<IdList>,
+    /// Minimum latency to show, in milliseconds (default 10; 0: every call)
+    #[arg(
+        short = 'm',
+        long = "min",
+        value_name = "MIN_MS",
+        conflicts_with = "min_ms"
+    )]
+    min: Option<u64>,
+    /// Print CSV: ENDTIME_us,TASK,PID,TYPE,BYTES,OFFSET_b,LATENCY_us,FILE
+    #[arg(short = 'j', long, short_alias = 'c', conflicts_with = "json")]
+    csv: bool,
+    /// Trace for this many seconds, then exit
+    #[arg(short = 'd', long, value_name = "SECS", value_parser = cli::seconds)]
+    duration: Option<u64>,
+    /// Trace tasks in this cgroup v2 (directory path) only
+    #[arg(long, value_name = "PATH", value_parser = cli::cgroup_path)]
+    cgroup: Option<PathBuf>,
+    /// Minimum latency in milliseconds, as BCC's ext4slower takes it
+    #[arg(value_name = "MIN_MS")]
+    min_ms: Option<u64>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+/// The file systems fsslower knows: each one's operations and superblock
+/// magic (include/uapi/linux/magic.h).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Fs {
+    Ext4,
+    Xfs,
+    Btrfs,
+    Nfs,
+}
+
+impl Fs {
+    fn name(self) -> &'static str {
+        match self {
+            Fs::Ext4 => "ext4",
+            Fs::Xfs => "xfs",
+            Fs::Btrfs => "btrfs",
+            Fs::Nfs => "nfs",
+        }
+    }
+
+    /// Its read_iter, write_iter, open and fsync file operations.
+    fn functions(self) -> [&'static str; 4] {
+        match self {
+            Fs::Ext4 => [
+                "ext4_file_read_iter",
+                "ext4_file_write_iter",
+                "ext4_file_open",
+                "ext4_sync_file",
+            ],
+            Fs::Xfs => [
+                "xfs_file_read_iter",
+                "xfs_file_write_iter",
+                "xfs_file_open",
+                "xfs_file_fsync",
+            ],
+            Fs::Btrfs => [
+                "btrfs_file_read_iter",
+                "btrfs_file_write_iter",
+                "btrfs_file_open",
+                "btrfs_sync_file",
+            ],
+            Fs::Nfs => [
+                "nfs_file_read",
+                "nfs_file_write",
+                "nfs_file_open",
+                "nfs_file_fsync",
+            ],
+        }
+    }
+
+    fn magic(self) -> u64 {
+        match self {
+            Fs::Ext4 => 0xEF53,
+            Fs::Xfs => 0x5846_5342,
+            Fs::Btrfs => 0x9123_683E,
+            Fs::Nfs => 0x6969,
+        }
+    }
+
+    /// The file system a command name chooses (`ext4slower`,
+    /// `bpf-xfsslower`); none for `fsslower`.
+    fn of_program(program: &str) -> Option<Fs> {
+        let alias = info::INFO.invoked_as(program)?;
+        Fs::from_str(alias.strip_suffix("slower")?, false).ok()
+    }
+}
+
+pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Fsslower>();
+
+pub(crate) struct Fsslower {
+    args: Args,
+    fs: Fs,
+    mode: Mode,
+    clock: Clock,
+    event: Box<types::slow_event>,
+    table: Table<Fsslower>,
+}
+
+impl Fsslower {
+    fn min_ms(&self) -> u64 {
+        self.args.min.or(self.args.min_ms).unwrap_or(10)
+    }
+
+    fn syscall_note(&self) -> String {
+        format!(
+            "system call mode (no fentry or kprobes on {}'s file operations here): reads, \
+             writes, opens and fsyncs timed at their system calls on files of {} file systems, \
+             so the latency includes the VFS above the file system",
+            self.fs.name(),
+            self.fs.name()
+        )
+    }
+}
+
+/// The program's name, as run (`ext4slower`).
+fn program_name() -> String {
+    let argv0 = std::env::args_os().next().unwrap_or_default();
+    std::path::Path::new(&argv0)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+impl Tool for Fsslower {
+    type Args = Args;
+    type Builder = FsslowerSkelBuilder;
+    const INFO: &'static registry::ToolInfo = &info::INFO;
+
+    fn new(args: Args) -> Result<Self> {
+        let Some(fs) = args.fs.or_else(|| Fs::of_program(&program_name())) else {
+            return Err(usage(
+                "which file system? Give -t ext4, xfs, btrfs or nfs, or run me as ext4slower, \
+                 xfsslower, btrfsslower or nfsslower",
+            ));
+        };
+        let mode = Mode::choose(&fs.functions());
+        Ok(Fsslower {
+            table: table(args.csv, args.common.json),
+            args,
+            fs,
+            mode,
+            clock: Clock::start(),
+            event: Box::default(),
+        })
+    }
+
+    fn common(&self) -> &CommonArgs {
+        &self.args.common
+    }
+
+    fn filters(&self) -> Filters {
+        Filters::processes(&self.args.pid, &self.args.cgroup)
+    }
+
+    fn configure(&mut self, open: &mut OpenFsslowerSkel<'_>, _: &Setup) -> Result<()> {
+        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
+        rodata.regular_only = true;
+        rodata.current_task_btf = probe::current_task_btf();
+        rodata.min_latency_ns = self.min_ms().saturating_mul(1_000_000);
+        let mode = self.mode;
+        // The file system's own operations need no magic to tell them.
+        rodata.fs_magic = if mode == Mode::Syscalls {
+            self.fs.magic()
+        } else {
+            0
+        };
+        let p = &mut open.progs;
+        let [read, write, opn, fsync] = self.fs.functions();
+        if mode == Mode::Fentry {
+            for (prog, target) in [
+                (&mut p.fs_fentry_read, read),
+                (&mut p.fs_fexit_read, read),
+                (&mut p.fs_fentry_write, write),
+                (&mut p.fs_fexit_write, write),
+                (&mut p.fs_fentry_open, opn),
+                (&mut p.fs_fexit_open, opn),
+                (&mut p.fs_fentry_fsync, fsync),
+                (&mut p.fs_fexit_fsync, fsync),
+            ] {
+                prog.set_attach_target(0, Some(target.into()))
+                    .with_context(|| format!("setting fentry's target to {target}"))?;
+            }
+        }
+        probe::load_when(
+            mode == Mode::Fentry,
+            [
+                &mut p.fs_fentry_read,
+                &mut p.fs_fexit_read,
+                &mut p.fs_fentry_write,
+                &mut p.fs_fexit_write,
+                &mut p.fs_fentry_open,
+                &mut p.fs_fexit_open,
+                &mut p.fs_fentry_fsync,
+                &mut p.fs_fexit_fsync,
+            ],
+        );
+        probe::load_when(
+            mode == Mode::Kprobe,
+            [
+                &mut p.fs_kprobe_read,
+                &mut p.fs_kprobe_write,
+                &mut p.fs_kprobe_open,
+                &mut p.fs_kprobe_fsync,
+                &mut p.fs_kretprobe,
+            ],
+        );
+        probe::load_when(
+            mode == Mode::Syscalls,
+            [&mut p.fs_sys_enter, &mut p.fs_sys_exit],
+        );
+        mode.check(&self.fs.functions())
+    }
+
+    fn hook_notes(&self) -> Vec<String> {
+        match self.mode {
+            Mode::Syscalls => vec![self.syscall_note()],
+            _ => vec![format!(
+                "{}'s file operations: {}",
+                self.fs.name(),
+                self.fs.functions().join(", ")
+            )],
+        }
+    }
+
+    fn loaded(&mut self, skel: &mut FsslowerSkel<'_>) -> Result<()> {
+        if self.mode == Mode::Syscalls {
+            note!("{}", self.syscall_note());
+            fileio::fill(&skel.maps.file_ops, &[READ, WRITE, OPEN, FSYNC])?;
+        }
+        Ok(())
+    }
+
+    /// The fentry and kprobe programs name no function in their sections:
+    /// each is attached here to the chosen file system's.
+    fn attach(&mut self, skel: &mut SkelOf<'_, Self>) -> Result<Vec<Link>> {
+        let mut links = attach_all(skel.object())?;
+        let p = &skel.progs;
+        let [read, write, opn, fsync] = self.fs.functions();
+        match self.mode {
+            Mode::Fentry => {
+                for prog in [
+                    &p.fs_fentry_read,
+                    &p.fs_fexit_read,
+                    &p.fs_fentry_write,
+                    &p.fs_fexit_write,
+                    &p.fs_fentry_open,
+                    &p.fs_fexit_open,
+                    &p.fs_fentry_fsync,
+                    &p.fs_fexit_fsync,
+                ] {
+                    links.push(
+                        prog.attach().with_context(|| {
+                            format!("attaching {}", prog.name().to_string_lossy())
+                        })?,
+                    );
+                }
+            }
+            Mode::Kprobe => {
+                for (prog, function) in [
+                    (&p.fs_kprobe_read, read),
+                    (&p.fs_kprobe_write, write),
+                    (&p.fs_kprobe_open, opn),
+                    (&p.fs_kprobe_fsync, fsync),
+                ] {
+                    for (prog, ret) in [(prog, false), (&p.fs_kretprobe, true)] {
+                        links.push(
+                            prog.attach_kprobe(ret, function)
+                                .with_context(|| format!("attaching a kprobe to {function}"))?,
+                        );
+                    }
+                }
+            }
+            Mode::Syscalls => {}
+        }
+        Ok(links)
+    }
+
+    fn table(&self) -> Option<&Table<Self>> {
+        Some(&self.table)
+    }
+
+    fn schedule(&self) -> Schedule {
+        Schedule {
+            duration: self.args.duration.map(Duration::from_secs),
+            ..Schedule::default()
+        }
+    }
+
+    fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
+        maps::copy_record(&mut *self.event, data);
+        self.table.row(out, self)
+    }
+}
+
+/// BCC's T column: R read, W write, O open, S fsync.
+fn op(e: &types::slow_event) -> &'static str {
+    match e.op {
+        READ => "R",
+        WRITE => "W",
+        OPEN => "O",
+        FSYNC => "S",
+        _ => "?",
+    }
+}
+
+fn latency_ms(t: &Fsslower) -> f64 {
+    t.event.latency_ns as f64 / 1e6
+}
+
+/// BCC's columns (TIME COMM PID T BYTES OFF_KB LAT(ms) FILENAME) with
+/// libbpf-tools' whole COMM; `-j` BCC's CSV.
+fn table(csv: bool, json: bool) -> Table<Fsslower> {
+    if csv {
+        return Table::csv().columns([
+            Column::new("ENDTIME_us", 0, "", |t| (t.event.ts_ns / 1000).into()),
+            Column::new("TASK", 0, "", |t| Cell::bytes(c_bytes(&t.event.comm))),
+            Column::new("PID", 0, "", |t| t.event.pid.into()),
+            Column::new("TYPE", 0, "", |t| op(&t.event).into()),
+            Column::new("BYTES", 0, "", |t| t.event.ret.into()),
+            Column::new("OFFSET_b", 0, "", |t| t.event.offset.into()),
+            Column::new("LATENCY_us", 0, "", |t| (t.event.latency_ns / 1000).into()),
+            Column::new("FILE", 0, "", |t| Cell::bytes(c_bytes(&t.event.name))),
+        ]);
+    }
+    Table::<Fsslower>::new(json).columns([
+        Column::new("TIME", 8, "", |t| t.clock.hms(t.event.ts_ns).into()),
+        Column::json("ts", |t| Cell::Float(t.clock.elapsed(t.event.ts_ns), 6)),
+        Column::new("COMM", 16, "comm", |t| Cell::bytes(c_bytes(&t.event.comm))),
+        Column::new("PID", 7, "pid", |t| t.event.pid.into()),
+        Column::json("tid", |t| t.event.tid.into()),
+        Column::new("T", 1, "op", |t| op(&t.event).into()),
+        Column::new("BYTES", 7, "bytes", |t| t.event.ret.into()),
+        Column::new("OFF_KB", 8, "", |t| (t.event.offset / 1024).into()),
+        Column::json("offset", |t| t.event.offset.into()),
+        Column::right("LAT(ms)", 7, "latency_ms", |t| {
+            Cell::Float(latency_ms(t), 2)
+        }),
+        Column::new("FILENAME", 0, "file", |t| {
+            Cell::bytes(c_bytes(&t.event.name))
+        }),
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_checked() {
+        testkit::check_arguments::<Args>(&[
+            &["fsslower", "-t", "zfs"][..],
+            &["fsslower", "-m", "x"],
+            &["fsslower", "-m", "1", "2"],
+            &["fsslower", "-j", "--json"],
+            &["fsslower", "-p", "x"],
+            &["fsslower", "1", "2"],
+        ]);
+        let a = Args::try_parse_from(["fsslower", "-t", "ext4"]).unwrap();
+        assert_eq!((a.fs, a.min, a.min_ms), (Some(Fs::Ext4), None, None));
+        let a = Args::try_parse_from(["ext4slower", "-c", "-d", "5", "3"]).unwrap();
+        assert!(a.csv);
+        assert_eq!((a.duration, a.min_ms), (Some(5), Some(3)));
+    }
+
+    #[test]
+    fn the_program_name_chooses_the_file_system() {
+        assert_eq!(Fs::of_program("ext4slower"), Some(Fs::Ext4));
+        assert_eq!(Fs::of_program("bpf-xfsslower"), Some(Fs::Xfs));
+        assert_eq!(Fs::of_program("btrfsslower"), Some(Fs::Btrfs));
+        assert_eq!(Fs::of_program("nfsslower"), Some(Fs::Nfs));
+        assert_eq!(Fs::of_program("fsslower"), None);
+        assert_eq!(Fs::of_program("zfsslower"), None);
+    }
+}

@@ -1,0 +1,7 @@
+//! The contract every tool keeps (testkit::contract), for fsslower.
+
+testkit::contract_tests!(testkit::contract::Spec {
+    bin: env!("CARGO_BIN_EXE_ext4slower"),
+    args: &[],
+    final_report: None,
+});
