@@ -241,7 +241,27 @@ pub fn btf_tracepoint_exists(name: &str) -> bool {
 /// Some tracepoints changed arguments (block_rq_issue lost its queue in
 /// 5.11): a program must read the one the running kernel passes.
 pub fn btf_tracepoint_args(name: &str) -> Option<u32> {
-    let typedef = CString::new(format!("btf_trace_{name}")).ok()?;
+    // typedef -> pointer -> function prototype, whose first parameter is
+    // the tracepoint's private data pointer, not an argument.
+    btf_params(
+        &format!("btf_trace_{name}"),
+        libbpf_sys::BTF_KIND_TYPEDEF,
+        2,
+    )
+    .map(|n| n.saturating_sub(1))
+}
+
+/// How many parameters kernel function `name` takes, from the kernel's
+/// BTF: some changed (vfs_unlink gained a namespace first in 5.12), and a
+/// probe must read the arguments the running kernel passes.
+pub fn function_args(name: &str) -> Option<u32> {
+    btf_params(name, libbpf_sys::BTF_KIND_FUNC, 1)
+}
+
+/// The parameter count of the prototype reached from type `name` of
+/// `kind` through `hops` references, in the kernel's BTF.
+fn btf_params(name: &str, kind: u32, hops: usize) -> Option<u32> {
+    let name = CString::new(name).ok()?;
     // SAFETY: libbpf parses the kernel's BTF into a new object, freed below.
     let btf = unsafe { libbpf_sys::btf__load_vmlinux_btf() };
     if btf.is_null() {
@@ -249,28 +269,25 @@ pub fn btf_tracepoint_args(name: &str) -> Option<u32> {
     }
     // SAFETY: btf is a valid BTF object until btf__free; the ids come from
     // it, and btf__type_by_id returns null for a bad id (checked). A
-    // typedef's and a pointer's union member is `type`.
-    let args = unsafe {
-        let id =
-            libbpf_sys::btf__find_by_name_kind(btf, typedef.as_ptr(), libbpf_sys::BTF_KIND_TYPEDEF);
+    // typedef's, a pointer's and a function's union member is `type`.
+    let params = unsafe {
+        let id = libbpf_sys::btf__find_by_name_kind(btf, name.as_ptr(), kind);
         let mut t = if id > 0 {
             libbpf_sys::btf__type_by_id(btf, id as u32)
         } else {
             std::ptr::null()
         };
-        // typedef -> pointer -> function prototype.
-        for _ in 0..2 {
+        for _ in 0..hops {
             if !t.is_null() {
                 t = libbpf_sys::btf__type_by_id(btf, (*t).__bindgen_anon_1.type_);
             }
         }
-        // A prototype's vlen is its parameter count; the first is the
-        // tracepoint's private data pointer, not an argument.
-        (!t.is_null()).then(|| ((*t).info & 0xffff).saturating_sub(1))
+        // A prototype's vlen is its parameter count.
+        (!t.is_null()).then(|| (*t).info & 0xffff)
     };
     // SAFETY: btf came from btf__load_vmlinux_btf and is not used after.
     unsafe { libbpf_sys::btf__free(btf) };
-    args
+    params
 }
 
 /// True if an fentry program can attach to kernel function `name` here:
@@ -283,14 +300,14 @@ pub fn fentry_target(name: &str) -> bool {
     let Ok(cname) = CString::new(name) else {
         return false;
     };
-    // SAFETY: a valid C string for the duration of the call.
-    let in_vmlinux = unsafe {
-        libbpf_sys::libbpf_find_vmlinux_btf_id(cname.as_ptr(), libbpf_sys::BPF_TRACE_FENTRY) > 0
-    };
-    in_vmlinux
+    // Looked up in BTF here rather than by libbpf_find_vmlinux_btf_id,
+    // which warns on stderr of every function it does not find there
+    // (ext4's, where ext4 is a module, as on Debian); the module, from
+    // /proc/kallsyms, only for a function the kernel's BTF lacks.
+    in_btf(None, &cname)
         || kallsyms_text(name)
             .flatten()
-            .is_some_and(|m| in_module_btf(&m, &cname))
+            .is_some_and(|m| in_btf(Some(&m), &cname))
 }
 
 /// True if a kprobe can attach to kernel function `name` here: there is a
@@ -313,10 +330,14 @@ fn kallsyms_text(name: &str) -> Option<Option<String>> {
     })
 }
 
-/// True if function `name` is in module `module`'s BTF.
-fn in_module_btf(module: &str, name: &CString) -> bool {
-    let Ok(path) = CString::new(format!("/sys/kernel/btf/{module}")) else {
-        return false;
+/// True if function `name` is in the kernel's BTF, or in `module`'s.
+fn in_btf(module: Option<&str>, name: &CString) -> bool {
+    let path = match module {
+        Some(m) => match CString::new(format!("/sys/kernel/btf/{m}")) {
+            Ok(p) => Some(p),
+            Err(_) => return false,
+        },
+        None => None,
     };
     // SAFETY: libbpf parses the kernel's BTF, then the module's on top of
     // it; both are freed below and nothing from them outlives this block.
@@ -325,11 +346,14 @@ fn in_module_btf(module: &str, name: &CString) -> bool {
         if base.is_null() {
             return false;
         }
-        let btf = libbpf_sys::btf__parse_split(path.as_ptr(), base);
+        let btf = match &path {
+            Some(p) => libbpf_sys::btf__parse_split(p.as_ptr(), base),
+            None => base,
+        };
         let found = !btf.is_null()
             && libbpf_sys::btf__find_by_name_kind(btf, name.as_ptr(), libbpf_sys::BTF_KIND_FUNC)
                 > 0;
-        if !btf.is_null() {
+        if !btf.is_null() && btf != base {
             libbpf_sys::btf__free(btf);
         }
         libbpf_sys::btf__free(base);
@@ -531,6 +555,10 @@ mod tests {
         let n = btf_tracepoint_args("sched_switch").expect("BTF for sched_switch");
         assert!((3..=4).contains(&n), "{n}");
         assert_eq!(btf_tracepoint_args("no_such_tracepoint_here"), None);
+        // vfs_unlink: (dir, dentry, delegated), with a namespace first since 5.12.
+        let n = function_args("vfs_unlink").expect("BTF for vfs_unlink");
+        assert!((3..=4).contains(&n), "{n}");
+        assert_eq!(function_args("no_such_function_here"), None);
     }
 
     #[test]

@@ -77,6 +77,9 @@ pub fn bundle_page(all: &[&ToolInfo], out: &mut dyn Write) -> io::Result<()> {
             t.name,
             roff_escape(&capitalize(t.summary))
         )?;
+        for alias in t.aliases {
+            writeln!(out, ".TP\n.BR {alias} (8)\n{}, as {alias}", t.name)?;
+        }
     }
     let pages: Vec<String> = all.iter().map(|t| format!("{}(8)", t.name)).collect();
     see_also(&pages, out)

@@ -4,4 +4,5 @@ testkit::contract_tests!(testkit::contract::Spec {
     bin: env!("CARGO_BIN_EXE_opensnoop"),
     args: &[],
     final_report: None,
+    needs: None,
 });

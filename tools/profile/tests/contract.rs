@@ -5,4 +5,5 @@ testkit::contract_tests!(testkit::contract::Spec {
     // The idle task: samples on any machine.
     args: &["-I"],
     final_report: Some("    -"),
+    needs: None,
 });

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0
+/* filelife: files created and deleted while tracing, with their age.
+ *
+ * A file's birth is stamped by its dentry at security_inode_create (every
+ * create, by open(O_CREAT) or mknod's vfs_create alike), or where that is
+ * not traceable at vfs_create and at vfs_open of a file the open created
+ * (FMODE_CREATED). Its death is a successful vfs_unlink. Each in fentry
+ * programs where the kernel allows, else kprobes: the VFS has no
+ * tracepoints for either. */
+#include <vmlinux.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "filelife.h"
+#include "events.bpf.h"
+#include "files.bpf.h"
+#include "filters.bpf.h"
+
+/* vfs_create's and vfs_unlink's argument counts, from the kernel's BTF:
+ * 5.12 put a user namespace (6.3: an idmap) before their arguments. */
+const volatile __u32 create_args = 4;
+const volatile __u32 unlink_args = 3;
+
+/* Births by dentry; LRU: files never deleted leave theirs. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct dentry *);
+	__type(value, __u64);
+} births SEC(".maps");
+
+/* The dentry a thread is unlinking, from a kprobe to its kretprobe. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 10240);
+	__type(key, __u32);
+	__type(value, struct dentry *);
+} unlinking SEC(".maps");
+
+static __always_inline void born(struct dentry *d)
+{
+	__u64 id = bpf_get_current_pid_tgid(), now;
+
+	if (!d || !task_allowed(id) || !cgroup_allowed())
+		return;
+	now = bpf_ktime_get_ns();
+	bpf_map_update_elem(&births, &d, &now, BPF_ANY);
+}
+
+static __always_inline void opened(struct path *path, struct file *f)
+{
+	if (BPF_CORE_READ(f, f_mode) & FMODE_CREATED)
+		born(BPF_CORE_READ(path, dentry));
+}
+
+static __always_inline void died(struct dentry *d)
+{
+	__u64 *birth = bpf_map_lookup_elem(&births, &d);
+	__u64 id = bpf_get_current_pid_tgid();
+	struct life_event e = {};
+	const unsigned char *name;
+
+	if (!birth)
+		return;
+	e.ts_ns = bpf_ktime_get_ns();
+	e.age_ns = e.ts_ns - *birth;
+	bpf_map_delete_elem(&births, &d);
+	e.pid = id >> 32;
+	e.tid = (__u32)id;
+	bpf_get_current_comm(e.comm, sizeof(e.comm));
+	name = BPF_CORE_READ(d, d_name.name);
+	bpf_probe_read_kernel_str(e.name, sizeof(e.name), name);
+	emit(&e, sizeof(e));
+}
+
+SEC("fentry/security_inode_create")
+int BPF_PROG(fl_fentry_inode_create, struct inode *dir, struct dentry *dentry)
+{
+	born(dentry);
+	return 0;
+}
+
+SEC("fentry/vfs_create")
+int fl_fentry_create(unsigned long long *ctx)
+{
+	born((struct dentry *)(create_args == 4 ? ctx[1] : ctx[2]));
+	return 0;
+}
+
+SEC("fentry/vfs_open")
+int BPF_PROG(fl_fentry_open, struct path *path, struct file *f)
+{
+	opened(path, f);
+	return 0;
+}
+
+SEC("fexit/vfs_unlink")
+int fl_fexit_unlink(unsigned long long *ctx)
+{
+	/* The dentry stays valid, and named, past the unlink. */
+	if (unlink_args == 3) {
+		if ((int)ctx[3] == 0)
+			died((struct dentry *)ctx[1]);
+	} else if ((int)ctx[4] == 0) {
+		died((struct dentry *)ctx[2]);
+	}
+	return 0;
+}
+
+SEC("kprobe/security_inode_create")
+int BPF_KPROBE(fl_kprobe_inode_create, struct inode *dir, struct dentry *dentry)
+{
+	born(dentry);
+	return 0;
+}
+
+SEC("kprobe/vfs_create")
+int BPF_KPROBE(fl_kprobe_create, void *a0, void *a1, void *a2)
+{
+	born(create_args == 4 ? a1 : a2);
+	return 0;
+}
+
+SEC("kprobe/vfs_open")
+int BPF_KPROBE(fl_kprobe_open, struct path *path, struct file *f)
+{
+	opened(path, f);
+	return 0;
+}
+
+SEC("kprobe/vfs_unlink")
+int BPF_KPROBE(fl_kprobe_unlink, void *a0, void *a1, void *a2)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct dentry *d = unlink_args == 3 ? a1 : a2;
+
+	if (bpf_map_lookup_elem(&births, &d))
+		bpf_map_update_elem(&unlinking, &tid, &d, BPF_ANY);
+	return 0;
+}
+
+SEC("kretprobe/vfs_unlink")
+int BPF_KRETPROBE(fl_kretprobe_unlink, int ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct dentry **d = bpf_map_lookup_elem(&unlinking, &tid);
+
+	if (!d)
+		return 0;
+	if (ret == 0)
+		died(*d);
+	bpf_map_delete_elem(&unlinking, &tid);
+	return 0;
+}
+
+/* Keeps the record type in BTF for the front end. */
+struct life_event life_event_btf;
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,182 @@
+//! filelife: files created and deleted while tracing, with their age.
+
+mod info;
+
+use std::io;
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+use clap::Parser;
+use common::cli::{self, CommonArgs, IdList};
+use common::kernel::fileio::Hook as Mode;
+use common::kernel::filters::Filters;
+use common::kernel::maps;
+use common::kernel::probe;
+use common::kinds::event::{Cell, Column, Table};
+use common::output::{c_bytes, Clock, Out};
+use common::run::lifecycle::{self, Setup, Tool};
+
+common::skeleton!("filelife");
+use skel::{types, FilelifeSkelBuilder, OpenFilelifeSkel};
+
+// SAFETY: a repr(C) struct of integers and byte arrays, valid for any bytes.
+unsafe impl plain::Plain for types::life_event {}
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+    filelife               # files created and deleted while tracing
+    filelife -p 181        # only files created by process 181
+    filelife --json | jq .";
+
+/// Trace short-lived files: each file created and then deleted while
+/// tracing, with its age at deletion and the process that deleted it.
+#[derive(Parser, Debug)]
+#[command(name = "filelife", version, after_help = EXAMPLES)]
+pub(crate) struct Args {
+    /// Only files created by these processes (comma-separated pids)
+    #[arg(short = 'p', long, value_parser = cli::id_list)]
+    pid: Option<IdList>,
+    /// Only files created by tasks in this cgroup v2 (directory path)
+    #[arg(short = 'c', long, value_name = "PATH", value_parser = cli::cgroup_path)]
+    cgroup: Option<PathBuf>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+/// Where births are stamped: security_inode_create sees every create;
+/// without it, vfs_create (mknod) and vfs_open of a created file.
+const INODE_CREATE: [&str; 2] = ["security_inode_create", "vfs_unlink"];
+const VFS_CREATE: [&str; 3] = ["vfs_create", "vfs_open", "vfs_unlink"];
+
+pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Filelife>();
+
+pub(crate) struct Filelife {
+    args: Args,
+    mode: Mode,
+    /// security_inode_create is hooked (else vfs_create and vfs_open).
+    inode_create: bool,
+    clock: Clock,
+    event: Box<types::life_event>,
+    table: Table<Filelife>,
+}
+
+impl Tool for Filelife {
+    type Args = Args;
+    type Builder = FilelifeSkelBuilder;
+    const INFO: &'static registry::ToolInfo = &info::INFO;
+
+    fn new(args: Args) -> Result<Self> {
+        // The first set whose every function takes fentry, else kprobes.
+        let (mode, inode_create) = [
+            (Mode::Fentry, &INODE_CREATE[..]),
+            (Mode::Fentry, &VFS_CREATE[..]),
+            (Mode::Kprobe, &INODE_CREATE[..]),
+            (Mode::Kprobe, &VFS_CREATE[..]),
+        ]
+        .into_iter()
+        .find(|(mode, functions)| {
+            functions.iter().all(|f| match mode {
+                Mode::Fentry => probe::fentry_target(f),
+                _ => probe::kprobe_target(f),
+            })
+        })
+        .map(|(mode, functions)| (mode, functions.len() == INODE_CREATE.len()))
+        .unwrap_or((Mode::Syscalls, false));
+        Ok(Filelife {
+            table: table(args.common.json),
+            args,
+            mode,
+            inode_create,
+            clock: Clock::start(),
+            event: Box::default(),
+        })
+    }
+
+    fn common(&self) -> &CommonArgs {
+        &self.args.common
+    }
+
+    fn filters(&self) -> Filters {
+        Filters::processes(&self.args.pid, &self.args.cgroup)
+    }
+
+    fn configure(&mut self, open: &mut OpenFilelifeSkel<'_>, _: &Setup) -> Result<()> {
+        if self.mode == Mode::Syscalls {
+            bail!(
+                "needs fentry or kprobes on vfs_unlink and on security_inode_create (or \
+                 vfs_create and vfs_open), and this kernel offers neither (fentry: {}, kprobes: \
+                 {}): no system call or tracepoint tells a file's creation and deletion apart",
+                if probe::features().fentry {
+                    "not on these functions"
+                } else {
+                    "refused"
+                },
+                if probe::features().kprobe {
+                    "not on these functions"
+                } else {
+                    "not in this kernel"
+                },
+            );
+        }
+        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
+        rodata.create_args = probe::function_args("vfs_create").unwrap_or(4);
+        rodata.unlink_args = probe::function_args("vfs_unlink").unwrap_or(3);
+        let p = &mut open.progs;
+        let (fentry, kprobe) = (self.mode == Mode::Fentry, self.mode == Mode::Kprobe);
+        let inode = self.inode_create;
+        probe::load_when(fentry && inode, [&mut p.fl_fentry_inode_create]);
+        probe::load_when(
+            fentry && !inode,
+            [&mut p.fl_fentry_create, &mut p.fl_fentry_open],
+        );
+        probe::load_when(fentry, [&mut p.fl_fexit_unlink]);
+        probe::load_when(kprobe && inode, [&mut p.fl_kprobe_inode_create]);
+        probe::load_when(
+            kprobe && !inode,
+            [&mut p.fl_kprobe_create, &mut p.fl_kprobe_open],
+        );
+        probe::load_when(
+            kprobe,
+            [&mut p.fl_kprobe_unlink, &mut p.fl_kretprobe_unlink],
+        );
+        Ok(())
+    }
+
+    fn table(&self) -> Option<&Table<Self>> {
+        Some(&self.table)
+    }
+
+    fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
+        maps::copy_record(&mut *self.event, data);
+        self.table.row(out, self)
+    }
+}
+
+/// BCC's columns: TIME PID COMM AGE(s) FILE.
+fn table(json: bool) -> Table<Filelife> {
+    Table::<Filelife>::new(json).columns([
+        Column::new("TIME", 8, "", |t| t.clock.hms(t.event.ts_ns).into()),
+        Column::json("ts", |t| Cell::Float(t.clock.elapsed(t.event.ts_ns), 6)),
+        Column::new("PID", 7, "pid", |t| t.event.pid.into()),
+        Column::json("tid", |t| t.event.tid.into()),
+        Column::new("COMM", 16, "comm", |t| Cell::bytes(c_bytes(&t.event.comm))),
+        Column::new("AGE(s)", 7, "age_s", |t| {
+            Cell::Float(t.event.age_ns as f64 / 1e9, 2)
+        }),
+        Column::new("FILE", 0, "file", |t| Cell::bytes(c_bytes(&t.event.name))),
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_checked() {
+        testkit::check_arguments::<Args>(&[
+            &["filelife", "-p", "x"][..],
+            &["filelife", "1"],
+            &["filelife", "-x"],
+        ]);
+    }
+}

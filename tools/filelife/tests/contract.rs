@@ -1,0 +1,11 @@
+//! The contract every tool keeps (testkit::contract), for filelife.
+
+testkit::contract_tests!(testkit::contract::Spec {
+    bin: env!("CARGO_BIN_EXE_filelife"),
+    args: &[],
+    final_report: None,
+    needs: Some(("fentry or kprobes", || {
+        let f = common::kernel::probe::features();
+        f.fentry || f.kprobe
+    })),
+});
