@@ -37,6 +37,17 @@ struct {
 	__type(value, struct dentry *);
 } unlinking SEC(".maps");
 
+/* Argument slot `i` of an fentry/fexit program, copied out of its
+ * context at a constant offset: choosing the slot at run time would make a
+ * variable-offset context load, which the verifier refuses (and the
+ * compiler may merge two constant loads into one). */
+#define ctx_arg(ctx, i)                                                   \
+	({                                                                \
+		void *__arg = 0;                                          \
+		bpf_probe_read_kernel(&__arg, sizeof(__arg), &(ctx)[i]);  \
+		__arg;                                                    \
+	})
+
 static __always_inline void born(struct dentry *d)
 {
 	__u64 id = bpf_get_current_pid_tgid(), now;
@@ -83,7 +94,9 @@ int BPF_PROG(fl_fentry_inode_create, struct inode *dir, struct dentry *dentry)
 SEC("fentry/vfs_create")
 int fl_fentry_create(unsigned long long *ctx)
 {
-	born((struct dentry *)(create_args == 4 ? ctx[1] : ctx[2]));
+	void *a1 = ctx_arg(ctx, 1), *a2 = ctx_arg(ctx, 2);
+
+	born(create_args == 4 ? a1 : a2);
 	return 0;
 }
 
@@ -97,13 +110,13 @@ int BPF_PROG(fl_fentry_open, struct path *path, struct file *f)
 SEC("fexit/vfs_unlink")
 int fl_fexit_unlink(unsigned long long *ctx)
 {
-	/* The dentry stays valid, and named, past the unlink. */
-	if (unlink_args == 3) {
-		if ((int)ctx[3] == 0)
-			died((struct dentry *)ctx[1]);
-	} else if ((int)ctx[4] == 0) {
-		died((struct dentry *)ctx[2]);
-	}
+	/* The dentry stays valid, and named, past the unlink; the return
+	 * value follows the arguments. */
+	void *a1 = ctx_arg(ctx, 1), *a2 = ctx_arg(ctx, 2);
+	long r3 = (long)ctx_arg(ctx, 3), r4 = (long)ctx_arg(ctx, 4);
+
+	if (unlink_args == 3 ? (int)r3 == 0 : (int)r4 == 0)
+		died(unlink_args == 3 ? a1 : a2);
 	return 0;
 }
 
