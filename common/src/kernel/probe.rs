@@ -385,14 +385,19 @@ pub fn hook_of_section(section: &str) -> Option<Hook> {
 
 /// Where each program that will load attaches, e.g. `tracepoint
 /// syscalls:sys_enter_openat (open_enter_openat)`: what `--dry-run` and `-v` report.
-pub fn chosen_hooks(obj: &OpenObject) -> Vec<String> {
+/// A program whose section names no target (`SEC("fentry")`, attached by
+/// its tool) gets the one `target` gives it by name, if any.
+pub fn chosen_hooks(obj: &OpenObject, target: impl Fn(&str) -> Option<String>) -> Vec<String> {
     obj.progs()
         .filter(|p| p.autoload())
         .map(|p| {
             let section = p.section().to_string_lossy();
             let hook = match section.split_once('/') {
                 Some((kind, target)) => format!("{kind} {}", target.replace('/', ":")),
-                None => section.into_owned(),
+                None => match target(&p.name().to_string_lossy()) {
+                    Some(t) => format!("{section} {t}"),
+                    None => section.into_owned(),
+                },
             };
             format!("{hook} ({})", p.name().to_string_lossy())
         })

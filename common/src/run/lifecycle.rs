@@ -140,6 +140,12 @@ pub trait Tool: Sized {
         Vec::new()
     }
 
+    /// The function a program whose section names none attaches to (the
+    /// tool attaches it itself): for `--dry-run` and `-v`.
+    fn hook_target(&self, _program: &str) -> Option<String> {
+        None
+    }
+
     /// After load, before attach: tail calls, maps the tool fills itself.
     fn loaded(&mut self, _skel: &mut SkelOf<'_, Self>) -> Result<()> {
         Ok(())
@@ -310,7 +316,7 @@ fn run_tool<T: Tool>(args: T::Args) -> Result<u8> {
     tool.configure(&mut open, &setup)?;
     filters.configure(open.open_object_mut())?;
     probe::autoload_existing_tracepoints(open.open_object_mut())?;
-    let mut hooks = probe::chosen_hooks(open.open_object());
+    let mut hooks = probe::chosen_hooks(open.open_object(), |p| tool.hook_target(p));
     let programs = hooks.len();
     hooks.extend(tool.hook_notes());
     let mut skel = open.load().context("loading the BPF programs")?;

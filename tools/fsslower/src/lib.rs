@@ -271,12 +271,21 @@ impl Tool for Fsslower {
     fn hook_notes(&self) -> Vec<String> {
         match self.mode {
             Mode::Syscalls => vec![self.syscall_note()],
-            _ => vec![format!(
-                "{}'s file operations: {}",
-                self.fs.name(),
-                self.fs.functions().join(", ")
-            )],
+            _ => Vec::new(),
         }
+    }
+
+    fn hook_target(&self, program: &str) -> Option<String> {
+        let [read, write, opn, fsync] = self.fs.functions();
+        let function = match program.rsplit('_').next()? {
+            "read" => read,
+            "write" => write,
+            "open" => opn,
+            "fsync" => fsync,
+            // The kretprobe shared by the four.
+            _ => return Some(self.fs.functions().join(",")),
+        };
+        Some(function.to_string())
     }
 
     fn loaded(&mut self, skel: &mut FsslowerSkel<'_>) -> Result<()> {

@@ -139,7 +139,9 @@ fn fsslower_kprobe_mode() {
         &[("BPFTOOLS_DISABLE", "fentry")],
     );
     assert!(
-        f.stdout.join("\n").contains("kretprobe (fs_kretprobe)"),
+        f.stdout
+            .join("\n")
+            .contains("kretprobe ext4_file_read_iter,ext4_file_write_iter"),
         "{f:?}"
     );
     check_each_operation(EXT4SLOWER, &[], &[("BPFTOOLS_DISABLE", "fentry")]);
@@ -248,9 +250,9 @@ fn fsslower_dry_run() {
     let fentry = common::kernel::probe::fentry_target("ext4_file_read_iter");
     let kprobe = common::kernel::probe::kprobe_target("ext4_file_read_iter");
     let expected = if fentry {
-        "fentry (fs_fentry_read)"
+        "fentry ext4_file_read_iter (fs_fentry_read)"
     } else if kprobe {
-        "kprobe (fs_kprobe_read)"
+        "kprobe ext4_file_read_iter (fs_kprobe_read)"
     } else {
         "tp_btf sys_exit"
     };
