@@ -62,7 +62,7 @@ pub fn run(a: &Artifacts) -> Result<()> {
     // would: lists first (mmdebstrap leaves none), with the host's resolver.
     fs::copy("/etc/resolv.conf", root.join("etc/resolv.conf"))?;
     in_root("apt-get update -q >/dev/null && apt-get install -y -q /tmp/bpftools.deb")?;
-    for tool in crate::tools::names() {
+    for tool in crate::tools::TOOLS.iter().flat_map(|t| t.all_names()) {
         in_root(&format!(
             "test -x /usr/sbin/{tool} && test -f /usr/share/man/man8/{tool}.8.gz"
         ))?;
@@ -128,8 +128,29 @@ pub fn run(a: &Artifacts) -> Result<()> {
             bail!("the tarball's binary needs {lib}, not only glibc:\n{libs}");
         }
     }
-    for tool in crate::tools::names() {
-        in_root(&format!("/opt/{name}/sbin/{tool} --dry-run >/dev/null"))?;
+    for t in crate::tools::TOOLS {
+        // Its first dry run's arguments (fsslower needs a file system).
+        let (tool, args) = (t.name, t.dry_runs[0].args);
+        let Err(e) = in_root(&format!(
+            "/opt/{name}/sbin/{tool} --dry-run {args} >/dev/null"
+        )) else {
+            continue;
+        };
+        // A tool that cannot load on this kernel at all (filelife, without
+        // fentry or kprobes) fails the same way outside the root: the
+        // kernel's doing, not the package's.
+        let outside = Command::new(root.join(format!("opt/{name}/sbin/{tool}")))
+            .arg("--dry-run")
+            .args(args.split_whitespace())
+            .output()?;
+        if outside.status.success() || outside.status.code() != Some(1) {
+            return Err(e);
+        }
+        let why = String::from_utf8_lossy(&outside.stderr);
+        println!(
+            "dist test: {tool} does not load on this kernel, outside the root either: {}",
+            why.lines().next().unwrap_or_default()
+        );
     }
     let out = in_root(&format!("/opt/{name}/sbin/runqlat 1 1"))?;
     expect(&out, "usecs", "runqlat's histogram from the tarball")?;
