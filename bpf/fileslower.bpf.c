@@ -11,7 +11,6 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "slowio.bpf.h"
-#include "syscalls.bpf.h"
 
 /* The position a call starts at: `pos` points into the caller's frame. */
 static __always_inline __u64 start_pos(loff_t *pos)
@@ -89,28 +88,18 @@ int BPF_KRETPROBE(fs_kretprobe_write, ssize_t ret)
 	return 0;
 }
 
-/* pread64, preadv, preadv2 and their writes carry their offset as the
- * fourth argument; the others start at the file's position. */
+/* The system call mode: slowio.bpf.h's, for the kinds in file_ops. */
 SEC("tp_btf/sys_enter")
 int BPF_PROG(fs_sys_enter, struct pt_regs *regs, long id)
 {
-	__u32 op = file_op(id);
-	struct file *f;
-
-	if ((op != FOP_READ && op != FOP_WRITE) || compat_syscall())
-		return 0;
-	f = fd_file(PT_REGS_PARM1_SYSCALL(regs));
-	slow_enter(f, op, file_op_positional(id) ? PT_REGS_PARM4_SYSCALL(regs) : file_pos(f));
+	slow_sys_enter(regs, id);
 	return 0;
 }
 
 SEC("tp_btf/sys_exit")
 int BPF_PROG(fs_sys_exit, struct pt_regs *regs, long ret)
 {
-	__u32 op = file_op(SYSCALL_NR(regs));
-
-	if (op == FOP_READ || op == FOP_WRITE)
-		slow_exit(ret);
+	slow_sys_exit(regs, ret);
 	return 0;
 }
 

@@ -13,7 +13,6 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "slowio.bpf.h"
-#include "syscalls.bpf.h"
 
 static __always_inline void iter_enter(struct kiocb *iocb, __u32 op)
 {
@@ -112,35 +111,18 @@ int BPF_KRETPROBE(fs_kretprobe, long ret)
 	return 0;
 }
 
-/* pread64, preadv, preadv2 and their writes carry their offset as the
- * fourth argument; reads and writes without one start at the file's
- * position; opens are resolved at exit from the descriptor returned. */
+/* The system call mode: slowio.bpf.h's, for the kinds in file_ops. */
 SEC("tp_btf/sys_enter")
 int BPF_PROG(fs_sys_enter, struct pt_regs *regs, long id)
 {
-	__u32 op = file_op(id);
-	struct file *f;
-
-	if (op == FOP_NONE || compat_syscall())
-		return 0;
-	if (op == FOP_OPEN) {
-		slow_enter(0, op, 0);
-		return 0;
-	}
-	f = fd_file(PT_REGS_PARM1_SYSCALL(regs));
-	if (op == FOP_FSYNC)
-		slow_enter(f, op, 0);
-	else
-		slow_enter(f, op,
-			   file_op_positional(id) ? PT_REGS_PARM4_SYSCALL(regs) : file_pos(f));
+	slow_sys_enter(regs, id);
 	return 0;
 }
 
 SEC("tp_btf/sys_exit")
 int BPF_PROG(fs_sys_exit, struct pt_regs *regs, long ret)
 {
-	if (file_op(SYSCALL_NR(regs)) != FOP_NONE)
-		slow_exit(ret);
+	slow_sys_exit(regs, ret);
 	return 0;
 }
 

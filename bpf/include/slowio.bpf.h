@@ -11,6 +11,7 @@
 #include "events.bpf.h"
 #include "fileio.bpf.h"
 #include "filters.bpf.h"
+#include "syscalls.bpf.h"
 
 const volatile __u64 min_latency_ns = 0;
 /* Without -a: regular files only. */
@@ -116,6 +117,37 @@ done:
 static __always_inline __u64 file_pos(struct file *f)
 {
 	return f ? BPF_CORE_READ(f, f_pos) : 0;
+}
+
+/* The system call mode, from tp_btf sys_enter: a call of a kind in the
+ * tool's file_ops table begins. pread64, preadv, preadv2 and their writes
+ * carry their offset as the fourth argument; reads and writes without one
+ * start at the file's position; fsyncs at 0; opens are resolved at exit
+ * from the descriptor returned. */
+static __always_inline void slow_sys_enter(struct pt_regs *regs, long id)
+{
+	__u32 op = file_op(id);
+	struct file *f;
+
+	if (op == FOP_NONE || compat_syscall())
+		return;
+	if (op == FOP_OPEN) {
+		slow_enter(0, op, 0);
+		return;
+	}
+	f = fd_file(PT_REGS_PARM1_SYSCALL(regs));
+	if (op == FOP_FSYNC)
+		slow_enter(f, op, 0);
+	else
+		slow_enter(f, op,
+			   file_op_positional(id) ? PT_REGS_PARM4_SYSCALL(regs) : file_pos(f));
+}
+
+/* ... and from tp_btf sys_exit, it returns. */
+static __always_inline void slow_sys_exit(struct pt_regs *regs, long ret)
+{
+	if (file_op(SYSCALL_NR(regs)) != FOP_NONE)
+		slow_exit(ret);
 }
 
 #endif

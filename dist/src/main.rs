@@ -4,7 +4,6 @@
 //! their man pages and completions for packaging.
 
 use std::io::Write;
-use std::path::Path;
 use std::process::ExitCode;
 
 use common::run::lifecycle::Entry;
@@ -19,11 +18,7 @@ usage: TOOL [OPTIONS]          run a tool (this binary, linked or copied as TOOL
                                TOOL's man page or completions (TOOL bpftools: bpftools(8))";
 
 fn main() -> ExitCode {
-    let argv0 = std::env::args_os().next().unwrap_or_default();
-    let name = Path::new(&argv0)
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = common::run::program_name();
     if let Some(tool) = tool_for(&name) {
         return (tool.main)();
     }
@@ -108,6 +103,7 @@ fn tool_for(name: &str) -> Option<&'static Entry> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     #[test]
     fn names_with_and_without_a_prefix_find_their_tool() {

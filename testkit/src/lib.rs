@@ -50,6 +50,25 @@ pub fn wait_stopped(pid: u32) {
     }
 }
 
+/// Runs a workload that stops itself before its work (`raise(SIGSTOP)`)
+/// under a tool started on its pid (`tool(pid)`), so the tool sees all of
+/// its work: continued once the tool is attached, reaped, then the tool
+/// stopped and checked to leave nothing loaded. Both must succeed.
+pub fn trace_stopped(workload: &mut Command, tool: impl FnOnce(u32) -> Command) -> Finished {
+    let mut work = workload.stdin(Stdio::null()).spawn().unwrap();
+    let pid = work.id();
+    wait_stopped(pid);
+    let traced = Traced::start_command(&mut tool(pid));
+    // SAFETY: kill with a child pid we own.
+    unsafe { libc::kill(pid as i32, libc::SIGCONT) };
+    let status = work.wait().unwrap();
+    assert!(status.success(), "{workload:?}: {status:?}");
+    std::thread::sleep(Duration::from_millis(100));
+    let f = stop_and_check_unloaded(traced);
+    assert!(f.status.success(), "{f:?}");
+    f
+}
+
 /// Fails the test unless it runs as root: a root test must never pass
 /// without running.
 pub fn require_root() {

@@ -8,6 +8,16 @@ use std::io;
 use std::path::Path;
 use std::process::ExitCode;
 
+/// The name this program runs under (`ext4slower`, `bpf-biolatency`):
+/// its argv[0]'s last component.
+pub fn program_name() -> String {
+    let argv0 = std::env::args_os().next().unwrap_or_default();
+    Path::new(&argv0)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
 /// Turns a tool's result into its exit code: 0, the started command's own
 /// status, 1 for an error (its cause chain and a hint where one helps),
 /// 2 for a usage error. A closed stdout (`| head`) ends quietly with 0.

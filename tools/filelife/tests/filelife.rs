@@ -3,10 +3,9 @@
 //! fentry nor kprobes (this project's own build machine), only the clear
 //! error is tested; the rest runs in the VMs.
 
-use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::process::Command;
 
-use testkit::{require_root, run_with_env, stop_and_check_unloaded, Finished, Traced};
+use testkit::{require_root, run_with_env, Finished};
 
 const BIN: &str = env!("CARGO_BIN_EXE_filelife");
 const KEPT_MS: u64 = 1500;
@@ -27,26 +26,17 @@ fn traced_life(env: &[(&str, &str)]) -> (Finished, String) {
     );
     let name = testkit::unique("life");
     let dir = testkit::scratch_dir(env!("CARGO_TARGET_TMPDIR"));
-    let mut work = Command::new(&prog)
-        .arg(dir.join(&name))
-        .arg(KEPT_MS.to_string())
-        .stdin(Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = work.id();
-    testkit::wait_stopped(pid);
-    let tool = Traced::start_command(
-        Command::new(BIN)
-            .args(["--json", "-p", &pid.to_string()])
-            .envs(env.iter().copied()),
+    let f = testkit::trace_stopped(
+        Command::new(&prog)
+            .arg(dir.join(&name))
+            .arg(KEPT_MS.to_string()),
+        |pid| {
+            let mut tool = Command::new(BIN);
+            tool.args(["--json", "-p", &pid.to_string()])
+                .envs(env.iter().copied());
+            tool
+        },
     );
-    // SAFETY: kill with a child pid we own.
-    unsafe { libc::kill(pid as i32, libc::SIGCONT) };
-    let status = work.wait().unwrap();
-    assert!(status.success(), "life-work: {status:?}");
-    std::thread::sleep(Duration::from_millis(100));
-    let f = stop_and_check_unloaded(tool);
-    assert!(f.status.success(), "{f:?}");
     (f, name)
 }
 

@@ -169,22 +169,16 @@ impl Fsslower {
     }
 }
 
-/// The program's name, as run (`ext4slower`).
-fn program_name() -> String {
-    let argv0 = std::env::args_os().next().unwrap_or_default();
-    std::path::Path::new(&argv0)
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
-}
-
 impl Tool for Fsslower {
     type Args = Args;
     type Builder = FsslowerSkelBuilder;
     const INFO: &'static registry::ToolInfo = &info::INFO;
 
     fn new(args: Args) -> Result<Self> {
-        let Some(fs) = args.fs.or_else(|| Fs::of_program(&program_name())) else {
+        let Some(fs) = args
+            .fs
+            .or_else(|| Fs::of_program(&common::run::program_name()))
+        else {
             return Err(usage(
                 "which file system? Give -t ext4, xfs, btrfs or nfs, or run me as ext4slower, \
                  xfsslower, btrfsslower or nfsslower",

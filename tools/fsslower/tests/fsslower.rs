@@ -4,12 +4,11 @@
 //! same work on a tmpfs.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::process::Command;
 
 use serde_json::Value;
 use testkit::block::Mount;
-use testkit::{require_root, run, run_with_env, stop_and_check_unloaded, Finished, Traced};
+use testkit::{require_root, run, run_with_env, Finished};
 
 const EXT4SLOWER: &str = env!("CARGO_BIN_EXE_ext4slower");
 const FSSLOWER: &str = env!("CARGO_BIN_EXE_fsslower");
@@ -34,27 +33,18 @@ fn traced_work(
         "fs-work",
     );
     let name = testkit::unique("fsw");
-    let mut work = Command::new(&prog)
-        .arg(dir.join(&name))
-        .args([write_bytes, READ_BYTES, READ_OFFSET].map(|n| n.to_string()))
-        .stdin(Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = work.id();
-    testkit::wait_stopped(pid);
-    let tool = Traced::start_command(
-        Command::new(bin)
-            .args(args)
-            .args(["-p", &pid.to_string()])
-            .envs(env.iter().copied()),
+    let f = testkit::trace_stopped(
+        Command::new(&prog)
+            .arg(dir.join(&name))
+            .args([write_bytes, READ_BYTES, READ_OFFSET].map(|n| n.to_string())),
+        |pid| {
+            let mut tool = Command::new(bin);
+            tool.args(args)
+                .args(["-p", &pid.to_string()])
+                .envs(env.iter().copied());
+            tool
+        },
     );
-    // SAFETY: kill with a child pid we own.
-    unsafe { libc::kill(pid as i32, libc::SIGCONT) };
-    let status = work.wait().unwrap();
-    assert!(status.success(), "fs-work: {status:?}");
-    std::thread::sleep(Duration::from_millis(100));
-    let f = stop_and_check_unloaded(tool);
-    assert!(f.status.success(), "{f:?}");
     (f, name)
 }
 

@@ -1,12 +1,11 @@
 //! vfsstat against a program doing a known number of reads, writes,
 //! fsyncs, opens and creates.
 
-use std::os::unix::process::ExitStatusExt;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
-use testkit::{require_root, run, run_with_env, stop_and_check_unloaded, Traced};
+use testkit::{require_root, run, run_with_env, Traced};
 
 const BIN: &str = env!("CARGO_BIN_EXE_vfsstat");
 const WRITES: u64 = 300;
@@ -36,31 +35,18 @@ fn counts(env: &[(&str, &str)]) -> ([u64; 5], String) {
         "vfs-work",
     );
     let file = testkit::scratch_dir(env!("CARGO_TARGET_TMPDIR")).join(testkit::unique("vfs"));
-    let mut work = Command::new(&prog)
-        .arg(&file)
-        .args([WRITES, FSYNCS, READS].map(|n| n.to_string()))
-        .stdin(Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = work.id();
-    testkit::wait_stopped(pid);
-    let tool = Traced::start_command(
-        Command::new(BIN)
-            .args(["--json", "-p", &pid.to_string(), "1"])
-            .envs(env.iter().copied()),
+    let f = testkit::trace_stopped(
+        Command::new(&prog)
+            .arg(&file)
+            .args([WRITES, FSYNCS, READS].map(|n| n.to_string())),
+        |pid| {
+            let mut tool = Command::new(BIN);
+            tool.args(["--json", "-p", &pid.to_string(), "1"])
+                .envs(env.iter().copied());
+            tool
+        },
     );
-    // SAFETY: kill with a child pid we own.
-    unsafe { libc::kill(pid as i32, libc::SIGCONT) };
-    let status = work.wait().unwrap();
     let _ = std::fs::remove_file(&file);
-    assert!(
-        status.success(),
-        "vfs-work: {status:?} {:?}",
-        status.signal()
-    );
-    std::thread::sleep(Duration::from_millis(100));
-    let f = stop_and_check_unloaded(tool);
-    assert!(f.status.success(), "{f:?}");
     (sums(&f.json()), f.stderr)
 }
 
