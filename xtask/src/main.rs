@@ -263,10 +263,14 @@ fn run_tool(args: &[String]) -> Result<()> {
 /// What the integration tests use besides the build: network namespaces
 /// and nftables (tcpretrans's lossy link), memleak's other allocators, and
 /// the real consumers of the tools' exports: Prometheus and promtool,
-/// go tool pprof; perf, which profile's samples are checked against.
+/// go tool pprof; perf, which profile's samples are checked against;
+/// losetup, mount and mkfs.ext4 for the block and file system tools' own
+/// devices (in Debian's base, named so a slimmer image still gets them).
 /// (clang, a build package, compiles the traced programs.)
 const TEST_PACKAGES: &[&str] = &[
     "iproute2",
+    "mount",
+    "e2fsprogs",
     "bpftrace",
     "nftables",
     "libjemalloc2",
