@@ -143,6 +143,28 @@ pub fn id_list(s: &str) -> Result<IdList, String> {
     Ok(IdList(ids))
 }
 
+/// A comma-separated list of TCP ports (`-P 80,443`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PortList(pub Vec<u16>);
+
+/// Parses `80` or `80,443`: each a port from 1 to 65535; at most 1024.
+pub fn port_list(s: &str) -> Result<PortList, String> {
+    let ports = s
+        .split(',')
+        .map(|part| {
+            let part = part.trim();
+            match part.parse::<u16>() {
+                Ok(p) if p > 0 => Ok(p),
+                _ => Err(format!("'{part}' is not a port (1 to 65535)")),
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if ports.len() > 1024 {
+        return Err(format!("{} ports: at most 1024", ports.len()));
+    }
+    Ok(PortList(ports))
+}
+
 /// Parses a single positive id.
 pub fn id(s: &str) -> Result<u32, String> {
     match id_list(s)?.0.as_slice() {
@@ -283,6 +305,14 @@ mod tests {
         assert!(id_list("-3").is_err());
         assert!(id_list("4294967295").is_err());
         assert!(id("1,2").is_err());
+    }
+
+    #[test]
+    fn port_lists_take_ports_only() {
+        assert_eq!(port_list("80, 443"), Ok(PortList(vec![80, 443])));
+        assert!(port_list("0").is_err());
+        assert!(port_list("65536").unwrap_err().contains("65536"));
+        assert!(port_list("http").is_err());
     }
 
     #[test]

@@ -113,6 +113,10 @@ pub enum Workload {
     FioRandread,
     /// A loopback transfer through a lossy link in a network namespace.
     LossyTransfer,
+    /// `connections` loopback TCP connections in a network namespace, one
+    /// after another, each accepted and closed by the server: a session's
+    /// whole life per connection, timed.
+    ConnectLoop { connections: u32 },
     /// Reads of a file kept in the page cache.
     CachedReads,
     /// A C program timing malloc+free pairs (per-pair cost).

@@ -8,4 +8,5 @@ pub mod filters;
 pub mod maps;
 pub mod perf;
 pub mod probe;
+pub mod tcp;
 pub mod tracefs;

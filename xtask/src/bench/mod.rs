@@ -195,10 +195,12 @@ fn run(
         .filter_map(|name| crate::tools::find(name).ok())
         .filter_map(|t| t.bench.as_ref().map(|b| (t, b)))
         .collect();
-    let netns = if benches
-        .iter()
-        .any(|(_, b)| b.workload == registry::Workload::LossyTransfer)
-    {
+    let netns = if benches.iter().any(|(_, b)| {
+        matches!(
+            b.workload,
+            registry::Workload::LossyTransfer | registry::Workload::ConnectLoop { .. }
+        )
+    }) {
         Some(workloads::lossy_netns()?)
     } else {
         None
@@ -268,6 +270,9 @@ fn workload(w: registry::Workload, scratch: &Scratch, netns: Option<&Netns>) -> 
         W::SchedPipe { messages } => workloads::sched_pipe(messages),
         W::FioRandread => workloads::fio_randread(dir)?,
         W::LossyTransfer => workloads::lossy_transfer(netns.context("no network namespace")?),
+        W::ConnectLoop { connections } => {
+            workloads::connect_loop(netns.context("no network namespace")?, connections)
+        }
         W::CachedReads => workloads::cached_reads(dir)?,
         W::MallocLoop => memleak::malloc_loop(dir)?,
         W::CpuJob { units } => workloads::cpu_job(dir, units)?,

@@ -331,6 +331,53 @@ pub fn lossy_transfer(ns: &Netns) -> Workload {
     w
 }
 
+/// The port of the connect loop, in the same namespace as the lossy
+/// transfer (whose rule drops segments to LOSSY_PORT only).
+pub const CONNECT_PORT: u16 = 5002;
+
+/// `n` connections to a listener in `ns`, one after another: the server
+/// accepts and closes each (its side takes TIME_WAIT, so the client's
+/// ports are not used up), the client reads the end and closes.
+pub fn connect_loop(ns: &Netns, n: u32) -> Workload {
+    let name = ns.name().to_string();
+    Workload::timed(
+        format!("{n} loopback TCP connections, each accepted and closed"),
+        move || {
+            let name = name.clone();
+            thread::spawn(move || connections_in(&name, n))
+                .join()
+                .map_err(|_| anyhow::anyhow!("the connecting thread panicked"))?
+        },
+    )
+}
+
+fn connections_in(ns: &str, n: u32) -> Result<()> {
+    let path = format!("/run/netns/{ns}");
+    let file = fs::File::open(&path).with_context(|| format!("opening {path}"))?;
+    // SAFETY: a valid namespace fd; setns moves only this thread, which
+    // ends with the loop (the server thread it starts inherits it).
+    if unsafe { libc::setns(std::os::fd::AsRawFd::as_raw_fd(&file), libc::CLONE_NEWNET) } != 0 {
+        return Err(std::io::Error::last_os_error()).context("setns");
+    }
+    let addr = SocketAddr::from(([127, 0, 0, 1], CONNECT_PORT));
+    let listener = std::net::TcpListener::bind(addr)?;
+    let server = thread::spawn(move || -> Result<()> {
+        for _ in 0..n {
+            drop(listener.accept()?);
+        }
+        Ok(())
+    });
+    let mut byte = [0u8; 1];
+    for _ in 0..n {
+        let mut client = TcpStream::connect(addr)?;
+        // The server's close: a FIN, read as the end.
+        while client.read(&mut byte)? > 0 {}
+    }
+    server
+        .join()
+        .map_err(|_| anyhow::anyhow!("the server thread panicked"))?
+}
+
 fn transfer((mut client, mut server): (TcpStream, TcpStream)) -> Result<()> {
     client.set_nodelay(true)?;
     let reader = thread::spawn(move || {

@@ -1,0 +1,67 @@
+//! The TCP tools' kernel side (bpf/include/tcpsock.bpf.h): which variant
+//! of the state-change hook to load, and the port filters.
+
+use anyhow::{bail, Result};
+use libbpf_rs::MapCore;
+
+use crate::cli::PortList;
+use crate::kernel::probe::{self, Hook};
+use crate::output::net::{AF_INET, AF_INET6};
+
+/// The state-change hook (sock:inet_sock_set_state) this kernel offers,
+/// preferred first: tp_btf, raw_tp, the classic tracepoint.
+pub fn state_hook() -> Result<Hook> {
+    let mut candidates = Vec::new();
+    if probe::btf_tracepoint_exists("inet_sock_set_state") {
+        candidates.extend([Hook::TpBtf, Hook::RawTp]);
+    }
+    if probe::tracepoint_exists("sock", "inet_sock_set_state") {
+        candidates.push(Hook::Tracepoint);
+    }
+    match probe::pick(&candidates) {
+        Some(hook) => Ok(hook),
+        None => bail!(
+            "this kernel has no sock:inet_sock_set_state tracepoint that BPF can attach to \
+             (Linux 4.16 added it)"
+        ),
+    }
+}
+
+/// Chooses the state-change variant: `$progs` are the skeleton's open
+/// programs, with tcpsock.bpf.h's STATE_CHANGE_PROGRAMS among them.
+/// Evaluates to the hook chosen.
+#[macro_export]
+macro_rules! choose_state_programs {
+    ($progs:expr) => {
+        $crate::kernel::tcp::state_hook().map(|hook| {
+            use $crate::kernel::probe::{load_when, Hook};
+            load_when(hook == Hook::TpBtf, [&mut $progs.state_btf]);
+            load_when(hook == Hook::RawTp, [&mut $progs.state_raw]);
+            load_when(hook == Hook::Tracepoint, [&mut $progs.state_tp]);
+            hook
+        })
+    };
+}
+
+/// `target_family`'s value for -4 / -6.
+pub fn family(ipv4: bool, ipv6: bool) -> u16 {
+    if ipv4 {
+        AF_INET
+    } else if ipv6 {
+        AF_INET6
+    } else {
+        0
+    }
+}
+
+/// Fills a port set map (`lport_filter`, `dport_filter`); true if a list
+/// was given, which is the value of the filter's switch.
+pub fn set_ports(map: &dyn MapCore, ports: &Option<PortList>) -> Result<bool> {
+    let Some(list) = ports else {
+        return Ok(false);
+    };
+    for port in &list.0 {
+        map.update(&port.to_ne_bytes(), &[1u8], libbpf_rs::MapFlags::ANY)?;
+    }
+    Ok(true)
+}

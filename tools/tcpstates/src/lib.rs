@@ -1,0 +1,258 @@
+//! tcpstates: every TCP state change, with the time spent in the state
+//! left, from the kernel's sock:inet_sock_set_state tracepoint.
+
+mod info;
+mod journal;
+
+use std::io;
+
+use anyhow::Result;
+use clap::Parser;
+use common::cli::{self, CommonArgs, PortList};
+use common::kernel::maps;
+use common::kernel::tcp;
+use common::kinds::event::{Cell, Column, Table};
+use common::output::net::{address, ip_version, tcp_state_name};
+use common::output::{c_bytes, Clock, Out};
+use common::run::lifecycle::{self, Setup, Tool};
+
+common::skeleton!("tcpstates");
+use skel::{types, OpenTcpstatesSkel, TcpstatesSkel, TcpstatesSkelBuilder};
+
+// SAFETY: a repr(C) struct of integers and byte arrays, valid for any bytes.
+unsafe impl plain::Plain for types::event {}
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+    tcpstates             # trace all TCP state changes
+    tcpstates -t          # include a timestamp column (seconds)
+    tcpstates -T          # include a time column (HH:MM:SS)
+    tcpstates -w          # wider columns (fit IPv6)
+    tcpstates -stT        # CSV, with times and timestamps
+    tcpstates -Y          # also log each change to the systemd journal
+    tcpstates -L 80       # only local port 80
+    tcpstates -L 80,81    # only local ports 80 and 81
+    tcpstates -D 80       # only remote port 80
+    tcpstates -4          # IPv4 only
+    tcpstates --json | jq .";
+
+/// Trace TCP state changes, and the time spent in each state.
+///
+/// C-PID and C-COMM are the task the change ran in: the process for
+/// changes it makes (connect, listen, close), but for changes made by
+/// incoming packets, whatever task the network interrupt found running.
+#[derive(Parser, Debug)]
+#[command(name = "tcpstates", version, after_help = EXAMPLES)]
+pub(crate) struct Args {
+    /// Include a TIME column (HH:MM:SS)
+    #[arg(short = 'T', long)]
+    time: bool,
+    /// Include a TIME(s) column: seconds since the first change shown
+    #[arg(short = 't', long)]
+    timestamp: bool,
+    /// Wide columns (fit IPv6 addresses), with an IP column
+    #[arg(short = 'w', long)]
+    wide: bool,
+    /// Comma-separated values
+    #[arg(short = 's', long, conflicts_with = "wide")]
+    csv: bool,
+    /// Only these local ports (comma-separated)
+    #[arg(short = 'L', long = "localport", value_name = "LPORT", value_parser = cli::port_list)]
+    lport: Option<PortList>,
+    /// Only these remote ports (comma-separated)
+    #[arg(short = 'D', long = "remoteport", value_name = "DPORT", value_parser = cli::port_list)]
+    dport: Option<PortList>,
+    /// Also log each change to the systemd journal (as BCC's, with
+    /// OBJECT_TCP_* fields)
+    #[arg(short = 'Y', long)]
+    journal: bool,
+    /// Trace IPv4 only
+    #[arg(short = '4', long, conflicts_with = "ipv6")]
+    ipv4: bool,
+    /// Trace IPv6 only
+    #[arg(short = '6', long)]
+    ipv6: bool,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Tcpstates>();
+
+pub(crate) struct Tcpstates {
+    args: Args,
+    clock: Clock,
+    /// The first change shown: TIME(s) counts from it (BCC's).
+    first_ns: Option<u64>,
+    event: types::event,
+    table: Table<Tcpstates>,
+    journal: Option<journal::Journal>,
+}
+
+impl Tool for Tcpstates {
+    type Args = Args;
+    type Builder = TcpstatesSkelBuilder;
+    const INFO: &'static registry::ToolInfo = &info::INFO;
+
+    fn new(args: Args) -> Result<Self> {
+        let journal = if args.journal {
+            Some(journal::Journal::connect()?)
+        } else {
+            None
+        };
+        Ok(Tcpstates {
+            table: table(&args),
+            args,
+            clock: Clock::start(),
+            first_ns: None,
+            event: types::event::default(),
+            journal,
+        })
+    }
+
+    fn common(&self) -> &CommonArgs {
+        &self.args.common
+    }
+
+    fn configure(&mut self, open: &mut OpenTcpstatesSkel<'_>, _: &Setup) -> Result<()> {
+        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
+        rodata.target_family = tcp::family(self.args.ipv4, self.args.ipv6);
+        rodata.filter_lports = self.args.lport.is_some();
+        rodata.filter_dports = self.args.dport.is_some();
+        common::choose_state_programs!(open.progs)?;
+        Ok(())
+    }
+
+    fn loaded(&mut self, skel: &mut TcpstatesSkel<'_>) -> Result<()> {
+        tcp::set_ports(&skel.maps.lport_filter, &self.args.lport)?;
+        tcp::set_ports(&skel.maps.dport_filter, &self.args.dport)?;
+        Ok(())
+    }
+
+    fn table(&self) -> Option<&Table<Self>> {
+        Some(&self.table)
+    }
+
+    fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
+        maps::copy_record(&mut self.event, data);
+        self.first_ns.get_or_insert(self.event.ts_ns);
+        if let Some(journal) = &self.journal {
+            journal.send(&self.event);
+        }
+        self.table.row(out, self)
+    }
+}
+
+impl Tcpstates {
+    fn saddr(&self) -> String {
+        address(self.event.flow.family, &self.event.flow.saddr)
+    }
+
+    fn daddr(&self) -> String {
+        address(self.event.flow.family, &self.event.flow.daddr)
+    }
+}
+
+/// BCC's columns: SKADDR C-PID C-COMM [IP] LADDR LPORT RADDR RPORT
+/// OLDSTATE -> NEWSTATE MS; wider with -w, comma-separated with -s.
+fn table(args: &Args) -> Table<Tcpstates> {
+    let (comm, addr) = if args.wide { (16, 39) } else { (10, 15) };
+    let table: Table<Tcpstates> = if args.csv {
+        Table::csv()
+    } else {
+        Table::new(args.common.json)
+    };
+    table
+        .column(
+            args.time,
+            Column::new("TIME", 8, "time", |t| t.clock.hms(t.event.ts_ns).into()),
+        )
+        .column(
+            args.timestamp,
+            Column::new("TIME(s)", 9, "", |t| {
+                let first = t.first_ns.unwrap_or(t.event.ts_ns);
+                Cell::Float(t.event.ts_ns.saturating_sub(first) as f64 / 1e9, 6)
+            }),
+        )
+        .column(
+            false,
+            Column::json("ts", |t| Cell::Float(t.clock.elapsed(t.event.ts_ns), 6)),
+        )
+        .columns([
+            Column::new("SKADDR", 16, "skaddr", |t| {
+                format!("{:x}", t.event.skaddr).into()
+            }),
+            Column::new("C-PID", 5, "pid", |t| t.event.pid.into()),
+            Column::new("C-COMM", comm, "comm", |t| {
+                Cell::bytes(c_bytes(&t.event.comm))
+            }),
+        ])
+        .column(
+            args.wide || args.csv,
+            Column::new("IP", 2, "ip", |t| {
+                u32::from(ip_version(t.event.flow.family)).into()
+            }),
+        )
+        .columns([
+            Column::new("LADDR", addr, "saddr", |t| t.saddr().into()),
+            Column::new("LPORT", 5, "lport", |t| t.event.flow.lport.into()),
+            Column::new("RADDR", addr, "daddr", |t| t.daddr().into()),
+            Column::new("RPORT", 5, "dport", |t| t.event.flow.dport.into()),
+            Column::new("OLDSTATE", 11, "oldstate", |t| {
+                tcp_state_name(t.event.oldstate).into()
+            }),
+        ])
+        .column(!args.csv, Column::new("->", 2, "", |_| "->".into()))
+        .columns([
+            Column::new("NEWSTATE", 11, "newstate", |t| {
+                tcp_state_name(t.event.newstate).into()
+            }),
+            Column::new("MS", 0, "ms", |t| {
+                Cell::Float(t.event.delta_ns as f64 / 1e6, 3)
+            }),
+        ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_checked() {
+        testkit::check_arguments::<Args>(&[
+            &["tcpstates", "-4", "-6"][..],
+            &["tcpstates", "-L", "http"],
+            &["tcpstates", "-D", "0"],
+            &["tcpstates", "-s", "-w"],
+            &["tcpstates", "5"],
+        ]);
+    }
+
+    fn header(args: &[&str]) -> Vec<String> {
+        let args = Args::try_parse_from(args).unwrap();
+        let h = table(&args).header();
+        if args.csv {
+            h.split(',').map(String::from).collect()
+        } else {
+            h.split_whitespace().map(String::from).collect()
+        }
+    }
+
+    #[test]
+    fn columns_are_bccs() {
+        assert_eq!(
+            header(&["tcpstates"]),
+            [
+                "SKADDR", "C-PID", "C-COMM", "LADDR", "LPORT", "RADDR", "RPORT", "OLDSTATE", "->",
+                "NEWSTATE", "MS"
+            ]
+        );
+        assert_eq!(
+            header(&["tcpstates", "-stT"]),
+            [
+                "TIME", "TIME(s)", "SKADDR", "C-PID", "C-COMM", "IP", "LADDR", "LPORT", "RADDR",
+                "RPORT", "OLDSTATE", "NEWSTATE", "MS"
+            ]
+        );
+        assert!(header(&["tcpstates", "-w"]).contains(&"IP".to_string()));
+    }
+}

@@ -1,0 +1,340 @@
+//! tcpstates against real sessions over the loopback of a network namespace
+//! of the test's own: every state of both ends, in order.
+
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::os::unix::net::UnixDatagram;
+use std::process::Command;
+use std::thread;
+use std::time::Duration;
+
+use serde_json::Value;
+use testbed::Netns;
+use testkit::{require_root, stop_and_check_unloaded, unique, Finished, Traced};
+
+const BIN: &str = env!("CARGO_BIN_EXE_tcpstates");
+
+fn netns() -> Netns {
+    Netns::new(&unique("ts")).expect("creating a network namespace")
+}
+
+/// One session to `addr` in `ns`: the client connects, writes, holds the
+/// connection `hold`, and closes first; the server reads to the end and
+/// closes. Returns the client's local port.
+fn session(ns: &Netns, addr: SocketAddr, hold: Duration) -> u16 {
+    let (mut client, mut server) = ns.connect(addr).expect("connecting in the namespace");
+    let lport = client.local_addr().unwrap().port();
+    client.write_all(b"hello").unwrap();
+    thread::sleep(hold);
+    drop(client);
+    let mut got = Vec::new();
+    server.read_to_end(&mut got).unwrap();
+    assert_eq!(got, b"hello");
+    drop(server);
+    lport
+}
+
+fn start(args: &[&str]) -> Traced {
+    require_root();
+    Traced::start(BIN, args)
+}
+
+/// Each socket's changes, as "OLD->NEW" with its ms, in the order shown.
+fn by_socket(events: &[Value], skaddr: &Value) -> Vec<(String, f64)> {
+    events
+        .iter()
+        .filter(|e| &e["skaddr"] == skaddr)
+        .map(|e| {
+            (
+                format!(
+                    "{}->{}",
+                    e["oldstate"].as_str().unwrap(),
+                    e["newstate"].as_str().unwrap()
+                ),
+                e["ms"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn changes(seq: &[(String, f64)]) -> Vec<&str> {
+    seq.iter().map(|(c, _)| c.as_str()).collect()
+}
+
+/// The sockets of a session with server port `port`: (client, server's
+/// accepted socket, listener), each found by its first change.
+fn sockets(events: &[Value], port: u16, lport: u16) -> (&Value, &Value, &Value) {
+    let find = |pred: &dyn Fn(&Value) -> bool, what: &str| {
+        &events
+            .iter()
+            .find(|e| pred(e))
+            .unwrap_or_else(|| panic!("no {what} in {events:#?}"))["skaddr"]
+    };
+    let client = find(
+        &|e| e["newstate"] == "SYN_SENT" && e["dport"] == port,
+        "connect",
+    );
+    let listener = find(
+        &|e| e["newstate"] == "LISTEN" && e["lport"] == port,
+        "listen",
+    );
+    let accepted = find(
+        &|e| e["newstate"] == "ESTABLISHED" && e["lport"] == port && e["dport"] == lport,
+        "accepted socket",
+    );
+    (client, accepted, listener)
+}
+
+fn traced_session(args: &[&str], addr: SocketAddr) -> (Finished, u16) {
+    let ns = netns();
+    let tool = start(args);
+    let lport = session(&ns, addr, Duration::from_millis(300));
+    thread::sleep(Duration::from_millis(200));
+    let finished = stop_and_check_unloaded(tool);
+    assert!(finished.status.success(), "{finished:?}");
+    (finished, lport)
+}
+
+fn check_session(finished: &Finished, port: u16, lport: u16, family: u32) {
+    let events = finished.json();
+    let (client, accepted, listener) = sockets(&events, port, lport);
+    let client = by_socket(&events, client);
+    assert_eq!(
+        changes(&client),
+        [
+            "CLOSE->SYN_SENT",
+            "SYN_SENT->ESTABLISHED",
+            "ESTABLISHED->FIN_WAIT1",
+            "FIN_WAIT1->FIN_WAIT2",
+            "FIN_WAIT2->CLOSE"
+        ],
+        "{client:?}"
+    );
+    // The first change has no previous one; ESTABLISHED was held 300 ms.
+    assert_eq!(client[0].1, 0.0);
+    assert!((300.0..1000.0).contains(&client[2].1), "{client:?}");
+    let accepted = by_socket(&events, accepted);
+    assert_eq!(
+        changes(&accepted)[1..],
+        [
+            "SYN_RECV->ESTABLISHED",
+            "ESTABLISHED->CLOSE_WAIT",
+            "CLOSE_WAIT->LAST_ACK",
+            "LAST_ACK->CLOSE"
+        ],
+        "{accepted:?}"
+    );
+    assert_eq!(changes(&accepted)[0], "LISTEN->SYN_RECV", "{accepted:?}");
+    let listener = by_socket(&events, listener);
+    assert_eq!(changes(&listener), ["CLOSE->LISTEN", "LISTEN->CLOSE"]);
+    // Changes a process makes run in it: connect, listen, both closes.
+    let me = std::process::id();
+    for e in events
+        .iter()
+        .filter(|e| e["lport"] == port || e["dport"] == port)
+    {
+        assert_eq!(e["ip"], family, "{e}");
+        let by_process = matches!(
+            (
+                e["oldstate"].as_str().unwrap(),
+                e["newstate"].as_str().unwrap()
+            ),
+            ("CLOSE", "SYN_SENT")
+                | ("CLOSE", "LISTEN")
+                | ("ESTABLISHED", "FIN_WAIT1")
+                | ("CLOSE_WAIT", "LAST_ACK")
+        );
+        if by_process {
+            assert_eq!(e["pid"], me, "{e}");
+        }
+    }
+}
+
+#[test]
+fn tcpstates_session_in_order() {
+    let (finished, lport) =
+        traced_session(&["--json"], SocketAddr::from((Ipv4Addr::LOCALHOST, 5301)));
+    check_session(&finished, 5301, lport, 4);
+}
+
+#[test]
+fn tcpstates_ipv6_session_and_family_filter() {
+    let (finished, lport) = traced_session(
+        &["--json", "-6"],
+        SocketAddr::from((Ipv6Addr::LOCALHOST, 5302)),
+    );
+    check_session(&finished, 5302, lport, 6);
+    assert!(finished.json().iter().all(|e| e["ip"] == 6));
+    let e = finished
+        .json()
+        .into_iter()
+        .find(|e| e["lport"] == 5302)
+        .unwrap();
+    assert_eq!(e["saddr"], "::1");
+}
+
+#[test]
+fn tcpstates_classic_tracepoint_fallback() {
+    require_root();
+    let ns = netns();
+    let tool = Traced::start_command(
+        Command::new(BIN)
+            .args(["--json", "-v"])
+            .env("BPFTOOLS_DISABLE", "tp_btf,raw_tp"),
+    );
+    let lport = session(
+        &ns,
+        SocketAddr::from((Ipv4Addr::LOCALHOST, 5303)),
+        Duration::from_millis(300),
+    );
+    thread::sleep(Duration::from_millis(200));
+    let finished = stop_and_check_unloaded(tool);
+    assert!(
+        finished
+            .stderr
+            .contains("tracepoint sock:inet_sock_set_state"),
+        "{}",
+        finished.stderr
+    );
+    check_session(&finished, 5303, lport, 4);
+}
+
+#[test]
+fn tcpstates_text_columns_and_port_filters() {
+    let ns = netns();
+    let local = start(&["-L", "5304"]);
+    let remote = start(&["-tT", "-D", "5304"]);
+    let csv = start(&["-s"]);
+    let lport = session(
+        &ns,
+        SocketAddr::from((Ipv4Addr::LOCALHOST, 5304)),
+        Duration::from_millis(100),
+    );
+    session(
+        &ns,
+        SocketAddr::from((Ipv4Addr::LOCALHOST, 5305)),
+        Duration::from_millis(100),
+    );
+    thread::sleep(Duration::from_millis(200));
+    let (local, remote, csv) = (local.stop(), remote.stop(), csv.stop());
+    assert_eq!(
+        local.stdout[0].split_whitespace().collect::<Vec<_>>(),
+        [
+            "SKADDR", "C-PID", "C-COMM", "LADDR", "LPORT", "RADDR", "RPORT", "OLDSTATE", "->",
+            "NEWSTATE", "MS"
+        ]
+    );
+    // -L: the listener and the accepted socket (local port 5304), nothing of 5305.
+    let rows: Vec<Vec<&str>> = local.stdout[1..]
+        .iter()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert!(
+        rows.iter().all(|r| r.len() == 11 && r[4] == "5304"),
+        "{rows:?}"
+    );
+    assert!(rows.iter().any(|r| r[7] == "CLOSE" && r[9] == "LISTEN"));
+    assert!(rows
+        .iter()
+        .any(|r| r[7] == "LAST_ACK" && r[9] == "CLOSE" && r[6] == lport.to_string()));
+    // -D: the client's socket (remote port 5304): its 5 changes.
+    let rows: Vec<Vec<&str>> = remote.stdout[1..]
+        .iter()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), 5, "{rows:?}");
+    assert!(rows
+        .iter()
+        .all(|r| r[8] == "5304" && r[0].len() == 8 && r[0].contains(':')));
+    assert_eq!(rows[0][1], "0.000000");
+    // -s: BCC's CSV, with the IP column.
+    assert_eq!(
+        csv.stdout[0],
+        "SKADDR,C-PID,C-COMM,IP,LADDR,LPORT,RADDR,RPORT,OLDSTATE,NEWSTATE,MS"
+    );
+    assert!(csv
+        .stdout
+        .iter()
+        .any(|l| l.contains(",4,127.0.0.1,5305,127.0.0.1,") && l.contains(",LAST_ACK,CLOSE,")));
+}
+
+#[test]
+fn tcpstates_journal_entries_carry_bccs_fields() {
+    require_root();
+    let path = std::env::temp_dir().join(unique("journal"));
+    let sink = UnixDatagram::bind(&path).unwrap();
+    sink.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let ns = netns();
+    let tool = Traced::start_command(
+        Command::new(BIN)
+            .args(["-Y", "-L", "5306"])
+            .env("BPFTOOLS_JOURNAL_SOCKET", &path),
+    );
+    session(
+        &ns,
+        SocketAddr::from((Ipv4Addr::LOCALHOST, 5306)),
+        Duration::from_millis(50),
+    );
+    thread::sleep(Duration::from_millis(200));
+    let finished = tool.stop();
+    let mut entries = Vec::new();
+    let mut buf = vec![0u8; 65536];
+    sink.set_nonblocking(true).unwrap();
+    while let Ok(n) = sink.recv(&mut buf) {
+        entries.push(String::from_utf8_lossy(&buf[..n]).into_owned());
+    }
+    let _ = std::fs::remove_file(&path);
+    // One entry per change printed.
+    assert_eq!(entries.len(), finished.stdout.len() - 1, "{entries:?}");
+    let listen = entries
+        .iter()
+        .find(|e| e.contains("OBJECT_TCP_NEW_STATE=LISTEN\n"))
+        .expect("the listen entry");
+    for field in [
+        "SYSLOG_IDENTIFIER=tcpstates\n",
+        "PRIORITY=5\n",
+        &format!("OBJECT_PID={}\n", std::process::id()),
+        "OBJECT_IPV4_SOURCE_ADDRESS=127.0.0.1\n",
+        "OBJECT_TCP_SOURCE_PORT=5306\n",
+        "OBJECT_TCP_OLD_STATE=CLOSE\n",
+        "OBJECT_TCP_SPAN_TIME=0\n",
+    ] {
+        assert!(listen.contains(field), "{field} missing: {listen}");
+    }
+    assert!(listen.starts_with("MESSAGE="), "{listen}");
+}
+
+#[test]
+fn tcpstates_journal_missing_is_an_error() {
+    require_root();
+    let out = testkit::run_with_env(
+        BIN,
+        &["-Y"],
+        &[("BPFTOOLS_JOURNAL_SOCKET", "/nonexistent/journal")],
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        out.stderr
+            .contains("-Y: no systemd journal at /nonexistent/journal"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn tcpstates_dry_runs() {
+    require_root();
+    for (disable, hook) in [
+        ("", "tp_btf inet_sock_set_state"),
+        ("tp_btf", "raw_tp inet_sock_set_state"),
+        ("tp_btf,raw_tp", "tracepoint sock:inet_sock_set_state"),
+    ] {
+        let out = testkit::run_with_env(BIN, &["--dry-run"], &[("BPFTOOLS_DISABLE", disable)]);
+        assert!(out.status.success(), "{disable}: {out:?}");
+        assert!(
+            out.stdout.join("\n").contains(hook),
+            "{disable}: {:?}",
+            out.stdout
+        );
+    }
+}
