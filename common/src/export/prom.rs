@@ -199,6 +199,39 @@ impl Exporter {
     }
 }
 
+/// --prom-file for an event tool's counters: written at most once a
+/// second, when a counter changed, and at exit.
+#[derive(Debug, Default)]
+pub struct FileThrottle {
+    written: Option<std::time::Instant>,
+    changed: bool,
+}
+
+impl FileThrottle {
+    /// A counter changed since the file was written.
+    pub fn changed(&mut self) {
+        self.changed = true;
+    }
+
+    /// Writes the file with `text()` when due, or at once when `force`.
+    pub fn write(
+        &mut self,
+        exporter: &Exporter,
+        force: bool,
+        text: impl FnOnce() -> Result<String>,
+    ) -> Result<()> {
+        let due = self
+            .written
+            .is_none_or(|t| t.elapsed() >= Duration::from_secs(1));
+        if !(force || (self.changed && due)) {
+            return Ok(());
+        }
+        self.written = Some(std::time::Instant::now());
+        self.changed = false;
+        exporter.reported(text)
+    }
+}
+
 /// --prometheus and --prom-file, for a histogram tool: the histograms of
 /// the reports so far; the scrapes add what the kernel holds since.
 pub struct Metrics {

@@ -6,10 +6,9 @@
 //! metrics system. A total per kind is exact whatever the flows.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use common::export::prom::{Counters, Exporter};
+use common::export::prom::{Counters, Exporter, FileThrottle};
 
 use common::output::net::address;
 
@@ -23,11 +22,9 @@ const OTHER: &str = "other";
 #[derive(Default)]
 pub struct Retransmits {
     /// (saddr, daddr, dport, kind) -> count.
-    flows: BTreeMap<(String, String, String, &'static str), u64>,
+    flows: Flows,
     by_kind: BTreeMap<&'static str, u64>,
-    /// --prom-file: when last written, and whether anything changed since.
-    written: Option<Instant>,
-    changed: bool,
+    file: FileThrottle,
 }
 
 impl Retransmits {
@@ -44,57 +41,56 @@ impl Retransmits {
             key = (OTHER.into(), OTHER.into(), OTHER.into(), kind);
         }
         *self.flows.entry(key).or_default() += 1;
-        self.changed = true;
+        self.file.changed();
     }
 
     pub fn encode(&self) -> Result<String> {
-        Counters {
-            families: vec![
-                (
-                    "tcpretrans_retransmits",
-                    "TCP retransmits seen, by kind (retransmit, loss_probe, synack)",
-                    self.by_kind
-                        .iter()
-                        .map(|(kind, n)| (vec![("type".to_string(), kind.to_string())], *n))
-                        .collect(),
-                ),
-                (
-                    "tcpretrans_flow_retransmits",
-                    "TCP retransmits by flow (local address, remote address and port); \
-                     flows past the first 500 are counted as other",
-                    self.flows
-                        .iter()
-                        .map(|((saddr, daddr, dport, kind), n)| {
-                            (
-                                vec![
-                                    ("saddr".to_string(), saddr.clone()),
-                                    ("daddr".to_string(), daddr.clone()),
-                                    ("dport".to_string(), dport.clone()),
-                                    ("type".to_string(), kind.to_string()),
-                                ],
-                                *n,
-                            )
-                        })
-                        .collect(),
-                ),
-            ],
-        }
-        .encode()
+        encode(&self.flows, &self.by_kind)
     }
 
     /// --prom-file, at most once a second, when something changed (and at
     /// exit: `force`).
     pub fn write_file(&mut self, exporter: &Exporter, force: bool) -> Result<()> {
-        let due = self
-            .written
-            .is_none_or(|t| t.elapsed() >= Duration::from_secs(1));
-        if !(force || (self.changed && due)) {
-            return Ok(());
-        }
-        self.written = Some(Instant::now());
-        self.changed = false;
-        exporter.reported(|| self.encode())
+        let (flows, by_kind) = (&self.flows, &self.by_kind);
+        self.file.write(exporter, force, || encode(flows, by_kind))
     }
+}
+
+type Flows = BTreeMap<(String, String, String, &'static str), u64>;
+
+fn encode(flows: &Flows, by_kind: &BTreeMap<&'static str, u64>) -> Result<String> {
+    Counters {
+        families: vec![
+            (
+                "tcpretrans_retransmits",
+                "TCP retransmits seen, by kind (retransmit, loss_probe, synack)",
+                by_kind
+                    .iter()
+                    .map(|(kind, n)| (vec![("type".to_string(), kind.to_string())], *n))
+                    .collect(),
+            ),
+            (
+                "tcpretrans_flow_retransmits",
+                "TCP retransmits by flow (local address, remote address and port); \
+                     flows past the first 500 are counted as other",
+                flows
+                    .iter()
+                    .map(|((saddr, daddr, dport, kind), n)| {
+                        (
+                            vec![
+                                ("saddr".to_string(), saddr.clone()),
+                                ("daddr".to_string(), daddr.clone()),
+                                ("dport".to_string(), dport.clone()),
+                                ("type".to_string(), kind.to_string()),
+                            ],
+                            *n,
+                        )
+                    })
+                    .collect(),
+            ),
+        ],
+    }
+    .encode()
 }
 
 #[cfg(test)]

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0
+/* tcplife: one record per closed TCP session, from the state changes
+ * alone: its span, its bytes (read from the socket at CLOSE), its owner. */
+#include <vmlinux.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "tcplife.h"
+#include "events.bpf.h"
+#include "filters.bpf.h"
+#include "tcpsock.bpf.h"
+
+struct birth {
+	__u64 ts_ns;
+	bool active;
+};
+
+struct owner {
+	__u32 tgid;
+	char comm[TASK_COMM_LEN];
+};
+
+/* LRU: sessions open when tracing began may close unseen, or never. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct birth);
+} births SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct owner);
+} owners SEC(".maps");
+
+struct event event_layout = {};
+
+/* The changes a process makes itself, in its own context: connect()
+ * (SYN_SENT), close() or shutdown() first (FIN_WAIT1) or after the peer's
+ * FIN (LAST_ACK). The first seen names the owner. */
+static __always_inline void note_owner(__u64 key)
+{
+	struct owner o = {};
+
+	if (bpf_map_lookup_elem(&owners, &key))
+		return;
+	o.tgid = bpf_get_current_pid_tgid() >> 32;
+	bpf_get_current_comm(&o.comm, sizeof(o.comm));
+	bpf_map_update_elem(&owners, &key, &o, BPF_ANY);
+}
+
+static __always_inline int on_state(const struct sock *sk, int oldstate, int newstate)
+{
+	__u64 key = (__u64)sk;
+	struct birth *b;
+	struct owner *o;
+	struct event e;
+
+	if (!sock_is_tcp(sk))
+		return 0;
+	if (newstate < TCP_FIN_WAIT1) {
+		struct birth nb = { .ts_ns = bpf_ktime_get_ns(), .active = false };
+
+		b = bpf_map_lookup_elem(&births, &key);
+		nb.active = newstate == TCP_SYN_SENT || (b && b->active);
+		bpf_map_update_elem(&births, &key, &nb, BPF_ANY);
+	}
+	if (newstate == TCP_SYN_SENT || newstate == TCP_FIN_WAIT1 || newstate == TCP_LAST_ACK)
+		note_owner(key);
+	if (newstate != TCP_CLOSE)
+		return 0;
+
+	b = bpf_map_lookup_elem(&births, &key);
+	o = bpf_map_lookup_elem(&owners, &key);
+	/* A session must have been seen opening: its span is unknown else. */
+	if (!b)
+		goto done;
+	__builtin_memset(&e, 0, sizeof(e));
+	if (!read_flow(sk, &e.flow))
+		goto done;
+	if (!lport_allowed(e.flow.lport) || !dport_allowed(e.flow.dport))
+		goto done;
+	if (o) {
+		e.pid = o->tgid;
+		e.owner_known = 1;
+		__builtin_memcpy(e.comm, o->comm, sizeof(e.comm));
+	} else {
+		e.pid = bpf_get_current_pid_tgid() >> 32;
+		bpf_get_current_comm(&e.comm, sizeof(e.comm));
+	}
+	if (filter_pids && !bpf_map_lookup_elem(&pid_filter, &e.pid))
+		goto done;
+	e.ts_ns = bpf_ktime_get_ns();
+	e.span_ns = e.ts_ns - b->ts_ns;
+	e.active = b->active;
+	/* As tcp_get_info()'s tcpi_bytes_received and tcpi_bytes_acked. */
+	e.rx_bytes = BPF_CORE_READ((const struct tcp_sock *)sk, bytes_received);
+	e.tx_bytes = BPF_CORE_READ((const struct tcp_sock *)sk, bytes_acked);
+	emit(&e, sizeof(e));
+done:
+	bpf_map_delete_elem(&births, &key);
+	bpf_map_delete_elem(&owners, &key);
+	return 0;
+}
+
+STATE_CHANGE_PROGRAMS(on_state)
+
+char LICENSE[] SEC("license") = "GPL";
