@@ -61,9 +61,25 @@ impl Netns {
             Loss::Percent(p) => format!("numgen random mod 100 < {p}"),
             Loss::Every(n) => format!("numgen inc mod {n} == 0"),
         };
+        self.input_rule(&format!(
+            "tcp dport {port} tcp flags & syn == 0 {rule} drop"
+        ))
+    }
+
+    /// Drops the first SYN sent to `port` inside the namespace (and every
+    /// second one after it): a connect then takes the SYN's retransmission
+    /// timeout, one second.
+    pub fn drop_first_syn(&self, port: u16) -> Result<()> {
+        self.input_rule(&format!(
+            "tcp dport {port} tcp flags & (syn | ack) == syn numgen inc mod 2 == 0 drop"
+        ))
+    }
+
+    /// Puts `rule` in the input hook's chain of the namespace's own table.
+    fn input_rule(&self, rule: &str) -> Result<()> {
         let rules = format!(
             "table inet {TABLE} {{\n chain input {{\n  type filter hook input priority 0; \
-             policy accept;\n  tcp dport {port} tcp flags & syn == 0 {rule} drop\n }}\n}}\n"
+             policy accept;\n  {rule}\n }}\n}}\n"
         );
         let mut nft = Command::new("ip")
             .args(["netns", "exec", &self.name, "nft", "-f", "-"])

@@ -1,0 +1,200 @@
+//! tcpconnlat: TCP connect latency, from the SYN sent to the handshake's
+//! completion, timed at the kernel's state changes (no kprobe).
+
+mod info;
+
+use std::io;
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Parser;
+use common::cli::{self, CommonArgs, IdList};
+use common::kernel::filters::Filters;
+use common::kernel::maps;
+use common::kernel::tcp;
+use common::kinds::event::{Cell, Column, Table};
+use common::output::net::{address, ip_version};
+use common::output::{c_bytes, Clock, Out};
+use common::run::lifecycle::{self, Setup, Tool};
+
+common::skeleton!("tcpconnlat");
+use skel::{types, OpenTcpconnlatSkel, TcpconnlatSkelBuilder};
+
+// SAFETY: a repr(C) struct of integers and byte arrays, valid for any bytes.
+unsafe impl plain::Plain for types::event {}
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+    tcpconnlat            # trace all TCP connects, with their latency
+    tcpconnlat 1          # only connects slower than 1 ms
+    tcpconnlat -m 0.5     # only connects slower than 0.5 ms
+    tcpconnlat -t         # include a timestamp column
+    tcpconnlat -p 181     # only connects of process 181
+    tcpconnlat -L         # include the local port
+    tcpconnlat -4         # IPv4 only
+    tcpconnlat --json | jq .";
+
+/// Trace TCP connect latency: one line per connect() whose handshake
+/// completed, with the time from the SYN sent to the SYN-ACK processed.
+#[derive(Parser, Debug)]
+#[command(name = "tcpconnlat", version, after_help = EXAMPLES)]
+pub(crate) struct Args {
+    /// Only connects at least this slow, in milliseconds (a decimal)
+    #[arg(value_name = "MIN_MS", value_parser = min_ms)]
+    duration_ms: Option<f64>,
+    /// Only connects at least this slow, in milliseconds (as the positional)
+    #[arg(short = 'm', long = "min-ms", value_name = "MIN_MS", value_parser = min_ms,
+          conflicts_with = "duration_ms")]
+    min: Option<f64>,
+    /// Include a TIME(s) column: seconds since the first connect shown
+    #[arg(short = 't', long)]
+    timestamp: bool,
+    /// Only connects by these processes (comma-separated pids)
+    #[arg(short = 'p', long, value_parser = cli::id_list)]
+    pid: Option<IdList>,
+    /// Only connects by tasks in this cgroup v2 (directory path)
+    #[arg(short = 'c', long, value_name = "PATH", value_parser = cli::cgroup_path)]
+    cgroup: Option<PathBuf>,
+    /// Include an LPORT column
+    #[arg(short = 'L', long)]
+    lport: bool,
+    /// Trace IPv4 only
+    #[arg(short = '4', long, conflicts_with = "ipv6")]
+    ipv4: bool,
+    /// Trace IPv6 only
+    #[arg(short = '6', long)]
+    ipv6: bool,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+fn min_ms(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(ms) if ms.is_finite() && ms >= 0.0 && ms <= cli::MAX_SECONDS as f64 * 1e3 => Ok(ms),
+        _ => Err(format!("'{s}' is not a latency in milliseconds")),
+    }
+}
+
+pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Tcpconnlat>();
+
+pub(crate) struct Tcpconnlat {
+    args: Args,
+    clock: Clock,
+    first_ns: Option<u64>,
+    event: types::event,
+    table: Table<Tcpconnlat>,
+}
+
+impl Tool for Tcpconnlat {
+    type Args = Args;
+    type Builder = TcpconnlatSkelBuilder;
+    const INFO: &'static registry::ToolInfo = &info::INFO;
+
+    fn new(args: Args) -> Result<Self> {
+        Ok(Tcpconnlat {
+            table: table(&args),
+            args,
+            clock: Clock::start(),
+            first_ns: None,
+            event: types::event::default(),
+        })
+    }
+
+    fn common(&self) -> &CommonArgs {
+        &self.args.common
+    }
+
+    fn filters(&self) -> Filters {
+        Filters::processes(&self.args.pid, &self.args.cgroup)
+    }
+
+    fn configure(&mut self, open: &mut OpenTcpconnlatSkel<'_>, _: &Setup) -> Result<()> {
+        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
+        rodata.target_family = tcp::family(self.args.ipv4, self.args.ipv6);
+        let ms = self.args.min.or(self.args.duration_ms).unwrap_or(0.0);
+        rodata.min_latency_ns = (ms * 1e6) as u64;
+        common::choose_state_programs!(open.progs)?;
+        Ok(())
+    }
+
+    fn table(&self) -> Option<&Table<Self>> {
+        Some(&self.table)
+    }
+
+    fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
+        maps::copy_record(&mut self.event, data);
+        self.first_ns.get_or_insert(self.event.ts_ns);
+        self.table.row(out, self)
+    }
+}
+
+/// BCC's columns: [TIME(s)] PID COMM IP SADDR [LPORT] DADDR DPORT LAT(ms).
+fn table(args: &Args) -> Table<Tcpconnlat> {
+    Table::<Tcpconnlat>::new(args.common.json)
+        .column(
+            args.timestamp,
+            Column::new("TIME(s)", 9, "", |t| {
+                let first = t.first_ns.unwrap_or(t.event.ts_ns);
+                Cell::Float(t.event.ts_ns.saturating_sub(first) as f64 / 1e9, 3)
+            }),
+        )
+        .column(
+            false,
+            Column::json("ts", |t| Cell::Float(t.clock.elapsed(t.event.ts_ns), 6)),
+        )
+        .columns([
+            Column::new("PID", 7, "pid", |t| t.event.pid.into()),
+            Column::new("COMM", 12, "comm", |t| Cell::bytes(c_bytes(&t.event.comm))),
+            Column::new("IP", 2, "ip", |t| {
+                u32::from(ip_version(t.event.flow.family)).into()
+            }),
+            Column::new("SADDR", 16, "saddr", |t| {
+                address(t.event.flow.family, &t.event.flow.saddr).into()
+            }),
+        ])
+        .column(
+            args.lport,
+            Column::new("LPORT", 6, "lport", |t| t.event.flow.lport.into()),
+        )
+        .columns([
+            Column::new("DADDR", 16, "daddr", |t| {
+                address(t.event.flow.family, &t.event.flow.daddr).into()
+            }),
+            Column::new("DPORT", 5, "dport", |t| t.event.flow.dport.into()),
+            Column::new("LAT(ms)", 0, "latency_ms", |t| {
+                Cell::Float(t.event.latency_ns as f64 / 1e6, 2)
+            }),
+        ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_checked() {
+        testkit::check_arguments::<Args>(&[
+            &["tcpconnlat", "-4", "-6"][..],
+            &["tcpconnlat", "-1"],
+            &["tcpconnlat", "x"],
+            &["tcpconnlat", "1", "-m", "2"],
+            &["tcpconnlat", "-p", "x"],
+            &["tcpconnlat", "1", "2"],
+        ]);
+        let a = Args::try_parse_from(["tcpconnlat", "0.5"]).unwrap();
+        assert_eq!(a.duration_ms, Some(0.5));
+    }
+
+    #[test]
+    fn columns_are_bccs() {
+        let h = |args: &[&str]| table(&Args::try_parse_from(args).unwrap()).header();
+        assert_eq!(
+            h(&["tcpconnlat"]),
+            "PID     COMM         IP SADDR            DADDR            DPORT LAT(ms)"
+        );
+        assert_eq!(
+            h(&["tcpconnlat", "-tL"]),
+            "TIME(s)   PID     COMM         IP SADDR            LPORT  DADDR            DPORT LAT(ms)"
+        );
+    }
+}

@@ -1,0 +1,8 @@
+//! The contract every tool keeps (testkit::contract), for tcpconnlat.
+
+testkit::contract_tests!(testkit::contract::Spec {
+    bin: env!("CARGO_BIN_EXE_tcpconnlat"),
+    args: &[],
+    final_report: None,
+    needs: None,
+});
