@@ -9,13 +9,13 @@
 #include "filters.bpf.h"
 #include "tcpsock.bpf.h"
 
-struct birth {
+/* What is known of a session before its end: one map entry, so that a
+ * state change costs one lookup, and most changes no update. */
+struct session {
 	__u64 ts_ns;
-	bool active;
-};
-
-struct owner {
 	__u32 tgid;
+	bool active;
+	bool owner_known;
 	char comm[TASK_COMM_LEN];
 };
 
@@ -24,67 +24,66 @@ struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u64);
-	__type(value, struct birth);
-} births SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u64);
-	__type(value, struct owner);
-} owners SEC(".maps");
+	__type(value, struct session);
+} sessions SEC(".maps");
 
 struct event event_layout = {};
 
 /* The changes a process makes itself, in its own context: connect()
  * (SYN_SENT), close() or shutdown() first (FIN_WAIT1) or after the peer's
  * FIN (LAST_ACK). The first seen names the owner. */
-static __always_inline void note_owner(__u64 key)
+static __always_inline void note_owner(struct session *s)
 {
-	struct owner o = {};
+	s->tgid = bpf_get_current_pid_tgid() >> 32;
+	bpf_get_current_comm(&s->comm, sizeof(s->comm));
+	s->owner_known = true;
+}
 
-	if (bpf_map_lookup_elem(&owners, &key))
-		return;
-	o.tgid = bpf_get_current_pid_tgid() >> 32;
-	bpf_get_current_comm(&o.comm, sizeof(o.comm));
-	bpf_map_update_elem(&owners, &key, &o, BPF_ANY);
+static __always_inline bool by_owner(int newstate)
+{
+	return newstate == TCP_SYN_SENT || newstate == TCP_FIN_WAIT1 || newstate == TCP_LAST_ACK;
 }
 
 static __always_inline int on_state(const struct sock *sk, int oldstate, int newstate)
 {
 	__u64 key = (__u64)sk;
-	struct birth *b;
-	struct owner *o;
+	struct session *s;
 	struct event e;
 
 	if (!sock_is_tcp(sk))
 		return 0;
+	s = bpf_map_lookup_elem(&sessions, &key);
 	if (newstate < TCP_FIN_WAIT1) {
-		struct birth nb = { .ts_ns = bpf_ktime_get_ns(), .active = false };
+		if (!s) {
+			struct session ns = {};
 
-		b = bpf_map_lookup_elem(&births, &key);
-		nb.active = newstate == TCP_SYN_SENT || (b && b->active);
-		bpf_map_update_elem(&births, &key, &nb, BPF_ANY);
+			ns.ts_ns = bpf_ktime_get_ns();
+			ns.active = newstate == TCP_SYN_SENT;
+			if (by_owner(newstate))
+				note_owner(&ns);
+			bpf_map_update_elem(&sessions, &key, &ns, BPF_ANY);
+			return 0;
+		}
+		/* BCC's span: from the last opening state. */
+		s->ts_ns = bpf_ktime_get_ns();
 	}
-	if (newstate == TCP_SYN_SENT || newstate == TCP_FIN_WAIT1 || newstate == TCP_LAST_ACK)
-		note_owner(key);
+	/* A session must have been seen opening: its span is unknown else. */
+	if (!s)
+		return 0;
+	if (by_owner(newstate) && !s->owner_known)
+		note_owner(s);
 	if (newstate != TCP_CLOSE)
 		return 0;
 
-	b = bpf_map_lookup_elem(&births, &key);
-	o = bpf_map_lookup_elem(&owners, &key);
-	/* A session must have been seen opening: its span is unknown else. */
-	if (!b)
-		goto done;
 	__builtin_memset(&e, 0, sizeof(e));
 	if (!read_flow(sk, &e.flow))
 		goto done;
 	if (!lport_allowed(e.flow.lport) || !dport_allowed(e.flow.dport))
 		goto done;
-	if (o) {
-		e.pid = o->tgid;
+	if (s->owner_known) {
+		e.pid = s->tgid;
 		e.owner_known = 1;
-		__builtin_memcpy(e.comm, o->comm, sizeof(e.comm));
+		__builtin_memcpy(e.comm, s->comm, sizeof(e.comm));
 	} else {
 		e.pid = bpf_get_current_pid_tgid() >> 32;
 		bpf_get_current_comm(&e.comm, sizeof(e.comm));
@@ -92,15 +91,14 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 	if (filter_pids && !bpf_map_lookup_elem(&pid_filter, &e.pid))
 		goto done;
 	e.ts_ns = bpf_ktime_get_ns();
-	e.span_ns = e.ts_ns - b->ts_ns;
-	e.active = b->active;
+	e.span_ns = e.ts_ns - s->ts_ns;
+	e.active = s->active;
 	/* As tcp_get_info()'s tcpi_bytes_received and tcpi_bytes_acked. */
 	e.rx_bytes = BPF_CORE_READ((const struct tcp_sock *)sk, bytes_received);
 	e.tx_bytes = BPF_CORE_READ((const struct tcp_sock *)sk, bytes_acked);
 	emit(&e, sizeof(e));
 done:
-	bpf_map_delete_elem(&births, &key);
-	bpf_map_delete_elem(&owners, &key);
+	bpf_map_delete_elem(&sessions, &key);
 	return 0;
 }
 

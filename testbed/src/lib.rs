@@ -109,16 +109,24 @@ impl Netns {
         Self::connect_in(&self.name, addr)
     }
 
+    /// Moves the calling thread (only) into namespace `name`: for a thread
+    /// made for the purpose, whose sockets then live there.
+    pub fn enter(name: &str) -> Result<()> {
+        let path = format!("/run/netns/{name}");
+        let ns = std::fs::File::open(&path).with_context(|| format!("opening {path}"))?;
+        // SAFETY: a valid namespace fd; setns changes only this thread.
+        if unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+            return Err(std::io::Error::last_os_error()).context("setns");
+        }
+        Ok(())
+    }
+
     /// [`Netns::connect`] by the namespace's name.
     pub fn connect_in(name: &str, addr: SocketAddr) -> Result<(TcpStream, TcpStream)> {
-        let path = format!("/run/netns/{name}");
+        let name = name.to_string();
         std::thread::spawn(move || -> Result<(TcpStream, TcpStream)> {
-            let ns = std::fs::File::open(&path).with_context(|| format!("opening {path}"))?;
-            // SAFETY: a valid namespace fd; setns moves only this thread,
-            // which ends here.
-            if unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
-                return Err(std::io::Error::last_os_error()).context("setns");
-            }
+            // This thread ends here.
+            Self::enter(&name)?;
             let listener = TcpListener::bind(addr)?;
             let client = TcpStream::connect(addr)?;
             let (server, _) = listener.accept()?;

@@ -3,7 +3,6 @@
 //! each mode the kernel offers (fexit, kprobes, the state change).
 
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream};
-use std::os::fd::AsRawFd;
 use std::process::Command;
 use std::thread;
 use std::time::Duration;
@@ -21,14 +20,9 @@ fn netns() -> Netns {
 /// `n` connections from this process to `addr` in `ns`, each accepted and
 /// closed; returns the clients' local ports.
 fn connects(ns: &Netns, addr: SocketAddr, n: usize) -> Vec<u16> {
-    let path = format!("/run/netns/{}", ns.name());
+    let name = ns.name().to_string();
     thread::spawn(move || {
-        let file = std::fs::File::open(&path).unwrap();
-        // SAFETY: a valid namespace fd; setns moves only this thread.
-        assert_eq!(
-            unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) },
-            0
-        );
+        Netns::enter(&name).unwrap();
         let listener = TcpListener::bind(addr).unwrap();
         (0..n)
             .map(|_| {
@@ -101,7 +95,11 @@ fn each_connect(disable: &str, hook: &str, base: u16) {
         counting
             .stdout
             .iter()
-            .find(|l| l.split_whitespace().take(3).eq([addr, addr, &*port.to_string()]))
+            .find(|l| {
+                l.split_whitespace()
+                    .take(3)
+                    .eq([addr, addr, &*port.to_string()])
+            })
             .unwrap_or_else(|| panic!("{:?}", counting.stdout))
             .split_whitespace()
             .nth(3)

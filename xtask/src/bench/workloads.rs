@@ -352,13 +352,9 @@ pub fn connect_loop(ns: &Netns, n: u32) -> Workload {
 }
 
 fn connections_in(ns: &str, n: u32) -> Result<()> {
-    let path = format!("/run/netns/{ns}");
-    let file = fs::File::open(&path).with_context(|| format!("opening {path}"))?;
-    // SAFETY: a valid namespace fd; setns moves only this thread, which
-    // ends with the loop (the server thread it starts inherits it).
-    if unsafe { libc::setns(std::os::fd::AsRawFd::as_raw_fd(&file), libc::CLONE_NEWNET) } != 0 {
-        return Err(std::io::Error::last_os_error()).context("setns");
-    }
+    // A thread of its own, which ends with the loop (the server thread it
+    // starts inherits the namespace).
+    Netns::enter(ns)?;
     let addr = SocketAddr::from(([127, 0, 0, 1], CONNECT_PORT));
     let listener = std::net::TcpListener::bind(addr)?;
     let server = thread::spawn(move || -> Result<()> {
