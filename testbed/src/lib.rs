@@ -75,6 +75,28 @@ impl Netns {
         ))
     }
 
+    /// Drops, and counts, every segment sent to `port` inside the namespace
+    /// ([`Netns::dropped`] reads the count).
+    pub fn drop_port(&self, port: u16) -> Result<()> {
+        self.input_rule(&format!("tcp dport {port} counter drop"))
+    }
+
+    /// The packets the namespace's rule counted ([`Netns::drop_port`]).
+    pub fn dropped(&self) -> Result<u64> {
+        let out = Command::new("ip")
+            .args([
+                "netns", "exec", &self.name, "nft", "list", "table", "inet", TABLE,
+            ])
+            .output()
+            .context("running nft")?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        text.split_whitespace()
+            .skip_while(|w| *w != "packets")
+            .nth(1)
+            .and_then(|n| n.parse().ok())
+            .with_context(|| format!("no counter in the rules: {text}"))
+    }
+
     /// Puts `rule` in the input hook's chain of the namespace's own table.
     fn input_rule(&self, rule: &str) -> Result<()> {
         let rules = format!(

@@ -25,13 +25,26 @@ impl Screen {
         if self.json {
             return Ok(());
         }
+        self.start(out, time, true)?;
+        writeln!(out, "{header}")
+    }
+
+    /// Starts an interval's screen: cleared or a blank line, then (when
+    /// `summary`) the time and load average, for a tool that prints its
+    /// tables itself (tcptop's two).
+    pub fn start(&self, out: &mut Out, time: &str, summary: bool) -> io::Result<()> {
+        if self.json {
+            return Ok(());
+        }
         if self.clear {
             out.write_all(b"\x1b[H\x1b[2J")?;
         } else {
             out.write_all(b"\n")?;
         }
-        let loadavg = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-        writeln!(out, "{time:<8} loadavg: {}\n", loadavg.trim_end())?;
-        writeln!(out, "{header}")
+        if summary {
+            let loadavg = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+            writeln!(out, "{time:<8} loadavg: {}\n", loadavg.trim_end())?;
+        }
+        Ok(())
     }
 }

@@ -45,7 +45,7 @@ fn find(events: &[Value], lport: u16, port: u16) -> Option<Value> {
 }
 
 /// A connect whose first SYN is dropped takes ~1 s and shows so; an
-/// undelayed one shows under 10 ms; -m 500 keeps only the slow one.
+/// undelayed one far less; -m 500 keeps only the slow one.
 fn slow_and_fast(addr: SocketAddr, slow_port: u16, extra: &[&str]) {
     let ns = netns();
     ns.drop_first_syn(slow_port).unwrap();
@@ -73,7 +73,8 @@ fn slow_and_fast(addr: SocketAddr, slow_port: u16, extra: &[&str]) {
     assert_eq!(s["ip"], family);
     assert_eq!(s["daddr"], addr.ip().to_string());
     let f = find(&events, fast, slow_port + 50).unwrap_or_else(|| panic!("{events:#?}"));
-    assert!(f["latency_ms"].as_f64().unwrap() < 10.0, "{f}");
+    // Far below the retransmission's second (tens of ms under emulation).
+    assert!(f["latency_ms"].as_f64().unwrap() < 100.0, "{f}");
     let kept = slow_only.json();
     assert!(find(&kept, slow, slow_port).is_some(), "{kept:?}");
     assert!(find(&kept, fast, slow_port + 50).is_none(), "{kept:?}");
@@ -138,7 +139,7 @@ fn tcpconnlat_text_columns_pid_and_family_filters() {
         (f[3], f[4], f[6], f[7]),
         ("4", "127.0.0.1", "127.0.0.1", "5504")
     );
-    assert!(f[8].parse::<f64>().unwrap() < 10.0);
+    assert!(f[8].parse::<f64>().unwrap() < 100.0);
     assert!(find(&other.json(), lport, 5504).is_none());
     assert!(find(&six.json(), lport, 5504).is_none());
 }

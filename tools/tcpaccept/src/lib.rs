@@ -1,0 +1,240 @@
+//! tcpaccept: passive TCP connections, named by the process that accepted
+//! them: from inet_csk_accept's return (fexit or kretprobe) where the
+//! kernel offers it, else from accept()/accept4()'s, never from the state
+//! change (which runs in softirq: BCC #2304).
+
+mod info;
+
+use std::io;
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+use clap::Parser;
+use common::cli::{self, CommonArgs, IdList, PortList};
+use common::kernel::filters::Filters;
+use common::kernel::maps;
+use common::kernel::probe::{self, Hook};
+use common::kernel::tcp;
+use common::kinds::event::{Cell, Column, Table};
+use common::output::net::{address, ip_version};
+use common::output::{c_bytes, Clock, Out};
+use common::run::lifecycle::{self, Setup, Tool};
+
+common::skeleton!("tcpaccept");
+use skel::{types, OpenTcpacceptProgs, OpenTcpacceptSkel, TcpacceptSkel, TcpacceptSkelBuilder};
+
+// SAFETY: a repr(C) struct of integers and byte arrays, valid for any bytes.
+unsafe impl plain::Plain for types::event {}
+
+const ACCEPT_FN: &str = "inet_csk_accept";
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+    tcpaccept             # trace all TCP accept()s
+    tcpaccept -t          # include a timestamp column (seconds)
+    tcpaccept -T          # include a time column (HH:MM:SS)
+    tcpaccept -p 181      # only accepts by process 181
+    tcpaccept -P 80,81    # only connections to local ports 80 and 81
+    tcpaccept -4          # IPv4 only
+    tcpaccept --json | jq .";
+
+/// Trace TCP passive connections (accept()): the accepting process, and
+/// the remote and local end of each.
+#[derive(Parser, Debug)]
+#[command(name = "tcpaccept", version, after_help = EXAMPLES)]
+pub(crate) struct Args {
+    /// Include a TIME column (HH:MM:SS)
+    #[arg(short = 'T', long)]
+    time: bool,
+    /// Include a TIME(s) column: seconds since the first accept shown
+    #[arg(short = 't', long)]
+    timestamp: bool,
+    /// Only accepts by these processes (comma-separated pids)
+    #[arg(short = 'p', long, value_parser = cli::id_list)]
+    pid: Option<IdList>,
+    /// Only connections to these local ports (comma-separated)
+    #[arg(short = 'P', long, value_name = "PORTS", value_parser = cli::port_list)]
+    port: Option<PortList>,
+    /// Only accepts by tasks in this cgroup v2 (directory path)
+    #[arg(long, value_name = "PATH", value_parser = cli::cgroup_path)]
+    cgroup: Option<PathBuf>,
+    /// Trace IPv4 only
+    #[arg(short = '4', long, conflicts_with = "ipv6")]
+    ipv4: bool,
+    /// Trace IPv6 only
+    #[arg(short = '6', long)]
+    ipv6: bool,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Tcpaccept>();
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Fexit { args: u32 },
+    Kretprobe,
+    Syscalls,
+}
+
+pub(crate) struct Tcpaccept {
+    args: Args,
+    clock: Clock,
+    first_ns: Option<u64>,
+    event: types::event,
+    table: Table<Tcpaccept>,
+    mode: Option<Mode>,
+}
+
+impl Tool for Tcpaccept {
+    type Args = Args;
+    type Builder = TcpacceptSkelBuilder;
+    const INFO: &'static registry::ToolInfo = &info::INFO;
+
+    fn new(args: Args) -> Result<Self> {
+        Ok(Tcpaccept {
+            table: table(&args),
+            args,
+            clock: Clock::start(),
+            first_ns: None,
+            event: types::event::default(),
+            mode: None,
+        })
+    }
+
+    fn common(&self) -> &CommonArgs {
+        &self.args.common
+    }
+
+    fn filters(&self) -> Filters {
+        Filters::processes(&self.args.pid, &self.args.cgroup)
+    }
+
+    fn configure(&mut self, open: &mut OpenTcpacceptSkel<'_>, _: &Setup) -> Result<()> {
+        let mode = choose_programs(&mut open.progs)?;
+        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
+        rodata.target_family = tcp::family(self.args.ipv4, self.args.ipv6);
+        rodata.filter_lports = self.args.port.is_some();
+        // Classic tracepoint programs follow the task's pointers with probe
+        // reads (files.bpf.h).
+        rodata.current_task_btf = false;
+        self.mode = Some(mode);
+        Ok(())
+    }
+
+    fn hook_notes(&self) -> Vec<String> {
+        match self.mode {
+            Some(Mode::Syscalls) => vec![format!(
+                "no fentry or kprobe on {ACCEPT_FN}: accepts are seen at the accept() and \
+                 accept4() system calls (io_uring's and in-kernel accepts are not)"
+            )],
+            _ => Vec::new(),
+        }
+    }
+
+    fn loaded(&mut self, skel: &mut TcpacceptSkel<'_>) -> Result<()> {
+        tcp::set_ports(&skel.maps.lport_filter, &self.args.port)?;
+        Ok(())
+    }
+
+    fn table(&self) -> Option<&Table<Self>> {
+        Some(&self.table)
+    }
+
+    fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
+        maps::copy_record(&mut self.event, data);
+        self.first_ns.get_or_insert(self.event.ts_ns);
+        self.table.row(out, self)
+    }
+}
+
+/// fexit (the program for the kernel's signature of inet_csk_accept),
+/// else a kretprobe, else the system calls; the others switched off.
+fn choose_programs(p: &mut OpenTcpacceptProgs) -> Result<Mode> {
+    let fexit_args = probe::function_args(ACCEPT_FN).filter(|n| [2, 4].contains(n));
+    let mode = match fexit_args {
+        Some(args) if probe::fentry_target(ACCEPT_FN) => Mode::Fexit { args },
+        _ if probe::kprobe_target(ACCEPT_FN) => Mode::Kretprobe,
+        _ if probe::pick(&[Hook::Tracepoint]).is_some()
+            && probe::tracepoint_exists("syscalls", "sys_exit_accept4") =>
+        {
+            Mode::Syscalls
+        }
+        _ => bail!(
+            "this kernel offers neither fentry nor a kprobe on {ACCEPT_FN}, nor the \
+             syscalls:sys_exit_accept4 tracepoint"
+        ),
+    };
+    probe::load_when(mode == Mode::Fexit { args: 2 }, [&mut p.ta_fexit2]);
+    probe::load_when(mode == Mode::Fexit { args: 4 }, [&mut p.ta_fexit4]);
+    probe::load_when(mode == Mode::Kretprobe, [&mut p.ta_kretprobe]);
+    let accept = mode == Mode::Syscalls;
+    probe::load_when(accept, [&mut p.ta_sys_accept4]);
+    // accept() is accept4() on some architectures (arm64 has no accept).
+    probe::load_when(
+        accept && probe::tracepoint_exists("syscalls", "sys_exit_accept"),
+        [&mut p.ta_sys_accept],
+    );
+    Ok(mode)
+}
+
+/// BCC's columns: [TIME] [TIME(s)] PID COMM IP RADDR RPORT LADDR LPORT.
+fn table(args: &Args) -> Table<Tcpaccept> {
+    Table::<Tcpaccept>::new(args.common.json)
+        .column(
+            args.time,
+            Column::new("TIME", 8, "time", |t| t.clock.hms(t.event.ts_ns).into()),
+        )
+        .column(
+            args.timestamp,
+            Column::new("TIME(s)", 8, "", |t| {
+                let first = t.first_ns.unwrap_or(t.event.ts_ns);
+                Cell::Float(t.event.ts_ns.saturating_sub(first) as f64 / 1e9, 3)
+            }),
+        )
+        .column(
+            false,
+            Column::json("ts", |t| Cell::Float(t.clock.elapsed(t.event.ts_ns), 6)),
+        )
+        .columns([
+            Column::new("PID", 7, "pid", |t| t.event.pid.into()),
+            Column::json("tid", |t| t.event.tid.into()),
+            Column::new("COMM", 12, "comm", |t| Cell::bytes(c_bytes(&t.event.comm))),
+            Column::new("IP", 2, "ip", |t| {
+                u32::from(ip_version(t.event.flow.family)).into()
+            }),
+            Column::new("RADDR", 16, "daddr", |t| {
+                address(t.event.flow.family, &t.event.flow.daddr).into()
+            }),
+            Column::new("RPORT", 5, "dport", |t| t.event.flow.dport.into()),
+            Column::new("LADDR", 16, "saddr", |t| {
+                address(t.event.flow.family, &t.event.flow.saddr).into()
+            }),
+            Column::new("LPORT", 0, "lport", |t| t.event.flow.lport.into()),
+        ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_checked() {
+        testkit::check_arguments::<Args>(&[
+            &["tcpaccept", "-4", "-6"][..],
+            &["tcpaccept", "-P", "http"],
+            &["tcpaccept", "-p", "x"],
+            &["tcpaccept", "5"],
+        ]);
+    }
+
+    #[test]
+    fn columns_are_bccs() {
+        let h = |args: &[&str]| table(&Args::try_parse_from(args).unwrap()).header();
+        assert_eq!(
+            h(&["tcpaccept"]),
+            "PID     COMM         IP RADDR            RPORT LADDR            LPORT"
+        );
+        assert!(h(&["tcpaccept", "-Tt"]).starts_with("TIME     TIME(s)  PID"));
+    }
+}

@@ -1,0 +1,122 @@
+//! tcpdrop against drops of a known number: an nftables rule in a network
+//! namespace of the test's own drops every SYN to a port, and counts them;
+//! tcpdrop shows as many, with the netfilter reason where the kernel names
+//! reasons, the addresses, the SYN flag and the kernel stack.
+
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
+use std::process::Command;
+use std::thread;
+use std::time::Duration;
+
+use testbed::Netns;
+use testkit::{require_root, stop_and_check_unloaded, unique, Finished, Traced};
+
+const BIN: &str = env!("CARGO_BIN_EXE_tcpdrop");
+
+fn traced(args: &[&str]) -> Traced {
+    require_root();
+    Traced::start_command(Command::new(BIN).args(args))
+}
+
+fn stop(tool: Traced) -> Finished {
+    thread::sleep(Duration::from_millis(300));
+    let finished = stop_and_check_unloaded(tool);
+    assert!(finished.status.success(), "{finished:?}");
+    finished
+}
+
+/// A connect to `port` in `ns` that times out: its SYNs are dropped.
+fn refused_connect(ns: &Netns, port: u16) {
+    let name = ns.name().to_string();
+    thread::spawn(move || {
+        Netns::enter(&name).unwrap();
+        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+        assert!(TcpStream::connect_timeout(&addr, Duration::from_millis(2500)).is_err());
+    })
+    .join()
+    .unwrap();
+}
+
+#[test]
+fn tcpdrop_counts_netfilter_drops() {
+    let ns = Netns::new(&unique("td")).expect("creating a network namespace");
+    ns.drop_port(6001).unwrap();
+    let json = traced(&["--json", "-P", "6001"]);
+    let text = traced(&[]);
+    refused_connect(&ns, 6001);
+    let dropped = ns.dropped().unwrap();
+    ns.stop_dropping().unwrap();
+    let (json, text) = (stop(json), stop(text));
+    // The first SYN and its retransmission after a second, at least.
+    assert!(dropped >= 2, "{dropped}");
+    let drops = json.json();
+    assert_eq!(drops.len() as u64, dropped, "{drops:#?}");
+    let netfilter = common_reason("NETFILTER_DROP");
+    for d in &drops {
+        assert_eq!(d["ip"], 4, "{d}");
+        assert_eq!(d["saddr"], "127.0.0.1", "{d}");
+        assert_eq!(d["dport"], 6001, "{d}");
+        assert_eq!(d["flags"], "SYN", "{d}");
+        if netfilter {
+            assert_eq!(d["reason"], "NETFILTER_DROP", "{d}");
+        }
+        let stack: Vec<&str> = d["stack"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f.as_str().unwrap())
+            .collect();
+        assert!(
+            stack.iter().any(|f| f.starts_with("nf_hook_slow")),
+            "{stack:?}"
+        );
+    }
+    // The text: BCC's header, a row per drop, its stack indented below.
+    assert!(
+        text.stdout[0].starts_with("TIME     PID     IP SADDR:SPORT"),
+        "{:?}",
+        text.stdout
+    );
+    let rows: Vec<&String> = text
+        .stdout
+        .iter()
+        .filter(|l| l.contains("> 127.0.0.1:6001"))
+        .collect();
+    assert_eq!(rows.len() as u64, dropped, "{:?}", text.stdout);
+    assert!(rows[0].contains(" (SYN) "), "{}", rows[0]);
+    assert!(
+        text.stdout
+            .iter()
+            .any(|l| l.starts_with("\tnf_hook_slow+0x")),
+        "{:?}",
+        text.stdout
+    );
+}
+
+/// True if this kernel names drop reason `name` (5.17+ has reasons; the
+/// netfilter one came later).
+fn common_reason(name: &str) -> bool {
+    let Ok(btf) = libbpf_rs::btf::Btf::from_vmlinux() else {
+        return false;
+    };
+    let Some(reasons) = btf.type_by_name::<libbpf_rs::btf::types::Enum>("skb_drop_reason") else {
+        return false;
+    };
+    let full = format!("SKB_DROP_REASON_{name}");
+    let named = reasons
+        .iter()
+        .any(|m| m.name.is_some_and(|n| n.to_string_lossy() == full));
+    named
+}
+
+#[test]
+fn tcpdrop_dry_run_names_the_tracepoint() {
+    require_root();
+    let out = testkit::run(BIN, &["--dry-run", "--all-reasons"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        out.stdout.join("\n").contains("tp_btf kfree_skb"),
+        "{:?}",
+        out.stdout
+    );
+}

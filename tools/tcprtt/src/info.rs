@@ -1,0 +1,28 @@
+// What tcprtt is, for the registry (xtask reads this file too: only
+// `registry` items here).
+use registry::*;
+
+pub const INFO: ToolInfo = ToolInfo {
+    name: "tcprtt",
+    aliases: &[],
+    summary: "TCP smoothed round trip time histograms, all or per local or remote address, with percentiles",
+    kind: Kind::Histogram,
+    banner: "Tracing TCP RTT... Hit Ctrl-C to end.",
+    dry_runs: &[DryRun::DEFAULT],
+    // Each hook variant: what CI runs in its VMs.
+    vm_tests: &["tcprtt_counts_each_segment", "tcprtt_raw_tp"],
+    bench: Some(Bench {
+        workload: Workload::LossyTransfer,
+        ours: &[Ours {
+            ready: Ready::Banner,
+            ..Ours::DEFAULT
+        }],
+        peers: &[
+            Peer::libbpf_tools(Ready::HoldsPrograms),
+            Peer::bcc(Ready::Line("Tracing TCP RTT")),
+        ],
+        extras: &[],
+    }),
+    man: include_str!("../man.roff"),
+    see_also: &["ss(8)", "ping(8)"],
+};

@@ -1,0 +1,272 @@
+//! tcprtt: TCP smoothed round trip times as log2 histograms, kept in the
+//! kernel, from the tcp:tcp_probe tracepoint (no kprobe or fentry).
+
+mod info;
+
+use std::net::IpAddr;
+use std::time::Duration;
+
+use anyhow::{bail, Result};
+use clap::Parser;
+use common::cli::{self, CommonArgs, HistogramArgs, PortList};
+use common::kernel::maps;
+use common::kernel::probe::{self, Hook};
+use common::kernel::tcp;
+use common::kinds::histogram::{self, Unit};
+use common::output::hist;
+use common::output::net::{address, AF_INET, AF_INET6};
+use common::run::lifecycle::{self, Schedule, Setup, Tool};
+use serde_json::{Map, Value};
+
+common::skeleton!("tcprtt");
+use skel::{types, OpenTcprttSkel, TcprttSkel, TcprttSkelBuilder};
+
+// SAFETY: repr(C) structs of integers and byte arrays, valid for any bytes.
+unsafe impl plain::Plain for types::rtt_key {}
+// SAFETY: as above.
+unsafe impl plain::Plain for types::hist {}
+// SAFETY: as above.
+unsafe impl plain::Plain for types::fine_hist {}
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+    tcprtt                # summarize TCP RTT, print at Ctrl-C
+    tcprtt -i 1 -d 10     # print 1 second summaries, for 10 seconds
+    tcprtt -m -T          # milliseconds, with a time on each summary
+    tcprtt -p 80          # only local port 80
+    tcprtt -P 80          # only remote port 80
+    tcprtt -a 10.0.0.1    # only local address 10.0.0.1
+    tcprtt -A 10.0.0.2    # only remote address 10.0.0.2
+    tcprtt -b             # a histogram per local address
+    tcprtt -B -e          # per remote address, with the average
+    tcprtt --percentiles  # p50, p90, p99, p99.9 and max
+    tcprtt --json | jq .";
+
+/// Summarize TCP round trip times (the kernel's smoothed RTT, at each
+/// segment received) as histograms.
+#[derive(Parser, Debug)]
+#[command(name = "tcprtt", version, after_help = EXAMPLES)]
+pub(crate) struct Args {
+    /// Summary interval, in seconds (default: one summary, at the end)
+    #[arg(short = 'i', long = "interval", value_name = "SECONDS", value_parser = cli::seconds)]
+    every: Option<u64>,
+    /// Total duration of the trace, in seconds
+    #[arg(short = 'd', long, value_parser = cli::seconds)]
+    duration: Option<u64>,
+    /// Include a timestamp on each summary (HH:MM:SS)
+    #[arg(short = 'T', long)]
+    timestamp: bool,
+    /// Millisecond histograms
+    #[arg(short = 'm', long)]
+    milliseconds: bool,
+    /// Only these local ports (comma-separated)
+    #[arg(short = 'p', long = "lport", value_name = "LPORT", value_parser = cli::port_list)]
+    lport: Option<PortList>,
+    /// Only these remote ports (comma-separated)
+    #[arg(short = 'P', long = "rport", value_name = "RPORT", value_parser = cli::port_list)]
+    rport: Option<PortList>,
+    /// Only this local address (IPv4 or IPv6)
+    #[arg(short = 'a', long)]
+    laddr: Option<IpAddr>,
+    /// Only this remote address (IPv4 or IPv6)
+    #[arg(short = 'A', long)]
+    raddr: Option<IpAddr>,
+    /// A histogram per local address
+    #[arg(short = 'b', long = "byladdr", conflicts_with = "byraddr")]
+    byladdr: bool,
+    /// A histogram per remote address
+    #[arg(short = 'B', long = "byraddr")]
+    byraddr: bool,
+    /// Show each histogram's average
+    #[arg(short = 'e', long = "extension")]
+    extension: bool,
+    /// Trace IPv4 only
+    #[arg(short = '4', long, conflicts_with = "ipv6")]
+    ipv4: bool,
+    /// Trace IPv6 only
+    #[arg(short = '6', long)]
+    ipv6: bool,
+    #[command(flatten)]
+    hist: HistogramArgs,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Tcprtt>();
+
+struct Tcprtt {
+    args: Args,
+}
+
+/// The family and 16 bytes of an address filter (-a, -A).
+fn addr_bytes(addr: &IpAddr) -> (u16, [u8; 16]) {
+    let mut bytes = [0u8; 16];
+    match addr {
+        IpAddr::V4(a) => {
+            bytes[..4].copy_from_slice(&a.octets());
+            (AF_INET, bytes)
+        }
+        IpAddr::V6(a) => (AF_INET6, a.octets()),
+    }
+}
+
+impl Tool for Tcprtt {
+    type Args = Args;
+    type Builder = TcprttSkelBuilder;
+    const INFO: &'static registry::ToolInfo = &info::INFO;
+
+    fn new(args: Args) -> Result<Self> {
+        if args.every.is_some() && args.hist.interval.interval.is_some() {
+            return Err(common::usage::usage(
+                "give the interval once: -i SECONDS, or the positional INTERVAL",
+            ));
+        }
+        Ok(Tcprtt { args })
+    }
+
+    fn common(&self) -> &CommonArgs {
+        &self.args.common
+    }
+
+    fn configure(&mut self, open: &mut OpenTcprttSkel<'_>, _: &Setup) -> Result<()> {
+        let a = &self.args;
+        let mut candidates = Vec::new();
+        if probe::btf_tracepoint_exists("tcp_probe") {
+            candidates.extend([Hook::TpBtf, Hook::RawTp]);
+        }
+        let Some(hook) = probe::pick(&candidates) else {
+            bail!("this kernel has no tcp:tcp_probe tracepoint that BPF can attach to");
+        };
+        probe::load_when(hook == Hook::TpBtf, [&mut open.progs.rtt_btf]);
+        probe::load_when(hook == Hook::RawTp, [&mut open.progs.rtt_raw]);
+        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
+        rodata.target_family = tcp::family(a.ipv4, a.ipv6);
+        rodata.filter_lports = a.lport.is_some();
+        rodata.filter_dports = a.rport.is_some();
+        rodata.fine = a.hist.fine();
+        rodata.in_ms = a.milliseconds;
+        rodata.key_by = if a.byladdr {
+            1
+        } else if a.byraddr {
+            2
+        } else {
+            0
+        };
+        if let Some(addr) = &a.laddr {
+            (rodata.laddr_family, rodata.laddr) = addr_bytes(addr);
+        }
+        if let Some(addr) = &a.raddr {
+            (rodata.raddr_family, rodata.raddr) = addr_bytes(addr);
+        }
+        Ok(())
+    }
+
+    fn loaded(&mut self, skel: &mut TcprttSkel<'_>) -> Result<()> {
+        tcp::set_ports(&skel.maps.lport_filter, &self.args.lport)?;
+        tcp::set_ports(&skel.maps.dport_filter, &self.args.rport)?;
+        Ok(())
+    }
+
+    fn schedule(&self) -> Schedule {
+        let every = self.args.every.or(self.args.hist.interval.interval);
+        Schedule {
+            interval: every.map(Duration::from_secs),
+            count: self.args.hist.interval.count,
+            duration: self.args.duration.map(Duration::from_secs),
+        }
+    }
+
+    fn histograms(&self) -> Option<histogram::Spec<'_>> {
+        Some(histogram::Spec {
+            args: &self.args.hist,
+            json: self.args.common.json,
+            what: "tcprtt, TCP smoothed round trip time",
+            metric: "tcprtt_srtt",
+            help: "TCP smoothed round trip time, at each segment received",
+            unit: if self.args.milliseconds {
+                Unit::Msecs
+            } else {
+                Unit::Usecs
+            },
+            timestamp: self.args.timestamp,
+            extension: false,
+        })
+    }
+
+    fn sections(&self, skel: &TcprttSkel<'_>, drain: bool) -> Result<Vec<hist::Section>> {
+        let mut entries: Vec<(types::rtt_key, Box<types::hist>)> =
+            maps::read_as(&skel.maps.hists, drain)?;
+        entries.sort_by_key(|(k, _)| (k.family, k.addr));
+        let fine: Vec<(types::rtt_key, Box<types::fine_hist>)> = if self.args.hist.fine() {
+            maps::read_as(&skel.maps.fine_hists, drain)?
+        } else {
+            Vec::new()
+        };
+        let (title, label) = if self.args.byladdr {
+            ("Local Address", "laddr")
+        } else if self.args.byraddr {
+            ("Remote Address", "raddr")
+        } else {
+            ("All Addresses", "")
+        };
+        Ok(entries
+            .iter()
+            .map(|(key, h)| {
+                let mut labels = Map::new();
+                let name = if label.is_empty() {
+                    "******".to_string()
+                } else {
+                    let a = address(key.family, &key.addr);
+                    labels.insert(label.into(), Value::from(a.as_str()));
+                    a
+                };
+                let mut heading = format!("{title} = {name}");
+                if self.args.extension {
+                    heading += &format!(" [AVG {}]", h.total.checked_div(h.count).unwrap_or(0));
+                }
+                hist::Section {
+                    title: Some(heading),
+                    labels,
+                    slots: h.slots.to_vec(),
+                    count: h.count,
+                    total: h.total,
+                    ..Default::default()
+                }
+                .with_fine(
+                    fine.iter()
+                        .find(|(k, _)| k.family == key.family && k.addr == key.addr)
+                        .map(|(_, f)| &f.slots[..]),
+                    self.args.hist.percentiles,
+                )
+            })
+            .collect())
+    }
+
+    fn error_note(&self, index: u32) -> Option<&'static str> {
+        match types::tcprtt_error(index) {
+            types::tcprtt_error::ERR_HISTS_FULL => {
+                Some("segments not counted: the histogram map (4096 addresses) was full")
+            }
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_checked() {
+        testkit::check_arguments::<Args>(&[
+            &["tcprtt", "-4", "-6"][..],
+            &["tcprtt", "-b", "-B"],
+            &["tcprtt", "-a", "localhost"],
+            &["tcprtt", "-p", "http"],
+            &["tcprtt", "-i", "0"],
+            &["tcprtt", "-d", "x"],
+        ]);
+        let a = Args::try_parse_from(["tcprtt", "-A", "::1", "-i", "1", "-d", "3"]).unwrap();
+        assert_eq!(addr_bytes(&a.raddr.unwrap()).0, AF_INET6);
+    }
+}

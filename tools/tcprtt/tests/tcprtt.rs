@@ -1,0 +1,152 @@
+//! tcprtt against real transfers over the loopback of a network namespace
+//! of the test's own: each segment an established socket receives is
+//! counted once (as many as bpftrace counts on the same tracepoint), and
+//! loopback RTTs land in the lowest slots.
+
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::process::Command;
+use std::thread;
+use std::time::Duration;
+
+use serde_json::Value;
+use testbed::Netns;
+use testkit::{require_root, stop_and_check_unloaded, unique, Finished, Traced};
+
+const BIN: &str = env!("CARGO_BIN_EXE_tcprtt");
+
+fn netns() -> Netns {
+    Netns::new(&unique("rt")).expect("creating a network namespace")
+}
+
+/// `rounds` request/response exchanges of 100 bytes each way to `addr`.
+fn ping_pong(ns: &Netns, addr: SocketAddr, rounds: usize) {
+    let (mut client, mut server) = ns.connect(addr).expect("connecting in the namespace");
+    client.set_nodelay(true).unwrap();
+    server.set_nodelay(true).unwrap();
+    let echo = thread::spawn(move || {
+        let mut buf = [0u8; 100];
+        for _ in 0..rounds {
+            server.read_exact(&mut buf).unwrap();
+            server.write_all(&buf).unwrap();
+        }
+    });
+    let mut buf = [7u8; 100];
+    for _ in 0..rounds {
+        client.write_all(&buf).unwrap();
+        client.read_exact(&mut buf).unwrap();
+    }
+    echo.join().unwrap();
+}
+
+fn traced(args: &[&str], disable: &str) -> Traced {
+    require_root();
+    Traced::start_command(
+        Command::new(BIN)
+            .args(args)
+            .env("BPFTOOLS_DISABLE", disable),
+    )
+}
+
+fn stop(tool: Traced) -> Finished {
+    thread::sleep(Duration::from_millis(200));
+    let finished = stop_and_check_unloaded(tool);
+    assert!(finished.status.success(), "{finished:?}");
+    finished
+}
+
+/// The segments received by sockets on local port `port`, counted by
+/// tcprtt (`-p port`) and by bpftrace on tcp:tcp_probe, for the same
+/// exchanges: equal; every RTT in a low slot (loopback: under 1 ms).
+fn counts_each_segment(disable: &str, hook: &str, port: u16) {
+    let dry = testkit::run_with_env(BIN, &["--dry-run"], &[("BPFTOOLS_DISABLE", disable)]);
+    assert!(
+        dry.stdout.join("\n").contains(hook),
+        "{hook}: {:?}",
+        dry.stdout
+    );
+    let ns = netns();
+    let reference = Traced::bpftrace(&format!(
+        "BEGIN {{ printf(\"Tracing\\n\"); }} \
+         tracepoint:tcp:tcp_probe /args->sport == {port}/ {{ @segments = count(); }}"
+    ));
+    let tool = traced(&["--json", "-p", &port.to_string()], disable);
+    ping_pong(&ns, SocketAddr::from((Ipv4Addr::LOCALHOST, port)), 200);
+    let tool = stop(tool);
+    let reference = reference.stop();
+    let expected: u64 = reference
+        .stdout
+        .iter()
+        .find_map(|l| l.strip_prefix("@segments: "))
+        .unwrap_or_else(|| panic!("bpftrace: {:?}", reference.stdout))
+        .parse()
+        .unwrap();
+    // Each of the 200 requests reaches the server's socket.
+    assert!(expected >= 200, "{expected}");
+    let sections = tool.json();
+    assert_eq!(sections.len(), 1, "{sections:?}");
+    let s = &sections[0];
+    assert_eq!(s["unit"], "usecs");
+    assert_eq!(s["count"], expected, "{s}");
+    for b in s["buckets"].as_array().unwrap() {
+        assert!(
+            b["high"].as_u64().unwrap() < 1024,
+            "a loopback RTT of over 1 ms: {s}"
+        );
+    }
+}
+
+#[test]
+fn tcprtt_counts_each_segment() {
+    counts_each_segment("", "tp_btf tcp_probe", 5801);
+}
+
+#[test]
+fn tcprtt_raw_tp() {
+    counts_each_segment("tp_btf", "raw_tp tcp_probe", 5802);
+}
+
+/// -b: a histogram per local address, titled as BCC's, with -e's average;
+/// -A keeps one remote address; -m counts milliseconds (0 on loopback).
+#[test]
+fn tcprtt_by_address_filters_and_text() {
+    let ns = netns();
+    let by = traced(&["-b", "-e", "-P", "5803"], "");
+    let only6 = traced(&["--json", "-A", "::1", "-B"], "");
+    let ms = traced(&["--json", "-m", "-p", "5803"], "");
+    ping_pong(&ns, SocketAddr::from((Ipv4Addr::LOCALHOST, 5803)), 50);
+    ping_pong(&ns, SocketAddr::from((Ipv6Addr::LOCALHOST, 5803)), 50);
+    let (by, only6, ms) = (stop(by), stop(only6), stop(ms));
+    let text = by.stdout.join("\n");
+    for addr in ["127.0.0.1", "::1"] {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(&format!("Local Address = {addr} [AVG "))),
+            "{text}"
+        );
+    }
+    assert!(
+        text.contains("     usecs               : count    distribution"),
+        "{text}"
+    );
+    let six: Vec<Value> = only6.json();
+    assert_eq!(six.len(), 1, "{six:?}");
+    assert_eq!(six[0]["raddr"], "::1");
+    // Each of the 50 responses reaches the client (remote port 5803).
+    assert!(six[0]["count"].as_u64().unwrap() >= 50);
+    let ms = ms.json();
+    assert_eq!(ms[0]["unit"], "msecs");
+    assert_eq!(ms[0]["buckets"][0]["high"], 1, "{ms:?}");
+}
+
+/// -i and -d: a summary per second, ended by the duration.
+#[test]
+fn tcprtt_interval_and_duration() {
+    require_root();
+    let tool = Traced::start(BIN, &["--json", "-i", "1", "-d", "2"]);
+    let ns = netns();
+    ping_pong(&ns, SocketAddr::from((Ipv4Addr::LOCALHOST, 5804)), 20);
+    let finished = tool.wait(Duration::from_secs(10));
+    assert!(finished.status.success(), "{finished:?}");
+    assert!(!finished.json().is_empty());
+}

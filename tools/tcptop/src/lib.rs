@@ -1,0 +1,319 @@
+//! tcptop: top TCP connections by throughput, per process, each interval;
+//! bytes summed in the kernel where they move: the socket layer's
+//! tracepoints where the kernel has them, else tcp_sendmsg/tcp_recvmsg.
+
+mod info;
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+use clap::{Parser, ValueEnum};
+use common::cli::{self, CommonArgs, IdList, TopArgs};
+use common::kernel::filters::Filters;
+use common::kernel::maps;
+use common::kernel::probe;
+use common::kernel::tcp;
+use common::kinds::event::{Cell, Column, Table};
+use common::output::net::{endpoint, ip_version, AF_INET6};
+use common::output::top::Screen;
+use common::output::{self, c_bytes, Out};
+use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
+
+common::skeleton!("tcptop");
+use skel::{types, OpenTcptopProgs, OpenTcptopSkel, TcptopSkel, TcptopSkelBuilder};
+
+// SAFETY: repr(C) structs of integers and byte arrays, valid for any bytes.
+unsafe impl plain::Plain for types::conn_key {}
+// SAFETY: as above.
+unsafe impl plain::Plain for types::conn_bytes {}
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+    tcptop                # trace TCP send/recv by host, every second
+    tcptop -C             # don't clear the screen
+    tcptop -p 181         # only process 181
+    tcptop -s sent        # sort by bytes sent
+    tcptop -r 5 5 3       # the top 5 rows, every 5 seconds, 3 times
+    tcptop -4             # IPv4 only
+    tcptop --cgroup /sys/fs/cgroup/system.slice   # only this cgroup v2
+    tcptop --json | jq .";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Sort {
+    /// Bytes sent and received
+    All,
+    Sent,
+    Received,
+}
+
+/// Summarize TCP send and receive throughput by process and connection,
+/// top-style, each interval.
+#[derive(Parser, Debug)]
+#[command(name = "tcptop", version, after_help = EXAMPLES)]
+pub(crate) struct Args {
+    /// Skip the summary line (time and load average)
+    #[arg(short = 'S', long = "nosummary")]
+    nosummary: bool,
+    /// Only these processes (comma-separated pids)
+    #[arg(short = 'p', long, value_parser = cli::id_list)]
+    pid: Option<IdList>,
+    /// Only tasks in this cgroup v2 (directory path; libbpf-tools' -c)
+    #[arg(long, value_name = "PATH", value_parser = cli::cgroup_path)]
+    cgroup: Option<PathBuf>,
+    /// Sort by
+    #[arg(short = 's', long, value_enum, default_value_t = Sort::All)]
+    sort: Sort,
+    /// Trace IPv4 only
+    #[arg(short = '4', long, conflicts_with = "ipv6")]
+    ipv4: bool,
+    /// Trace IPv6 only
+    #[arg(short = '6', long)]
+    ipv6: bool,
+    #[command(flatten)]
+    top: TopArgs,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Tcptop>();
+
+#[derive(Default)]
+struct Row {
+    key: types::conn_key,
+    bytes: types::conn_bytes,
+    time: String,
+}
+
+pub(crate) struct Tcptop {
+    args: Args,
+    screen: Screen,
+    table4: Table<Tcptop>,
+    table6: Table<Tcptop>,
+    row: Row,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Socket,
+    Fexit { recv_args: u32 },
+    Kprobe,
+}
+
+impl Tool for Tcptop {
+    type Args = Args;
+    type Builder = TcptopSkelBuilder;
+    const INFO: &'static registry::ToolInfo = &info::INFO;
+
+    fn new(args: Args) -> Result<Self> {
+        Ok(Tcptop {
+            table4: table(args.common.json, 21, "LADDR", "RADDR"),
+            table6: table(args.common.json, 32, "LADDR6", "RADDR6"),
+            screen: Screen::new(args.top.noclear, args.common.json),
+            args,
+            row: Row::default(),
+        })
+    }
+
+    fn common(&self) -> &CommonArgs {
+        &self.args.common
+    }
+
+    fn filters(&self) -> Filters {
+        Filters::processes(&self.args.pid, &self.args.cgroup)
+    }
+
+    fn configure(&mut self, open: &mut OpenTcptopSkel<'_>, _: &Setup) -> Result<()> {
+        choose_programs(&mut open.progs)?;
+        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
+        rodata.target_family = tcp::family(self.args.ipv4, self.args.ipv6);
+        Ok(())
+    }
+
+    fn banner(&self) -> Banner {
+        Banner::Note(self.args.top.banner())
+    }
+
+    fn schedule(&self) -> Schedule {
+        Schedule::from(&self.args.top.every)
+    }
+
+    /// Every interval, and the part interval at the end: the bytes the
+    /// kernel summed since the last report, drained.
+    fn report(&mut self, skel: &TcptopSkel<'_>, out: &mut Out, _: When) -> Result<()> {
+        let mut rows: Vec<(types::conn_key, Box<types::conn_bytes>)> =
+            maps::read_as(&skel.maps.conns, true)?;
+        let by = self.args.sort;
+        let weight = |b: &types::conn_bytes| match by {
+            Sort::All => b.sent + b.received,
+            Sort::Sent => b.sent,
+            Sort::Received => b.received,
+        };
+        rows.sort_by(|(ka, a), (kb, b)| {
+            weight(b)
+                .cmp(&weight(a))
+                .then_with(|| ka.pid.cmp(&kb.pid))
+                .then_with(|| ka.flow.lport.cmp(&kb.flow.lport))
+        });
+        rows.truncate(self.args.top.rows as usize);
+        let time = output::now_hms();
+        self.screen.start(out, &time, !self.args.nosummary)?;
+        let (six, four): (Vec<_>, Vec<_>) = rows
+            .into_iter()
+            .partition(|(k, _)| k.flow.family == AF_INET6);
+        for (rows, v6) in [(four, false), (six, true)] {
+            if rows.is_empty() {
+                continue;
+            }
+            if !self.args.common.json {
+                let header = if v6 {
+                    self.table6.header()
+                } else {
+                    self.table4.header()
+                };
+                // BCC's IPv6 table follows the IPv4 one after a blank line.
+                writeln!(out, "{}{header}", if v6 { "\n" } else { "" })?;
+            }
+            for (key, bytes) in rows {
+                self.row = Row {
+                    key,
+                    bytes: *bytes,
+                    time: time.clone(),
+                };
+                if v6 {
+                    self.table6.row(out, self)?;
+                } else {
+                    self.table4.row(out, self)?;
+                }
+            }
+        }
+        out.flush()?;
+        Ok(())
+    }
+
+    fn error_note(&self, index: u32) -> Option<&'static str> {
+        match types::tcptop_error(index) {
+            types::tcptop_error::ERR_CONNS_FULL => {
+                Some("bytes not counted: the connection table (10240 entries) was full")
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The socket layer's tracepoints (6.3+), else fexit on tcp_sendmsg and
+/// tcp_recvmsg (the program for tcp_recvmsg's form), else kprobes.
+fn choose_programs(p: &mut OpenTcptopProgs) -> Result<Mode> {
+    let recv_args = probe::function_args("tcp_recvmsg").filter(|n| [5, 6].contains(n));
+    let mode = if probe::btf_tracepoint_exists("sock_send_length")
+        && probe::btf_tracepoint_exists("sock_recv_length")
+        && probe::pick(&[probe::Hook::TpBtf]).is_some()
+    {
+        Mode::Socket
+    } else if let (Some(recv_args), true, true) = (
+        recv_args,
+        probe::fentry_target("tcp_sendmsg"),
+        probe::fentry_target("tcp_recvmsg"),
+    ) {
+        Mode::Fexit { recv_args }
+    } else if probe::kprobe_target("tcp_sendmsg") && probe::kprobe_target("tcp_recvmsg") {
+        Mode::Kprobe
+    } else {
+        bail!(
+            "this kernel has neither the sock:sock_send_length and sock_recv_length \
+             tracepoints (Linux 6.3+) nor fentry or kprobes on tcp_sendmsg and tcp_recvmsg: \
+             tcptop has nothing to count bytes at"
+        );
+    };
+    probe::load_when(
+        mode == Mode::Socket,
+        [&mut p.tt_send_btf, &mut p.tt_recv_btf],
+    );
+    let fexit = matches!(mode, Mode::Fexit { .. });
+    probe::load_when(fexit, [&mut p.tt_fexit_send]);
+    probe::load_when(
+        mode == Mode::Fexit { recv_args: 5 },
+        [&mut p.tt_fexit_recv5],
+    );
+    probe::load_when(
+        mode == Mode::Fexit { recv_args: 6 },
+        [&mut p.tt_fexit_recv6],
+    );
+    probe::load_when(
+        mode == Mode::Kprobe,
+        [
+            &mut p.tt_kprobe_send,
+            &mut p.tt_kretprobe_send,
+            &mut p.tt_kprobe_recv,
+            &mut p.tt_kretprobe_recv,
+        ],
+    );
+    Ok(mode)
+}
+
+/// BCC's columns: PID COMM LADDR RADDR RX_KB TX_KB (addresses with their
+/// ports; IPv6 wider).
+fn table(json: bool, width: usize, laddr: &'static str, raddr: &'static str) -> Table<Tcptop> {
+    Table::<Tcptop>::new(json)
+        .column(false, Column::json("time", |t| t.row.time.as_str().into()))
+        .columns([
+            Column::new("PID", 7, "pid", |t| t.row.key.pid.into()),
+            Column::new("COMM", 12, "comm", |t| {
+                Cell::bytes(c_bytes(&t.row.bytes.comm))
+            }),
+            Column::json("ip", |t| {
+                u32::from(ip_version(t.row.key.flow.family)).into()
+            }),
+            Column::new(laddr, width, "", |t| {
+                let f = &t.row.key.flow;
+                endpoint(f.family, &f.saddr, f.lport).into()
+            }),
+            Column::new(raddr, width, "", |t| {
+                let f = &t.row.key.flow;
+                endpoint(f.family, &f.daddr, f.dport).into()
+            }),
+            Column::json("saddr", |t| {
+                let f = &t.row.key.flow;
+                common::output::net::address(f.family, &f.saddr).into()
+            }),
+            Column::json("lport", |t| t.row.key.flow.lport.into()),
+            Column::json("daddr", |t| {
+                let f = &t.row.key.flow;
+                common::output::net::address(f.family, &f.daddr).into()
+            }),
+            Column::json("dport", |t| t.row.key.flow.dport.into()),
+            Column::right("RX_KB", 6, "rx_kb", |t| {
+                (t.row.bytes.received / 1024).into()
+            }),
+            Column::right("TX_KB", 6, "tx_kb", |t| (t.row.bytes.sent / 1024).into()),
+            Column::json("rx_bytes", |t| t.row.bytes.received.into()),
+            Column::json("tx_bytes", |t| t.row.bytes.sent.into()),
+        ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_checked() {
+        testkit::check_arguments::<Args>(&[
+            &["tcptop", "-4", "-6"][..],
+            &["tcptop", "-s", "bytes"],
+            &["tcptop", "-r", "0"],
+            &["tcptop", "0"],
+            &["tcptop", "-p", "x"],
+        ]);
+    }
+
+    #[test]
+    fn columns_are_bccs() {
+        assert_eq!(
+            table(false, 21, "LADDR", "RADDR").header(),
+            format!(
+                "{:<7} {:<12} {:<21} {:<21}  RX_KB  TX_KB",
+                "PID", "COMM", "LADDR", "RADDR"
+            )
+        );
+    }
+}

@@ -1,0 +1,8 @@
+//! The contract every tool keeps (testkit::contract), for tcptop.
+
+testkit::contract_tests!(testkit::contract::Spec {
+    bin: env!("CARGO_BIN_EXE_tcptop"),
+    args: &[],
+    final_report: None,
+    needs: None,
+});

@@ -1,0 +1,205 @@
+//! tcptop against a transfer of known size over the loopback of a network
+//! namespace of the test's own: its bytes each way, exactly, per end.
+
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::process::Command;
+use std::thread;
+use std::time::Duration;
+
+use serde_json::Value;
+use testbed::Netns;
+use testkit::{require_root, stop_and_check_unloaded, unique, Finished, Traced};
+
+const BIN: &str = env!("CARGO_BIN_EXE_tcptop");
+
+fn netns() -> Netns {
+    Netns::new(&unique("tt")).expect("creating a network namespace")
+}
+
+/// The client sends `sent` bytes to `addr` in `ns`, the server answers
+/// `answered`; returns the client's local port.
+fn transfer(ns: &Netns, addr: SocketAddr, sent: usize, answered: usize) -> u16 {
+    let (mut client, mut server) = ns.connect(addr).expect("connecting in the namespace");
+    let lport = client.local_addr().unwrap().port();
+    let peer = thread::spawn(move || {
+        let mut got = vec![0u8; sent];
+        server.read_exact(&mut got).unwrap();
+        server.write_all(&vec![b'y'; answered]).unwrap();
+    });
+    client.write_all(&vec![b'x'; sent]).unwrap();
+    let mut got = vec![0u8; answered];
+    client.read_exact(&mut got).unwrap();
+    peer.join().unwrap();
+    lport
+}
+
+fn traced(args: &[&str], disable: &str) -> Traced {
+    require_root();
+    Traced::start_command(
+        Command::new(BIN)
+            .args(args)
+            .env("BPFTOOLS_DISABLE", disable),
+    )
+}
+
+fn stop(tool: Traced) -> Finished {
+    thread::sleep(Duration::from_millis(300));
+    let finished = stop_and_check_unloaded(tool);
+    assert!(finished.status.success(), "{finished:?}");
+    finished
+}
+
+/// A connection's bytes over every interval: (rx, tx).
+fn totals(rows: &[Value], lport: u16, dport: u16) -> (u64, u64) {
+    rows.iter()
+        .filter(|r| r["lport"] == lport && r["dport"] == dport)
+        .fold((0, 0), |(rx, tx), r| {
+            assert_eq!(r["pid"], std::process::id(), "{r}");
+            (
+                rx + r["rx_bytes"].as_u64().unwrap(),
+                tx + r["tx_bytes"].as_u64().unwrap(),
+            )
+        })
+}
+
+fn counts_a_transfer(disable: &str, hook: &str, port: u16) {
+    let dry = testkit::run_with_env(BIN, &["--dry-run"], &[("BPFTOOLS_DISABLE", disable)]);
+    assert!(
+        dry.stdout.join("\n").contains(hook),
+        "{hook}: {:?}",
+        dry.stdout
+    );
+    let ns = netns();
+    let tool = traced(&["--json", "1"], disable);
+    let (sent, answered) = (3_000_000, 200_000);
+    let lport = transfer(
+        &ns,
+        SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
+        sent,
+        answered,
+    );
+    let lport6 = transfer(
+        &ns,
+        SocketAddr::from((Ipv6Addr::LOCALHOST, port)),
+        10_000,
+        5_000,
+    );
+    let rows = stop(tool).json();
+    assert_eq!(
+        totals(&rows, lport, port),
+        (answered as u64, sent as u64),
+        "{hook}"
+    );
+    assert_eq!(
+        totals(&rows, port, lport),
+        (sent as u64, answered as u64),
+        "{hook}"
+    );
+    assert_eq!(totals(&rows, lport6, port), (5_000, 10_000), "{hook}");
+    let client = rows.iter().find(|r| r["lport"] == lport).unwrap();
+    assert_eq!(
+        (client["ip"].as_u64(), client["tx_kb"].as_u64()),
+        (Some(4), Some(2929))
+    );
+}
+
+#[test]
+fn tcptop_counts_a_transfer() {
+    require_root();
+    let hook = if common::kernel::probe::btf_tracepoint_exists("sock_send_length") {
+        "tp_btf sock_send_length"
+    } else if common::kernel::probe::fentry_target("tcp_sendmsg") {
+        "fexit tcp_sendmsg"
+    } else {
+        "kprobe tcp_sendmsg"
+    };
+    counts_a_transfer("", hook, 5901);
+}
+
+/// fexit and kprobes, where the kernel offers them beside the tracepoints.
+#[test]
+fn tcptop_function_modes() {
+    require_root();
+    let no_tp = "sock_send_length";
+    if testkit::feature_present(
+        common::kernel::probe::fentry_target("tcp_sendmsg"),
+        "fentry",
+        None,
+    ) {
+        counts_a_transfer(no_tp, "fexit tcp_sendmsg", 5902);
+    }
+    if testkit::feature_present(
+        common::kernel::probe::kprobe_target("tcp_sendmsg"),
+        "kprobes",
+        None,
+    ) {
+        counts_a_transfer(&format!("{no_tp},fentry"), "kprobe tcp_sendmsg", 5903);
+    }
+}
+
+/// The text screen: the summary line, BCC's tables (IPv6's after IPv4's),
+/// the transfer on top; -S drops the summary; -p another process shows
+/// nothing of it.
+#[test]
+fn tcptop_text_tables_and_filters() {
+    let ns = netns();
+    let text = traced(&["-C", "5"], "");
+    let quiet = traced(&["-C", "-S", "5"], "");
+    let other = traced(&["--json", "-p", "1", "5"], "");
+    let lport = transfer(
+        &ns,
+        SocketAddr::from((Ipv4Addr::LOCALHOST, 5904)),
+        1_048_576,
+        1024,
+    );
+    transfer(
+        &ns,
+        SocketAddr::from((Ipv6Addr::LOCALHOST, 5904)),
+        2048,
+        1024,
+    );
+    let (text, quiet, other) = (stop(text), stop(quiet), stop(other));
+    let lines = &text.stdout;
+    let summary = lines
+        .iter()
+        .position(|l| l.contains(" loadavg: "))
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    let header = lines
+        .iter()
+        .position(|l| l.starts_with("PID     COMM         LADDR "))
+        .unwrap();
+    assert!(header > summary);
+    // Other tests' transfers may share the interval: the client's row.
+    let client = format!("127.0.0.1:{lport}");
+    let ours = lines[header + 1..]
+        .iter()
+        .find(|l| l.split_whitespace().nth(2) == Some(client.as_str()))
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    let row: Vec<&str> = ours.split_whitespace().collect();
+    assert_eq!(row[0], std::process::id().to_string());
+    assert_eq!(
+        row[2..],
+        [
+            &*format!("127.0.0.1:{lport}"),
+            "127.0.0.1:5904",
+            "1",
+            "1024"
+        ]
+    );
+    let six = lines
+        .iter()
+        .position(|l| l.starts_with("PID     COMM         LADDR6"))
+        .unwrap();
+    assert!(six > header + 1 && lines[six - 1].is_empty(), "{lines:?}");
+    assert!(
+        lines[six + 1..].iter().any(|l| l.contains("[::1]:5904")),
+        "{lines:?}"
+    );
+    assert!(!quiet.stdout.iter().any(|l| l.contains("loadavg")));
+    assert!(quiet.stdout.iter().any(|l| l.contains("127.0.0.1:5904")));
+    assert!(!other
+        .json()
+        .iter()
+        .any(|r| r["dport"] == 5904 || r["lport"] == 5904));
+}
