@@ -190,9 +190,16 @@ fn value_options(bin: &str) -> Vec<String> {
         .collect()
 }
 
-/// Runs `bin args…` with a deadline; the exit status code, or a panic
-/// naming the signal that killed it.
-fn exit_code(bin: &str, args: &[&str], cwd: &std::path::Path, stdout: Stdio, stderr: Stdio) -> i32 {
+/// Runs `bin args…` until it exits or `deadline` has passed (then it is
+/// stopped with SIGINT); the exit status code, or a panic naming the signal
+/// that killed it.
+fn exit_code(
+    bin: &str,
+    args: &[&str],
+    cwd: &std::path::Path,
+    (stdout, stderr): (Stdio, Stdio),
+    deadline: Duration,
+) -> i32 {
     let mut child = Command::new(bin)
         .args(args)
         .current_dir(cwd)
@@ -210,7 +217,7 @@ fn exit_code(bin: &str, args: &[&str], cwd: &std::path::Path, stdout: Stdio, std
             }
             return status.code().unwrap();
         }
-        if start.elapsed() > Duration::from_secs(5) {
+        if start.elapsed() > deadline {
             // Still tracing (the arguments were valid): stop it.
             // SAFETY: kill with our own child's pid.
             unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
@@ -249,7 +256,8 @@ pub fn hostile_input_never_crashes(spec: &Spec) {
     }
     for args in &runs {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let code = exit_code(spec.bin, &args, &cwd, Stdio::null(), Stdio::piped());
+        let outputs = (Stdio::null(), Stdio::piped());
+        let code = exit_code(spec.bin, &args, &cwd, outputs, Duration::from_secs(5));
         assert!(matches!(code, 0..=2), "{args:?}: exit status {code}");
     }
     let full = || {
@@ -261,23 +269,30 @@ pub fn hostile_input_never_crashes(spec: &Spec) {
     for (out, err) in [(true, false), (false, true), (true, true)] {
         let mut args = spec.args.to_vec();
         args.push("--dry-run");
+        let outputs = |out: bool, err: bool| -> (Stdio, Stdio) {
+            (
+                if out { full().into() } else { Stdio::null() },
+                if err { full().into() } else { Stdio::null() },
+            )
+        };
         let code = exit_code(
             spec.bin,
             &args,
             &cwd,
-            if out { full().into() } else { Stdio::null() },
-            if err { full().into() } else { Stdio::null() },
+            outputs(out, err),
+            Duration::from_secs(5),
         );
         assert!(matches!(code, 0..=2), "/dev/full: exit status {code}");
-        // A full stderr while tracing (notes, banners) is no crash either.
+        // A full stderr while tracing (notes, banners) is no crash either:
+        // a second of tracing has written them.
         let mut args = spec.args.to_vec();
         args.push("--json");
         let code = exit_code(
             spec.bin,
             &args,
             &cwd,
-            if out { full().into() } else { Stdio::null() },
-            if err { full().into() } else { Stdio::null() },
+            outputs(out, err),
+            Duration::from_millis(1500),
         );
         assert!(
             matches!(code, 0..=2),
