@@ -57,7 +57,7 @@ fn stop(tool: Traced) -> Finished {
 
 /// The segments received by sockets on local port `port`, counted by
 /// tcprtt (`-p port`) and by bpftrace on tcp:tcp_probe, for the same
-/// exchanges: equal; every RTT in a low slot (loopback: under 1 ms).
+/// exchanges: equal; every RTT in a low slot (loopback: under 4 ms).
 fn counts_each_segment(disable: &str, hook: &str, port: u16) {
     let dry = testkit::run_with_env(BIN, &["--dry-run"], &[("BPFTOOLS_DISABLE", disable)]);
     assert!(
@@ -66,32 +66,44 @@ fn counts_each_segment(disable: &str, hook: &str, port: u16) {
         dry.stdout
     );
     let ns = netns();
-    let reference = Traced::bpftrace(&format!(
+    // bpftrace 0.17 cannot compile tcp_probe's format on some kernels
+    // (5.10's: sockaddr_in6 in it): there the count is only bounded below,
+    // and the skip of the comparison said.
+    let program = format!(
         "BEGIN {{ printf(\"Tracing\\n\"); }} \
          tracepoint:tcp:tcp_probe /args->sport == {port}/ {{ @segments = count(); }}"
-    ));
+    );
+    let compiles = Command::new("bpftrace")
+        .args(["-e", &format!("{program} BEGIN {{ exit(); }}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let reference = testkit::feature_present(compiles, "bpftrace on tcp:tcp_probe", None)
+        .then(|| Traced::bpftrace(&program));
     let tool = traced(&["--json", "-p", &port.to_string()], disable);
     ping_pong(&ns, SocketAddr::from((Ipv4Addr::LOCALHOST, port)), 200);
     let tool = stop(tool);
-    let reference = reference.stop();
-    let expected: u64 = reference
-        .stdout
-        .iter()
-        .find_map(|l| l.strip_prefix("@segments: "))
-        .unwrap_or_else(|| panic!("bpftrace: {:?}", reference.stdout))
-        .parse()
-        .unwrap();
-    // Each of the 200 requests reaches the server's socket.
-    assert!(expected >= 200, "{expected}");
+    let expected: Option<u64> = reference.map(|r| {
+        let r = r.stop();
+        r.stdout
+            .iter()
+            .find_map(|l| l.strip_prefix("@segments: "))
+            .unwrap_or_else(|| panic!("bpftrace: {:?}", r.stdout))
+            .parse()
+            .unwrap()
+    });
     let sections = tool.json();
     assert_eq!(sections.len(), 1, "{sections:?}");
     let s = &sections[0];
     assert_eq!(s["unit"], "usecs");
-    assert_eq!(s["count"], expected, "{s}");
+    // Each of the 200 requests reaches the server's socket.
+    assert!(s["count"].as_u64().unwrap() >= 200, "{s}");
+    if let Some(expected) = expected {
+        assert_eq!(s["count"], expected, "{s}");
+    }
     for b in s["buckets"].as_array().unwrap() {
         assert!(
-            b["high"].as_u64().unwrap() < 1024,
-            "a loopback RTT of over 1 ms: {s}"
+            b["high"].as_u64().unwrap() < 4096,
+            "a loopback RTT of over 4 ms (even emulated, they are far lower): {s}"
         );
     }
 }
