@@ -39,11 +39,13 @@ fn start(args: &[&str]) -> Traced {
     Traced::start(BIN, args)
 }
 
-/// Each socket's changes, as "OLD->NEW" with its ms, in the order shown.
-fn by_socket(events: &[Value], skaddr: &Value) -> Vec<(String, f64)> {
+/// A socket's changes in the session on `port`, as "OLD->NEW" with its
+/// ms, in the order shown. (Its address alone is not enough: the kernel
+/// reuses a freed socket's memory, for other tests' sockets too.)
+fn by_socket(events: &[Value], skaddr: &Value, port: u16) -> Vec<(String, f64)> {
     events
         .iter()
-        .filter(|e| &e["skaddr"] == skaddr)
+        .filter(|e| &e["skaddr"] == skaddr && (e["lport"] == port || e["dport"] == port))
         .map(|e| {
             (
                 format!(
@@ -98,7 +100,7 @@ fn traced_session(args: &[&str], addr: SocketAddr) -> (Finished, u16) {
 fn check_session(finished: &Finished, port: u16, lport: u16, family: u32) {
     let events = finished.json();
     let (client, accepted, listener) = sockets(&events, port, lport);
-    let client = by_socket(&events, client);
+    let client = by_socket(&events, client, port);
     assert_eq!(
         changes(&client),
         [
@@ -113,7 +115,7 @@ fn check_session(finished: &Finished, port: u16, lport: u16, family: u32) {
     // The first change has no previous one; ESTABLISHED was held 300 ms.
     assert_eq!(client[0].1, 0.0);
     assert!((300.0..1000.0).contains(&client[2].1), "{client:?}");
-    let accepted = by_socket(&events, accepted);
+    let accepted = by_socket(&events, accepted, port);
     assert_eq!(
         changes(&accepted)[1..],
         [
@@ -125,7 +127,7 @@ fn check_session(finished: &Finished, port: u16, lport: u16, family: u32) {
         "{accepted:?}"
     );
     assert_eq!(changes(&accepted)[0], "LISTEN->SYN_RECV", "{accepted:?}");
-    let listener = by_socket(&events, listener);
+    let listener = by_socket(&events, listener, port);
     assert_eq!(changes(&listener), ["CLOSE->LISTEN", "LISTEN->CLOSE"]);
     // Changes a process makes run in it: connect, listen, both closes.
     let me = std::process::id();
