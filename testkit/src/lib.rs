@@ -17,10 +17,11 @@ use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Held by a test while it runs a tool, where a crate's tests must not
-/// run tools side by side: profile's samplers; the file tools' fentry and
-/// fexit programs, whose trampolines on the same kernel function are
-/// rewritten at each attach and detach (two at once locked up a 6.1 guest
-/// under qemu's TCG).
+/// run tools side by side: profile's samplers; the file and TCP tools'
+/// fentry/fexit programs and kprobes, whose trampolines and breakpoints on
+/// the same kernel function are rewritten at each attach and detach (two at
+/// once locked up a 6.1 guest under qemu's TCG, and made tcptop miss bytes
+/// there).
 pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
@@ -134,10 +135,12 @@ pub fn feature_present(present: bool, feature: &str, since: Option<(u32, u32)>) 
     false
 }
 
-/// Where a test puts files that must sit on a real block device and in the
-/// page cache (biolatency's disk, cachestat's reads): `tmp_dir` (the
-/// crate's CARGO_TARGET_TMPDIR), or BPFTOOLS_TEST_SCRATCH where the build
-/// directory has neither (`cargo xtask vmtest`'s guests see it over 9p).
+/// Where a test puts its files: those that must sit on a real block device
+/// and in the page cache (biolatency's disk, cachestat's reads), and those
+/// whose names are not unique across machines (programs it builds, files
+/// named by pid). `tmp_dir` (the crate's CARGO_TARGET_TMPDIR), or
+/// BPFTOOLS_TEST_SCRATCH in `cargo xtask vmtest`'s guests: a disk of the
+/// guest's own (they see the build directory over 9p, side by side).
 pub fn scratch_dir(tmp_dir: &str) -> std::path::PathBuf {
     std::env::var_os("BPFTOOLS_TEST_SCRATCH")
         .map(std::path::PathBuf::from)
@@ -491,7 +494,10 @@ pub fn build_c_program(manifest_dir: &str, tmp_dir: &str, name: &str) -> std::pa
     )
 }
 
-/// [`build_c_program`] with these compiler flags, into `tmp_dir/out_name`.
+/// [`build_c_program`] with these compiler flags, into `out_name` in the
+/// scratch directory (a VM guest's own: guests side by side share the
+/// build directory). Built once per test binary run, and put in place by a
+/// rename: a test running the program never sees it half written.
 pub fn build_c_program_with(
     manifest_dir: &str,
     tmp_dir: &str,
@@ -499,9 +505,17 @@ pub fn build_c_program_with(
     out_name: &str,
     flags: &[&str],
 ) -> std::path::PathBuf {
+    static BUILT: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
     let src = std::path::Path::new(manifest_dir).join(format!("tests/{name}.c"));
-    let out = std::path::Path::new(tmp_dir).join(out_name);
-    testbed::compile_c(&src, &out, flags).unwrap_or_else(|e| panic!("{e:#}"))
+    let out = scratch_dir(tmp_dir).join(out_name);
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if !built.contains(&out) {
+        let partial = scratch_dir(tmp_dir).join(unique(out_name));
+        testbed::compile_c(&src, &partial, flags).unwrap_or_else(|e| panic!("{e:#}"));
+        std::fs::rename(&partial, &out).unwrap();
+        built.push(out.clone());
+    }
+    out
 }
 
 /// A test's target program, started and past its `ready` line; killed when

@@ -210,6 +210,9 @@ pub trait Tool: Sized {
         Ok(())
     }
 
+    /// The command (`command`) has been exec'd, as tracing starts.
+    fn command_started(&mut self, _pid: u32) {}
+
     /// Called whenever the loop wakes (at least every 100 ms); true ends
     /// tracing, with a final report (memleak: every traced process is gone).
     fn idle(&mut self) -> bool {
@@ -356,6 +359,9 @@ fn run_tool<T: Tool>(args: T::Args) -> Result<u8> {
         Some(held) => Some(held.release()?),
         None => None,
     };
+    if let Some(child) = &child {
+        tool.command_started(child.pid());
+    }
 
     let schedule = tool.schedule();
     let tool = RefCell::new(tool);

@@ -7,6 +7,37 @@ pub fn alive(pid: u32) -> bool {
     unsafe { libc::kill(pid as i32, 0) == 0 }
 }
 
+/// Field `n` of /proc/PID/stat, numbered as in proc(5) from 3 (the state):
+/// the name (field 2) may hold spaces and parentheses, so fields are
+/// counted from its last ')'. None once the process has gone.
+pub fn stat_field(pid: u32, n: usize) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.split_whitespace()
+        .nth(n.checked_sub(3)?)
+        .map(str::to_string)
+}
+
+fn stat_number(pid: u32, n: usize) -> Option<u64> {
+    stat_field(pid, n)?.parse().ok()
+}
+
+/// True once process `pid` has begun to exit (PF_EXITING in its flags,
+/// field 9), or is gone: its memory map is then going or gone, and a copy
+/// read now would replace a good one with an empty one.
+pub fn exiting(pid: u32) -> bool {
+    const PF_EXITING: u64 = 0x4;
+    stat_number(pid, 9).is_none_or(|flags| flags & PF_EXITING != 0)
+}
+
+/// True once the program process `pid` executes has been mapped: exec
+/// sets the code's bounds (startcode, field 26) after the loader has
+/// mapped the program and its interpreter, while the close-on-exec
+/// descriptors that announce the exec close before that.
+pub fn image_mapped(pid: u32) -> bool {
+    stat_number(pid, 26).is_some_and(|start| start != 0)
+}
+
 /// The current name of a live process or thread (/proc/ID/comm works for
 /// both); None once it has gone.
 pub fn comm(id: u32) -> Option<String> {
@@ -41,4 +72,29 @@ pub fn find_program(name: &std::ffi::OsStr) -> Option<std::path::PathBuf> {
             p.metadata()
                 .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_zombie_or_a_gone_process_is_exiting_a_live_one_is_not() {
+        assert!(!exiting(std::process::id()));
+        assert!(image_mapped(std::process::id()));
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        // Not reaped yet: a zombie, whose flags keep PF_EXITING.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while stat_field(pid, 3).unwrap() != "Z" {
+            assert!(std::time::Instant::now() < deadline, "{pid} never exited");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(alive(pid));
+        assert!(exiting(pid));
+        assert!(!image_mapped(pid), "a zombie has no memory map");
+        child.wait().unwrap();
+        assert!(exiting(pid));
+        assert_eq!(stat_field(pid, 3), None);
+    }
 }

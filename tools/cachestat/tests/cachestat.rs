@@ -15,7 +15,8 @@ use testkit::{require_root, stop_and_check_unloaded, unique, Finished, Traced};
 const BIN: &str = env!("CARGO_BIN_EXE_cachestat");
 const FILE_PAGES: u64 = 32 * 256; // 32 MiB of 4 KiB pages
 
-/// Dropping the page cache must not land in another test's second read.
+/// One measuring test at a time: the counts are system-wide, and dropping
+/// the page cache must not land in another test's second read.
 static CACHE: Mutex<()> = Mutex::new(());
 
 /// A file on a disk-backed file system (not tmpfs, which has no such page
@@ -171,9 +172,10 @@ fn cold_then_warm_read(env: &[(&str, &str)]) -> String {
         .map(|l| l["hit_ratio"].as_f64().unwrap())
         .fold(0.0, f64::max);
     // Per line, not only in sum: no busy interval of a cold read looks warm
-    // (BCC's method counts a readahead page's later access as a hit, so an
-    // interval cut mid-read shows some).
-    assert!(ratio < 30.0, "cold read hit ratio {ratio}%");
+    // (warm is above 98%). BCC's method counts a readahead page's later
+    // access as a hit, so an interval cut mid-read shows some: 32% in one
+    // of a slow 6.1 guest's runs.
+    assert!(ratio < 50.0, "cold read hit ratio {ratio}%");
 
     let (warm, hits, misses, _) = totals_with(Held::new(&read), env);
     assert!(
@@ -201,6 +203,9 @@ fn writes_show_dirties_not_misses() {
 
 /// A 16 MiB write: dirtied pages, not misses.
 fn writes_dirty_pages(env: &[(&str, &str)]) {
+    // A write's pages count as accesses (hits), which a cold read beside
+    // it saw on 5.10.
+    let _cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     let path = testkit::scratch_dir(env!("CARGO_TARGET_TMPDIR")).join(unique("cachestat-w"));
     let file = TestFile(path);
     let write = format!(

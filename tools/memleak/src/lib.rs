@@ -362,6 +362,21 @@ impl Tool for Memleak {
         calls::print_call(out, &self.args, &self.clock, &e)
     }
 
+    fn command_started(&mut self, pid: u32) {
+        // Its map now, once exec has mapped the program (soon after exec
+        // returns), so that a command ending before the first refresh
+        // still has its own functions named.
+        let deadline = Instant::now() + Duration::from_secs(1);
+        while !process::image_mapped(pid) && !process::exiting(pid) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        self.symbolizer.keep_process(pid);
+        if let Some(comm) = process::comm(pid) {
+            self.comms.insert(pid, comm);
+        }
+        self.cached_at = Instant::now();
+    }
+
     fn idle(&mut self) -> bool {
         // Keep the memory maps fresh (dlopen) while the processes live, so
         // that a last report after they exit can still symbolize.

@@ -114,8 +114,8 @@ fn reports_the_leaking_function_as_the_direct_caller() {
 fn folded_output_is_flame_graph_input() {
     let leaker = Leaker::start();
     let pid = leaker.pid();
-    let svg =
-        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ml-{}.svg", std::process::id()));
+    let svg = testkit::scratch_dir(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("ml-{}.svg", std::process::id()));
     let svg_arg = svg.to_string_lossy().into_owned();
     let finished = run_until_done(&["-p", &pid, "-f", "--svg", &svg_arg, "2", "1"]);
     // The same stacks drawn: the leaking function is a frame of the graph.
@@ -147,8 +147,8 @@ fn svg_of_a_report_without_stacks_is_left_alone() {
         .arg("30")
         .spawn()
         .unwrap();
-    let svg =
-        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ml-q-{}.svg", std::process::id()));
+    let svg = testkit::scratch_dir(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("ml-q-{}.svg", std::process::id()));
     let svg_arg = svg.to_string_lossy().into_owned();
     let pid = quiet.id().to_string();
     let finished = run_until_done(&["-p", &pid, "--svg", &svg_arg, "1", "2"]);
@@ -179,8 +179,8 @@ fn command_is_started_traced_and_reported_at_exit() {
 #[test]
 fn pprof_profile_charges_the_leaks_to_the_leaking_function() {
     use testkit::pprof::{row, top};
-    let path =
-        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ml-{}.pb.gz", std::process::id()));
+    let path = testkit::scratch_dir(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("ml-{}.pb.gz", std::process::id()));
     let cmd = format!("{} 100", leaker_binary().display());
     // -T 1: the printed report is cut to one stack, the profile is not.
     let args = [
@@ -361,7 +361,8 @@ fn dry_runs_load_both_modes() {
 fn a_command_that_cannot_run_is_reported() {
     require_root();
     use std::os::unix::fs::PermissionsExt;
-    let script = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("ml-no-shebang");
+    let script =
+        testkit::scratch_dir(env!("CARGO_TARGET_TMPDIR")).join(testkit::unique("ml-no-shebang"));
     std::fs::write(&script, "echo hi\n").unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     let out = run(BIN, &["-c", script.to_str().unwrap(), "1"]);

@@ -138,7 +138,7 @@ fn multi_line_output_shows_the_stack_and_the_process() {
 fn svg_flame_graph_is_written() {
     let sleeper = Sleeper::start();
     let pid = sleeper.pid().to_string();
-    let svg = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("oc-{pid}.svg"));
+    let svg = testkit::scratch_dir(env!("CARGO_TARGET_TMPDIR")).join(format!("oc-{pid}.svg"));
     let finished = trace_for(&["-p", &pid, "--svg", svg.to_str().unwrap()], "2");
     let text = std::fs::read_to_string(&svg).expect("the SVG file");
     std::fs::remove_file(&svg).unwrap();
@@ -205,12 +205,8 @@ fn thread_filter_and_stack_kinds() {
 /// status file's "Kthread:" line is newer than some supported kernels).
 fn is_kernel_thread(pid: u64) -> bool {
     const PF_KTHREAD: u64 = 0x0020_0000;
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| {
-            let after_comm = &s[s.rfind(')')? + 1..];
-            after_comm.split_whitespace().nth(6)?.parse::<u64>().ok()
-        })
+    common::run::process::stat_field(pid as u32, 9)
+        .and_then(|f| f.parse::<u64>().ok())
         .is_some_and(|flags| flags & PF_KTHREAD != 0)
 }
 
@@ -323,7 +319,7 @@ fn pprof_profile_gives_go_tool_pprof_the_sleepers_time() {
     use testkit::pprof::{row, top};
     let sleeper = Sleeper::start();
     let pid = sleeper.pid().to_string();
-    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("oc-{pid}.pb.gz"));
+    let path = testkit::scratch_dir(env!("CARGO_TARGET_TMPDIR")).join(format!("oc-{pid}.pb.gz"));
     let finished = trace_for(&["-p", &pid, "-f", "--pprof", path.to_str().unwrap()], "3");
     assert!(finished.stderr.contains("profile written"), "{finished:?}");
     let (header, rows) = top(&path, "", "ns");

@@ -100,6 +100,7 @@ fn each_accept(disable: &str, hook: &str, base: u16) {
 
 #[test]
 fn tcpaccept_names_the_accepting_process() {
+    let _turn = testkit::one_at_a_time();
     require_root();
     let hook = if common::kernel::probe::fentry_target("inet_csk_accept") {
         "fexit inet_csk_accept"
@@ -113,11 +114,13 @@ fn tcpaccept_names_the_accepting_process() {
 
 #[test]
 fn tcpaccept_system_call_mode() {
+    let _turn = testkit::one_at_a_time();
     each_accept("inet_csk_accept", "syscalls:sys_exit_accept4", 5703);
 }
 
 #[test]
 fn tcpaccept_kretprobe_mode() {
+    let _turn = testkit::one_at_a_time();
     require_root();
     let kprobes = common::kernel::probe::kprobe_target("inet_csk_accept");
     if testkit::feature_present(kprobes, "kprobes", None) {
@@ -127,6 +130,7 @@ fn tcpaccept_kretprobe_mode() {
 
 #[test]
 fn tcpaccept_text_columns_and_filters() {
+    let _turn = testkit::one_at_a_time();
     let ns = netns();
     let text = traced(&["-Tt"], "");
     let port = traced(&["--json", "-P", "5710"], "");

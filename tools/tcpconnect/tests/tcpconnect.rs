@@ -112,6 +112,7 @@ fn each_connect(disable: &str, hook: &str, base: u16) {
 
 #[test]
 fn tcpconnect_shows_each_connect() {
+    let _turn = testkit::one_at_a_time();
     require_root();
     let (hook, disable) = if common::kernel::probe::fentry_target("tcp_v4_connect") {
         ("fexit tcp_v4_connect", "")
@@ -125,11 +126,13 @@ fn tcpconnect_shows_each_connect() {
 
 #[test]
 fn tcpconnect_state_mode() {
+    let _turn = testkit::one_at_a_time();
     each_connect("tcp_v4_connect", "tp_btf inet_sock_set_state", 5603);
 }
 
 #[test]
 fn tcpconnect_classic_tracepoint_mode() {
+    let _turn = testkit::one_at_a_time();
     each_connect(
         "tcp_v4_connect,tp_btf,raw_tp",
         "tracepoint sock:inet_sock_set_state",
@@ -139,6 +142,7 @@ fn tcpconnect_classic_tracepoint_mode() {
 
 #[test]
 fn tcpconnect_kprobe_mode() {
+    let _turn = testkit::one_at_a_time();
     require_root();
     let kprobes = common::kernel::probe::kprobe_target("tcp_v4_connect");
     if testkit::feature_present(kprobes, "kprobes", None) {
@@ -148,6 +152,7 @@ fn tcpconnect_kprobe_mode() {
 
 #[test]
 fn tcpconnect_text_columns_and_filters() {
+    let _turn = testkit::one_at_a_time();
     let ns = netns();
     let text = traced(&["-tU"], "");
     let port = traced(&["--json", "-P", "5610,5612"], "");

@@ -2,7 +2,7 @@
 //! of the test's own: bytes each way, span, owner, filters.
 
 use std::io::{Read, Write};
-use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::{Ipv4Addr, Ipv6Addr, Shutdown, SocketAddr};
 use std::process::Command;
 use std::thread;
 use std::time::Duration;
@@ -18,8 +18,12 @@ fn netns() -> Netns {
 }
 
 /// A session to `addr` in `ns`: the client sends `sent` bytes, the server
-/// `received`; it stays open `hold`, then the client closes first.
-/// Returns the client's local port.
+/// `received`; it stays open `hold`, then the client ends it first. Both
+/// end it with shutdown(): a close() is only the last one when no process
+/// forked meanwhile holds the descriptor (the harness spawns tools from
+/// other threads; such a child closes it at exec, and the change that names
+/// the server's owner would rightly be the child's). Returns the client's
+/// local port.
 fn session(ns: &Netns, addr: SocketAddr, sent: usize, received: usize, hold: Duration) -> u16 {
     let (mut client, mut server) = ns.connect(addr).expect("connecting in the namespace");
     let lport = client.local_addr().unwrap().port();
@@ -30,13 +34,18 @@ fn session(ns: &Netns, addr: SocketAddr, sent: usize, received: usize, hold: Dur
         let mut rest = Vec::new();
         server.read_to_end(&mut rest).unwrap();
         assert!(rest.is_empty());
+        server.shutdown(Shutdown::Write).unwrap();
+        server
     });
     client.write_all(&vec![b'x'; sent]).unwrap();
     let mut got = vec![0u8; received];
     client.read_exact(&mut got).unwrap();
     thread::sleep(hold);
-    drop(client);
-    reader.join().unwrap();
+    client.shutdown(Shutdown::Write).unwrap();
+    let server = reader.join().unwrap();
+    // The server's FIN has reached the client once it reads the end.
+    assert_eq!(client.read(&mut [0u8; 8]).unwrap(), 0);
+    drop((client, server));
     lport
 }
 

@@ -2,7 +2,7 @@
 //! of the test's own: every state of both ends, in order.
 
 use std::io::{Read, Write};
-use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::{Ipv4Addr, Ipv6Addr, Shutdown, SocketAddr, TcpStream};
 use std::os::unix::net::UnixDatagram;
 use std::process::Command;
 use std::thread;
@@ -19,19 +19,26 @@ fn netns() -> Netns {
 }
 
 /// One session to `addr` in `ns`: the client connects, writes, holds the
-/// connection `hold`, and closes first; the server reads to the end and
-/// closes. Returns the client's local port.
-fn session(ns: &Netns, addr: SocketAddr, hold: Duration) -> u16 {
+/// connection `hold`, and ends it first; the server reads to the end and
+/// ends it too. Both end with shutdown(), not close(): a close() is only
+/// the last one when no process forked meanwhile holds the descriptor (the
+/// test harness spawns tools from other threads; such a child closes it at
+/// exec, and the change is rightly shown as the child's). Returns the
+/// client's local port and both sockets, for the caller to close once the
+/// tool has stopped.
+fn session(ns: &Netns, addr: SocketAddr, hold: Duration) -> (u16, [TcpStream; 2]) {
     let (mut client, mut server) = ns.connect(addr).expect("connecting in the namespace");
     let lport = client.local_addr().unwrap().port();
     client.write_all(b"hello").unwrap();
     thread::sleep(hold);
-    drop(client);
+    client.shutdown(Shutdown::Write).unwrap();
     let mut got = Vec::new();
     server.read_to_end(&mut got).unwrap();
     assert_eq!(got, b"hello");
-    drop(server);
-    lport
+    server.shutdown(Shutdown::Write).unwrap();
+    // The server's FIN has reached the client once it reads the end.
+    assert_eq!(client.read(&mut [0u8; 8]).unwrap(), 0);
+    (lport, [client, server])
 }
 
 fn start(args: &[&str]) -> Traced {
@@ -90,7 +97,7 @@ fn sockets(events: &[Value], port: u16, lport: u16) -> (&Value, &Value, &Value) 
 fn traced_session(args: &[&str], addr: SocketAddr) -> (Finished, u16) {
     let ns = netns();
     let tool = start(args);
-    let lport = session(&ns, addr, Duration::from_millis(300));
+    let (lport, _sockets) = session(&ns, addr, Duration::from_millis(300));
     thread::sleep(Duration::from_millis(200));
     let finished = stop_and_check_unloaded(tool);
     assert!(finished.status.success(), "{finished:?}");
@@ -129,7 +136,7 @@ fn check_session(finished: &Finished, port: u16, lport: u16, family: u32) {
     assert_eq!(changes(&accepted)[0], "LISTEN->SYN_RECV", "{accepted:?}");
     let listener = by_socket(&events, listener, port);
     assert_eq!(changes(&listener), ["CLOSE->LISTEN", "LISTEN->CLOSE"]);
-    // Changes a process makes run in it: connect, listen, both closes.
+    // Changes a process makes run in it: connect, listen, both shutdowns.
     let me = std::process::id();
     for e in events
         .iter()
@@ -184,7 +191,7 @@ fn tcpstates_classic_tracepoint_fallback() {
             .args(["--json", "-v"])
             .env("BPFTOOLS_DISABLE", "tp_btf,raw_tp"),
     );
-    let lport = session(
+    let (lport, _sockets) = session(
         &ns,
         SocketAddr::from((Ipv4Addr::LOCALHOST, 5303)),
         Duration::from_millis(300),
@@ -207,12 +214,12 @@ fn tcpstates_text_columns_and_port_filters() {
     let local = start(&["-L", "5304"]);
     let remote = start(&["-tT", "-D", "5304"]);
     let csv = start(&["-s"]);
-    let lport = session(
+    let (lport, _first) = session(
         &ns,
         SocketAddr::from((Ipv4Addr::LOCALHOST, 5304)),
         Duration::from_millis(100),
     );
-    session(
+    let _second = session(
         &ns,
         SocketAddr::from((Ipv4Addr::LOCALHOST, 5305)),
         Duration::from_millis(100),
@@ -272,7 +279,7 @@ fn tcpstates_journal_entries_carry_bccs_fields() {
             .args(["-Y", "-L", "5306"])
             .env("BPFTOOLS_JOURNAL_SOCKET", &path),
     );
-    session(
+    let _sockets = session(
         &ns,
         SocketAddr::from((Ipv4Addr::LOCALHOST, 5306)),
         Duration::from_millis(50),

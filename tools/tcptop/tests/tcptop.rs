@@ -106,6 +106,7 @@ fn counts_a_transfer(disable: &str, hook: &str, port: u16) {
 
 #[test]
 fn tcptop_counts_a_transfer() {
+    let _turn = testkit::one_at_a_time();
     require_root();
     let hook = if common::kernel::probe::btf_tracepoint_exists("sock_send_length") {
         "tp_btf sock_send_length"
@@ -120,6 +121,7 @@ fn tcptop_counts_a_transfer() {
 /// fexit and kprobes, where the kernel offers them beside the tracepoints.
 #[test]
 fn tcptop_function_modes() {
+    let _turn = testkit::one_at_a_time();
     require_root();
     let no_tp = "sock_send_length";
     if testkit::feature_present(
@@ -143,6 +145,7 @@ fn tcptop_function_modes() {
 /// nothing of it.
 #[test]
 fn tcptop_text_tables_and_filters() {
+    let _turn = testkit::one_at_a_time();
     let ns = netns();
     let text = traced(&["-C", "5"], "");
     let quiet = traced(&["-C", "-S", "5"], "");

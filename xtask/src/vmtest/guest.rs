@@ -32,9 +32,14 @@ const TEST_MODULES: &[&str] = &[
 
 /// How long one kernel's whole run may take under TCG.
 const TIME_LIMIT: Duration = Duration::from_secs(60 * 60);
-/// How long the guest may print nothing (every test prints its result;
-/// the slowest takes about 2 minutes under TCG).
+/// How long the guest may print nothing of its own (every test prints its
+/// result; the slowest takes about 2 minutes under TCG). The kernel's lines
+/// do not count: a guest in a soft lockup prints one every 20 s, for ever.
 const SILENCE_LIMIT: Duration = Duration::from_secs(5 * 60);
+/// How long one run of one test binary may take (the slowest binary of the
+/// variant tests takes under 3 minutes, two guests side by side). A CI run lost an hour to a
+/// 5.10 guest whose soft lockups kept the console busy.
+const BINARY_LIMIT: Duration = Duration::from_secs(8 * 60);
 
 /// A test binary, run from its package's directory as cargo runs it.
 pub struct TestBinary {
@@ -348,7 +353,9 @@ pub struct Outcome {
 }
 
 /// Boots the kernel, runs the tests, and reads what came back.
-pub fn run(name: &str, kernel: &Kernel, work: Work) -> Result<Outcome> {
+/// Each console line is printed after `prefix` (the kernel's name, when
+/// guests run side by side).
+pub fn run(name: &str, kernel: &Kernel, work: Work, prefix: &str) -> Result<Outcome> {
     let results = work_dir().join("results").join(name);
     let _ = fs::remove_dir_all(&results);
     fs::create_dir_all(&results)?;
@@ -363,7 +370,11 @@ pub fn run(name: &str, kernel: &Kernel, work: Work) -> Result<Outcome> {
     let mut qemu = Command::new("qemu-system-x86_64");
     qemu.args([
         "-accel",
-        "tcg,thread=multi",
+        // One host thread for both vCPUs: with a thread each (MTTCG), a vCPU
+        // could run a breakpoint the kernel's text patching had already
+        // removed (an int3 oops on 6.12), or wait on the other's IPI for
+        // minutes. Guests run side by side instead (--parallel).
+        "tcg,thread=single",
         "-cpu",
         "max",
         "-smp",
@@ -420,6 +431,8 @@ pub fn run(name: &str, kernel: &Kernel, work: Work) -> Result<Outcome> {
     // run, or a silence on the console, lasts too long (a hung guest).
     let last_output = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let heard = last_output.clone();
+    let binary_started = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let binary_since = binary_started.clone();
     let monitor = results.join("monitor.sock");
     let watchdog = std::thread::spawn(move || {
         loop {
@@ -431,9 +444,15 @@ pub fn run(name: &str, kernel: &Kernel, work: Work) -> Result<Outcome> {
             let silent = now.saturating_sub(Duration::from_secs(
                 heard.load(std::sync::atomic::Ordering::Relaxed),
             ));
-            let silence_limit = silence_limit();
+            let silence_limit = limit("BPFTOOLS_VMTEST_SILENCE_SECS", SILENCE_LIMIT);
+            let binary_limit = limit("BPFTOOLS_VMTEST_BINARY_SECS", BINARY_LIMIT);
+            let binary_time = now.saturating_sub(Duration::from_secs(
+                binary_since.load(std::sync::atomic::Ordering::Relaxed),
+            ));
             let why = if now > TIME_LIMIT {
                 format!("the run took over {} minutes", TIME_LIMIT.as_secs() / 60)
+            } else if binary_time > binary_limit {
+                format!("a test binary ran for over {} s", binary_limit.as_secs())
             } else if silent > silence_limit {
                 format!(
                     "the guest printed nothing for {} s",
@@ -442,7 +461,7 @@ pub fn run(name: &str, kernel: &Kernel, work: Work) -> Result<Outcome> {
             } else {
                 continue;
             };
-            if silent > silence_limit {
+            if now <= TIME_LIMIT {
                 sysrq_dumps(&monitor);
             }
             // SAFETY: kill(2) on qemu's pid, which we have not reaped yet.
@@ -455,11 +474,16 @@ pub fn run(name: &str, kernel: &Kernel, work: Work) -> Result<Outcome> {
     for line in BufReader::new(stdout).lines() {
         let line = line.unwrap_or_default();
         let line = line.trim_end_matches('\r');
-        last_output.store(
-            started.elapsed().as_secs(),
-            std::sync::atomic::Ordering::Relaxed,
-        );
-        println!("{line}");
+        let at = started.elapsed().as_secs();
+        if !is_kernel_line(line) {
+            last_output.store(at, std::sync::atomic::Ordering::Relaxed);
+        }
+        // Each binary's run, and its second run after a failure, starts
+        // its own clock.
+        if line.starts_with("vmtest: == ") || line.ends_with("failed: running it again") {
+            binary_started.store(at, std::sync::atomic::Ordering::Relaxed);
+        }
+        println!("{prefix}{line}");
         writeln!(log, "{line}")?;
         if let Some(rest) = line.strip_prefix("test result: ") {
             // "ok. 8 passed; 0 failed; 0 ignored; ..."
@@ -485,7 +509,7 @@ pub fn run(name: &str, kernel: &Kernel, work: Work) -> Result<Outcome> {
     let skips = fs::read_to_string(results.join("skips")).unwrap_or_default();
     let flaky = fs::read_to_string(results.join("flaky")).unwrap_or_default();
     for line in skips.lines().chain(flaky.lines()) {
-        println!("vmtest: {line}");
+        println!("{prefix}vmtest: {line}");
     }
     let summary = match binaries_failed {
         Some(n) => format!(
@@ -521,13 +545,22 @@ pub fn run(name: &str, kernel: &Kernel, work: Work) -> Result<Outcome> {
     })
 }
 
-/// SILENCE_LIMIT, or BPFTOOLS_VMTEST_SILENCE_SECS (to try what a hung
-/// guest does to a run).
-fn silence_limit() -> Duration {
-    std::env::var("BPFTOOLS_VMTEST_SILENCE_SECS")
+/// A kernel message on the console: "[  682.270776] ...".
+fn is_kernel_line(line: &str) -> bool {
+    line.strip_prefix('[')
+        .and_then(|r| r.split_once(']'))
+        .is_some_and(|(stamp, _)| {
+            let stamp = stamp.trim();
+            !stamp.is_empty() && stamp.chars().all(|c| c.is_ascii_digit() || c == '.')
+        })
+}
+
+/// A limit, or the seconds in `var` (to try what a hung guest does to a run).
+fn limit(var: &str, default: Duration) -> Duration {
+    std::env::var(var)
         .ok()
         .and_then(|s| s.parse().ok())
-        .map_or(SILENCE_LIMIT, Duration::from_secs)
+        .map_or(default, Duration::from_secs)
 }
 
 /// Asks a silent guest, through qemu's monitor, for the stacks of its CPUs
@@ -543,4 +576,21 @@ fn sysrq_dumps(monitor: &Path) {
         std::thread::sleep(Duration::from_secs(2));
     }
     std::thread::sleep(Duration::from_secs(20));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_lines_are_told_from_the_tests() {
+        assert!(is_kernel_line(
+            "[ 3548.344887] watchdog: BUG: soft lockup - CPU#0 stuck for 22s!"
+        ));
+        assert!(is_kernel_line("[  682.270776] sysrq: Power Off"));
+        assert!(!is_kernel_line("test cold_read_misses ... ok"));
+        assert!(!is_kernel_line("[unknown] frame"));
+        assert!(!is_kernel_line("[] x"));
+        assert!(!is_kernel_line("vmtest: == cachestat/cachestat"));
+    }
 }

@@ -92,10 +92,15 @@ pub fn update_readme() -> Result<()> {
         let Ok(release) = fs::read_to_string(dir.join("release")) else {
             continue;
         };
+        // A guest stopped during the dry runs leaves them to its second boot.
+        let resumed = work_dir()
+            .join("results")
+            .join(format!("{}-resumed", spec.name));
         let cells = dry_run_labels()
             .iter()
             .map(|(label, _)| {
                 fs::read_to_string(dir.join(result_file(label)))
+                    .or_else(|_| fs::read_to_string(resumed.join(result_file(label))))
                     .map_or_else(|_| "not run".to_string(), |o| cell(&o))
             })
             .collect();

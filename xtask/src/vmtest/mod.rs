@@ -1,4 +1,4 @@
-//! `cargo xtask vmtest [--kernel 5.10|6.1|6.12|all] [-- TEST FILTER...]`:
+//! `cargo xtask vmtest [--kernel 5.10|6.1|6.12|all] [--parallel N] [-- TEST FILTER...]`:
 //! the root integration suite on Debian's own kernels, in qemu.
 //!
 //! Each kernel comes from Debian's package registry (5.10 through a private
@@ -11,7 +11,8 @@
 //! virtual disk holds an ext4 scratch filesystem for the tests that need a
 //! real block device and page cache (9p has neither).
 //!
-//! qemu runs with TCG: this machine's /dev/kvm cannot run stock kernels.
+//! qemu runs with TCG (this machine's /dev/kvm cannot run stock kernels),
+//! single-threaded: see guest.rs.
 
 mod cpio;
 mod guest;
@@ -27,7 +28,7 @@ use anyhow::{bail, Context, Result};
 pub use kernels::KERNELS;
 
 const USAGE: &str = "usage: cargo xtask vmtest [--kernel 5.10|6.1|6.12|all]... [--variants] \
-                     [--run COMMAND] [-- TEST FILTER...] | --list | --matrix";
+                     [--parallel N] [--run COMMAND] [-- TEST FILTER...] | --list | --matrix";
 
 /// Packages the VMs need on this machine.
 const PACKAGES: &[&str] = &[
@@ -50,6 +51,8 @@ struct Options {
     run: Option<String>,
     /// Each tool's hook-variant tests only (its description's vm_tests).
     variants: bool,
+    /// How many guests run at once.
+    parallel: usize,
     list: bool,
     /// Only README's kernel matrix, from the last runs' dry runs.
     matrix: bool,
@@ -60,6 +63,7 @@ fn parse(args: &[String]) -> Result<Options> {
     let mut filter = Vec::new();
     let mut run = None;
     let mut variants = false;
+    let mut parallel = 1;
     let mut list = false;
     let mut matrix = false;
     let mut args = args.iter();
@@ -80,6 +84,13 @@ fn parse(args: &[String]) -> Result<Options> {
             }
             "--run" => run = Some(args.next().context(USAGE)?.clone()),
             "--variants" => variants = true,
+            "--parallel" => {
+                parallel = args
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .filter(|&n| n > 0)
+                    .with_context(|| format!("--parallel takes a number above 0\n{USAGE}"))?
+            }
             "--list" => list = true,
             "--matrix" => matrix = true,
             "--" => filter.extend(args.by_ref().cloned()),
@@ -94,6 +105,7 @@ fn parse(args: &[String]) -> Result<Options> {
         filter,
         run,
         variants,
+        parallel,
         list,
         matrix,
     })
@@ -141,31 +153,39 @@ pub fn main(args: &[String]) -> Result<()> {
     if opts.variants && opts.filter.is_empty() {
         guest::select_variant_tests(&mut tests)?;
     }
+    // The kernels fetched one at a time (apt), then the guests, `parallel`
+    // at once: a guest keeps about one of this machine's cores busy on
+    // average (its tests wait on timers, I/O and each other), so two or
+    // three side by side take little longer than one.
+    let mut fetched = Vec::new();
+    for spec in &opts.kernels {
+        fetched.push((*spec, kernels::fetch(spec)?));
+    }
+    let queue = std::sync::Mutex::new(fetched.iter().enumerate());
+    let done = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..opts.parallel.min(fetched.len()) {
+            scope.spawn(|| loop {
+                let Some((i, (spec, kernel))) = queue.lock().unwrap().next() else {
+                    return;
+                };
+                let prefix = if opts.parallel > 1 {
+                    format!("[{}] ", spec.name)
+                } else {
+                    String::new()
+                };
+                let outcome = run_kernel(&opts, spec, kernel, &tests, &prefix);
+                done.lock().unwrap().push((i, outcome));
+            });
+        }
+    });
+    let mut done = done.into_inner().unwrap();
+    done.sort_by_key(|(i, _)| *i);
     let mut failed = Vec::new();
     let mut summaries = Vec::new();
-    for spec in &opts.kernels {
-        let started = Instant::now();
-        let kernel = kernels::fetch(spec)?;
-        println!(
-            "\n== vmtest: Linux {} ({}), {} test binaries",
-            kernel.release,
-            kernel.package,
-            tests.len()
-        );
-        let work = match &opts.run {
-            Some(command) => guest::Work::Command(command),
-            None => guest::Work::Tests(&tests, &opts.filter),
-        };
-        // A command's run keeps the matrix's results.
-        let dir = match &opts.run {
-            Some(_) => format!("{}-run", spec.name),
-            None => spec.name.to_string(),
-        };
-        let mut outcome = guest::run(&dir, &kernel, work)?;
-        if !outcome.completed && opts.run.is_none() {
-            outcome = resume(&dir, &kernel, &tests, &opts.filter, outcome)?;
-        }
-        let took = started.elapsed().as_secs();
+    for (i, outcome) in done {
+        let (spec, kernel) = &fetched[i];
+        let (outcome, took) = outcome?;
         summaries.push(format!(
             "Linux {:<24} {} ({} s; {})",
             kernel.release,
@@ -190,6 +210,39 @@ pub fn main(args: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// One kernel's guest (booted again after a stop), and how long it took.
+fn run_kernel(
+    opts: &Options,
+    spec: &kernels::Spec,
+    kernel: &kernels::Kernel,
+    tests: &[guest::TestBinary],
+    prefix: &str,
+) -> Result<(guest::Outcome, u64)> {
+    let started = Instant::now();
+    println!(
+        "\n{prefix}== vmtest: Linux {} ({}), {} test binaries",
+        kernel.release,
+        kernel.package,
+        tests.len()
+    );
+    let work = match &opts.run {
+        Some(command) => guest::Work::Command(command),
+        None => guest::Work::Tests(tests, &opts.filter),
+    };
+    // A command's run keeps the matrix's results.
+    let dir = match &opts.run {
+        Some(_) => format!("{}-run", spec.name),
+        None => spec.name.to_string(),
+    };
+    // A second boot's results are this run's only.
+    let _ = std::fs::remove_dir_all(work_dir().join("results").join(format!("{dir}-resumed")));
+    let mut outcome = guest::run(&dir, kernel, work, prefix)?;
+    if !outcome.completed && opts.run.is_none() {
+        outcome = resume(&dir, kernel, tests, &opts.filter, outcome, prefix)?;
+    }
+    Ok((outcome, started.elapsed().as_secs()))
+}
+
 /// After a guest that hung or crashed (and was stopped): boots again to
 /// run the binary it stopped in and the rest, once. The stop is reported
 /// with the verdict, not hidden: under TCG, 5.10 guests have hung now and
@@ -202,13 +255,14 @@ fn resume(
     tests: &[guest::TestBinary],
     filter: &[String],
     first: guest::Outcome,
+    prefix: &str,
 ) -> Result<guest::Outcome> {
     let done: Vec<&str> = first.finished.iter().map(|(n, _)| n.as_str()).collect();
     let Some(at) = tests.iter().position(|t| !done.contains(&t.name.as_str())) else {
         return Ok(first);
     };
     println!(
-        "vmtest: the guest stopped in {} ({}): booting again to run it and the rest",
+        "{prefix}vmtest: the guest stopped in {} ({}): booting again to run it and the rest",
         tests[at].name, first.summary
     );
     let before_failed = first.finished.iter().filter(|(_, ok)| !ok).count();
@@ -216,6 +270,7 @@ fn resume(
         &format!("{dir}-resumed"),
         kernel,
         guest::Work::Tests(&tests[at..], filter),
+        prefix,
     )?;
     Ok(guest::Outcome {
         passed: again.passed && before_failed == 0,
@@ -262,5 +317,9 @@ mod tests {
         assert_eq!(parse(&[]).unwrap().kernels.len(), 3);
         assert!(parse(&args("--kernel 4.19")).is_err());
         assert!(parse(&args("--fast")).is_err());
+        assert_eq!(parse(&args("--parallel 2")).unwrap().parallel, 2);
+        assert_eq!(parse(&[]).unwrap().parallel, 1);
+        assert!(parse(&args("--parallel 0")).is_err());
+        assert!(parse(&args("--parallel")).is_err());
     }
 }

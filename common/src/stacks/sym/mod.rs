@@ -189,9 +189,13 @@ impl Symbolizer {
     /// mapped new code.
     pub fn keep_process(&mut self, pid: u32) {
         use blazesym::symbolize::cache::{Cache, Process as CachedProcess};
+        // An exiting process's map is emptied: keep the copy read before.
+        if pid == 0 || crate::run::process::exiting(pid) {
+            return;
+        }
         let mut cache = CachedProcess::new(Pid::from(pid));
         cache.cache_perf_map = false;
-        if pid != 0 && self.blaze.cache(&Cache::Process(cache)).is_ok() {
+        if self.blaze.cache(&Cache::Process(cache)).is_ok() {
             self.kept.insert(pid);
             // New mappings may have moved code: look everything up again.
             self.user.retain(|(p, _), _| *p != pid);
