@@ -3,7 +3,7 @@
 //! tcpdrop shows as many, with the netfilter reason where the kernel names
 //! reasons, the addresses, the SYN flag and the kernel stack.
 
-use std::net::{Ipv4Addr, SocketAddr, TcpStream};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, TcpStream};
 use std::process::Command;
 use std::thread;
 use std::time::Duration;
@@ -27,10 +27,13 @@ fn stop(tool: Traced) -> Finished {
 
 /// A connect to `port` in `ns` that times out: its SYNs are dropped.
 fn refused_connect(ns: &Netns, port: u16) {
+    refused_connect_to(ns, SocketAddr::from((Ipv4Addr::LOCALHOST, port)));
+}
+
+fn refused_connect_to(ns: &Netns, addr: SocketAddr) {
     let name = ns.name().to_string();
     thread::spawn(move || {
         Netns::enter(&name).unwrap();
-        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
         assert!(TcpStream::connect_timeout(&addr, Duration::from_millis(2500)).is_err());
     })
     .join()
@@ -91,6 +94,40 @@ fn tcpdrop_counts_netfilter_drops() {
         "{:?}",
         text.stdout
     );
+}
+
+#[test]
+fn tcpdrop_family_and_pid_filters() {
+    let ns = Netns::new(&unique("td")).expect("creating a network namespace");
+    ns.drop_port(6002).unwrap();
+    let me = std::process::id();
+    let all = traced(&["--json", "-P", "6002"]);
+    let v4 = traced(&["--json", "-4", "-P", "6002"]);
+    let v6 = traced(&["--json", "-6", "-P", "6002"]);
+    let mine = traced(&["--json", "-P", "6002", "-p", &me.to_string()]);
+    thread::scope(|s| {
+        s.spawn(|| refused_connect_to(&ns, SocketAddr::from((Ipv4Addr::LOCALHOST, 6002))));
+        s.spawn(|| refused_connect_to(&ns, SocketAddr::from((Ipv6Addr::LOCALHOST, 6002))));
+    });
+    let dropped = ns.dropped().unwrap();
+    ns.stop_dropping().unwrap();
+    let (all, v4, v6, mine) = (stop(all), stop(v4), stop(v6), stop(mine));
+    let all = all.json();
+    assert_eq!(all.len() as u64, dropped, "{all:#?}");
+    // Each filtered run shows exactly the unfiltered run's drops of its kind.
+    let count = |pred: &dyn Fn(&serde_json::Value) -> bool| all.iter().filter(|d| pred(d)).count();
+    for (run, family) in [(v4.json(), 4), (v6.json(), 6)] {
+        assert!(count(&|d| d["ip"] == family) >= 2, "{all:#?}");
+        assert_eq!(run.len(), count(&|d| d["ip"] == family), "{run:#?}");
+        assert!(run.iter().all(|d| d["ip"] == family), "{run:#?}");
+    }
+    // A first SYN is dropped where it is sent: in the connecting process
+    // (the retransmissions in timer context, any process's).
+    let ours = count(&|d| d["pid"] == me);
+    assert!(ours >= 1, "{all:#?}");
+    let mine = mine.json();
+    assert_eq!(mine.len(), ours, "{mine:#?}");
+    assert!(mine.iter().all(|d| d["pid"] == me), "{mine:#?}");
 }
 
 /// True if this kernel names drop reason `name` (5.17+ has reasons; the
