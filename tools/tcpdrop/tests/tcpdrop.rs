@@ -25,12 +25,8 @@ fn stop(tool: Traced) -> Finished {
     finished
 }
 
-/// A connect to `port` in `ns` that times out: its SYNs are dropped.
-fn refused_connect(ns: &Netns, port: u16) {
-    refused_connect_to(ns, SocketAddr::from((Ipv4Addr::LOCALHOST, port)));
-}
-
-fn refused_connect_to(ns: &Netns, addr: SocketAddr) {
+/// A connect to `addr` in `ns` that times out: its SYNs are dropped.
+fn refused_connect(ns: &Netns, addr: SocketAddr) {
     let name = ns.name().to_string();
     thread::spawn(move || {
         Netns::enter(&name).unwrap();
@@ -46,7 +42,7 @@ fn tcpdrop_counts_netfilter_drops() {
     ns.drop_port(6001).unwrap();
     let json = traced(&["--json", "-P", "6001"]);
     let text = traced(&[]);
-    refused_connect(&ns, 6001);
+    refused_connect(&ns, SocketAddr::from((Ipv4Addr::LOCALHOST, 6001)));
     let dropped = ns.dropped().unwrap();
     ns.stop_dropping().unwrap();
     let (json, text) = (stop(json), stop(text));
@@ -106,8 +102,8 @@ fn tcpdrop_family_and_pid_filters() {
     let v6 = traced(&["--json", "-6", "-P", "6002"]);
     let mine = traced(&["--json", "-P", "6002", "-p", &me.to_string()]);
     thread::scope(|s| {
-        s.spawn(|| refused_connect_to(&ns, SocketAddr::from((Ipv4Addr::LOCALHOST, 6002))));
-        s.spawn(|| refused_connect_to(&ns, SocketAddr::from((Ipv6Addr::LOCALHOST, 6002))));
+        s.spawn(|| refused_connect(&ns, SocketAddr::from((Ipv4Addr::LOCALHOST, 6002))));
+        s.spawn(|| refused_connect(&ns, SocketAddr::from((Ipv6Addr::LOCALHOST, 6002))));
     });
     let dropped = ns.dropped().unwrap();
     ns.stop_dropping().unwrap();
@@ -115,15 +111,15 @@ fn tcpdrop_family_and_pid_filters() {
     let all = all.json();
     assert_eq!(all.len() as u64, dropped, "{all:#?}");
     // Each filtered run shows exactly the unfiltered run's drops of its kind.
-    let count = |pred: &dyn Fn(&serde_json::Value) -> bool| all.iter().filter(|d| pred(d)).count();
+    let count = |key: &str, value: u32| all.iter().filter(|d| d[key] == value).count();
     for (run, family) in [(v4.json(), 4), (v6.json(), 6)] {
-        assert!(count(&|d| d["ip"] == family) >= 2, "{all:#?}");
-        assert_eq!(run.len(), count(&|d| d["ip"] == family), "{run:#?}");
+        assert!(count("ip", family) >= 2, "{all:#?}");
+        assert_eq!(run.len(), count("ip", family), "{run:#?}");
         assert!(run.iter().all(|d| d["ip"] == family), "{run:#?}");
     }
     // A first SYN is dropped where it is sent: in the connecting process
     // (the retransmissions in timer context, any process's).
-    let ours = count(&|d| d["pid"] == me);
+    let ours = count("pid", me);
     assert!(ours >= 1, "{all:#?}");
     let mine = mine.json();
     assert_eq!(mine.len(), ours, "{mine:#?}");

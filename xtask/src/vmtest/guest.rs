@@ -37,8 +37,8 @@ const TIME_LIMIT: Duration = Duration::from_secs(60 * 60);
 /// do not count: a guest in a soft lockup prints one every 20 s, for ever.
 const SILENCE_LIMIT: Duration = Duration::from_secs(5 * 60);
 /// How long one run of one test binary may take (the slowest binary of the
-/// variant tests takes under 3 minutes, two guests side by side). A CI run lost an hour to a
-/// 5.10 guest whose soft lockups kept the console busy.
+/// variant tests takes under 3 minutes, two guests side by side). A CI run
+/// lost an hour to a 5.10 guest whose soft lockups kept the console busy.
 const BINARY_LIMIT: Duration = Duration::from_secs(8 * 60);
 
 /// A test binary, run from its package's directory as cargo runs it.
