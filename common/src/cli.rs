@@ -7,6 +7,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+pub use crate::output::file::OutFile;
+
 /// `-v`, `--json`, `--dry-run`: flattened into every tool's arguments.
 #[derive(Args, Debug, Clone, Default)]
 pub struct CommonArgs {
@@ -79,8 +81,9 @@ pub struct HistogramArgs {
     pub percentiles: bool,
     /// Also write each interval's histograms to FILE as an HdrHistogram
     /// interval log (V2, compressed), which HdrHistogram's tools read
+    /// (- for standard output)
     #[arg(long, value_name = "FILE")]
-    pub hdr_log: Option<std::path::PathBuf>,
+    pub hdr_log: Option<OutFile>,
     #[command(flatten)]
     pub metrics: MetricsArgs,
     #[command(flatten)]
@@ -96,9 +99,9 @@ pub struct MetricsArgs {
     #[arg(long, value_name = "ADDR")]
     pub prometheus: Option<String>,
     /// Write the same metrics to FILE each interval and at exit, atomically
-    /// (node_exporter's textfile collector)
+    /// (node_exporter's textfile collector; - for standard output)
     #[arg(long, value_name = "FILE")]
-    pub prom_file: Option<std::path::PathBuf>,
+    pub prom_file: Option<OutFile>,
 }
 
 impl MetricsArgs {
@@ -110,9 +113,6 @@ impl MetricsArgs {
             .as_deref()
             .map(crate::export::prom::Server::bind)
             .transpose()?;
-        if let Some(path) = &self.prom_file {
-            crate::export::prom::write_file(path, "")?;
-        }
         Ok((server.is_some() || self.prom_file.is_some())
             .then(|| crate::export::prom::Exporter::new(server, self.prom_file.clone())))
     }

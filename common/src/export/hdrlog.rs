@@ -4,7 +4,6 @@
 //! entry per histogram and interval, tagged with its section (`disk=vda`).
 
 use std::fs::File;
-use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result};
@@ -12,6 +11,7 @@ use hdrhistogram::serialization::interval_log::{IntervalLogWriter, IntervalLogWr
 use hdrhistogram::serialization::V2DeflateSerializer;
 use serde_json::{Map, Value};
 
+use crate::output::file::OutFile;
 use crate::output::hist::Section;
 
 pub struct HdrLog {
@@ -25,8 +25,9 @@ pub struct HdrLog {
 impl HdrLog {
     /// Creates `path` (before tracing, so a bad path fails first) and
     /// writes the log's header.
-    pub fn create(path: &Path, what: &str) -> Result<HdrLog> {
-        let file = File::create(path)
+    pub fn create(path: &OutFile, what: &str) -> Result<HdrLog> {
+        let file = path
+            .create_stream()
             .with_context(|| format!("--hdr-log: creating {}", path.display()))?;
         let now = SystemTime::now();
         // The writer borrows its file and serializer for as long as it

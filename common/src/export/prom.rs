@@ -14,7 +14,6 @@ use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, RawFd};
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -25,6 +24,7 @@ use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::{Registry, Unit as MetricUnit};
 use serde_json::Value;
 
+use crate::output::file::OutFile;
 use crate::output::hist::{Section, Unit};
 
 /// One labelled histogram, cumulative.
@@ -124,10 +124,11 @@ impl Collector for Histograms {
     }
 }
 
-/// Writes `text` to `path` atomically: a reader sees the old file or the
-/// new one, never half of one.
-pub fn write_file(path: &Path, text: &str) -> Result<()> {
-    crate::output::replace_file(path, text.as_bytes()).context("--prom-file")
+/// Writes `text` to `path` whole (a file atomically: a reader sees the old
+/// file or the new one, never half of one).
+pub fn write_file(path: &OutFile, text: &str) -> Result<()> {
+    path.write(text.as_bytes())
+        .with_context(|| format!("--prom-file: writing {}", path.display()))
 }
 
 /// `--prometheus`'s listening socket; the tool's loop waits on it too.
@@ -136,18 +137,31 @@ pub struct Server {
 }
 
 impl Server {
-    /// Listens on `addr` (`:9435` means every address).
+    /// Listens on `addr`: `HOST:PORT`, `[V6]:PORT`, or `:PORT` for every
+    /// address, IPv4 and IPv6 (one dual-stack socket; IPv4 alone where the
+    /// kernel has no IPv6).
     pub fn bind(addr: &str) -> Result<Server> {
-        let full = if addr.starts_with(':') {
-            format!("0.0.0.0{addr}")
-        } else {
-            addr.to_string()
+        let bad = || {
+            crate::usage::usage(format!(
+                "--prometheus {}: not HOST:PORT or :PORT",
+                crate::output::escape(addr.as_bytes())
+            ))
         };
-        let sock: SocketAddr = full.parse().map_err(|_| {
-            crate::usage::usage(format!("--prometheus {addr}: not HOST:PORT or :PORT"))
-        })?;
-        let listener = TcpListener::bind(sock)
-            .with_context(|| format!("--prometheus: listening on {sock}"))?;
+        let listener = match addr.strip_prefix(':') {
+            Some(port) => {
+                let port: u16 = port.parse().map_err(|_| bad())?;
+                match dual_stack(port) {
+                    Ok(l) => l,
+                    Err(_) => TcpListener::bind(SocketAddr::from(([0, 0, 0, 0], port)))
+                        .with_context(|| format!("--prometheus: listening on port {port}"))?,
+                }
+            }
+            None => {
+                let sock: SocketAddr = addr.parse().map_err(|_| bad())?;
+                TcpListener::bind(sock)
+                    .with_context(|| format!("--prometheus: listening on {sock}"))?
+            }
+        };
         listener.set_nonblocking(true)?;
         Ok(Server { listener })
     }
@@ -167,14 +181,26 @@ impl Server {
     }
 }
 
+/// A socket on every IPv6 and IPv4 address (IPV6_V6ONLY off, whatever
+/// the system's default).
+fn dual_stack(port: u16) -> std::io::Result<TcpListener> {
+    use socket2::{Domain, Socket, Type};
+    let socket = Socket::new(Domain::IPV6, Type::STREAM, None)?;
+    socket.set_only_v6(false)?;
+    socket.set_reuse_address(true)?;
+    socket.bind(&SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, port)).into())?;
+    socket.listen(128)?;
+    Ok(socket.into())
+}
+
 /// Where the metrics go: `--prometheus`'s socket, `--prom-file`'s file.
 pub struct Exporter {
     server: Option<Server>,
-    file: Option<PathBuf>,
+    file: Option<OutFile>,
 }
 
 impl Exporter {
-    pub fn new(server: Option<Server>, file: Option<PathBuf>) -> Exporter {
+    pub fn new(server: Option<Server>, file: Option<OutFile>) -> Exporter {
         Exporter { server, file }
     }
 

@@ -219,19 +219,21 @@ impl<E> Table<E> {
             if i > 0 {
                 out.write_all(b",")?;
             }
-            serde_json::to_writer(&mut *out, c.key)?;
+            crate::output::json_to_writer(&mut *out, c.key)?;
             out.write_all(b":")?;
             match (c.value)(e) {
-                Cell::Int(v) => serde_json::to_writer(&mut *out, &v)?,
-                Cell::Uint(v) | Cell::Octal(v, _) => serde_json::to_writer(&mut *out, &v)?,
-                Cell::Bool(v) => serde_json::to_writer(&mut *out, &v)?,
-                Cell::Float(v, _) => serde_json::to_writer(&mut *out, &v)?,
-                Cell::Bytes(b) => serde_json::to_writer(&mut *out, &String::from_utf8_lossy(&b))?,
-                Cell::Text(t) => serde_json::to_writer(&mut *out, &t)?,
+                Cell::Int(v) => crate::output::json_to_writer(&mut *out, &v)?,
+                Cell::Uint(v) | Cell::Octal(v, _) => crate::output::json_to_writer(&mut *out, &v)?,
+                Cell::Bool(v) => crate::output::json_to_writer(&mut *out, &v)?,
+                Cell::Float(v, _) => crate::output::json_to_writer(&mut *out, &v)?,
+                Cell::Bytes(b) => {
+                    crate::output::json_to_writer(&mut *out, &String::from_utf8_lossy(&b))?
+                }
+                Cell::Text(t) => crate::output::json_to_writer(&mut *out, &t)?,
                 Cell::List(items) => {
                     let items: Vec<Cow<str>> =
                         items.iter().map(|b| String::from_utf8_lossy(b)).collect();
-                    serde_json::to_writer(&mut *out, &items)?
+                    crate::output::json_to_writer(&mut *out, &items)?
                 }
             }
         }

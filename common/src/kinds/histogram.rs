@@ -42,10 +42,14 @@ impl Histograms {
     /// an error here, before anything is loaded).
     pub fn open(spec: &Spec) -> Result<Histograms> {
         let unit = spec.unit.label();
+        crate::output::file::one_on_stdout(&[
+            ("--hdr-log", spec.args.hdr_log.as_ref()),
+            ("--prom-file", spec.args.metrics.prom_file.as_ref()),
+        ])?;
         let hdr_log = spec
             .args
             .hdr_log
-            .as_deref()
+            .as_ref()
             .map(|p| crate::export::hdrlog::HdrLog::create(p, &format!("{} in {unit}", spec.what)))
             .transpose()?;
         Ok(Histograms {

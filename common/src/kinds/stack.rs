@@ -13,6 +13,7 @@ use libbpf_rs::OpenMapMut;
 use crate::export::pprof;
 use crate::kernel::maps;
 use crate::note;
+use crate::output::file::OutFile;
 use crate::skel::types::stack_error as E;
 use crate::skel::types::stack_limits;
 use crate::stacks::sym::{self, Stack};
@@ -37,14 +38,15 @@ pub struct StackArgs {
     /// Output folded format, one line per stack (for flame graphs)
     #[arg(short = 'f', long, conflicts_with = "json")]
     pub folded: bool,
-    /// Also write a flame graph of each report to FILE (SVG)
+    /// Also write a flame graph of each report to FILE (SVG; - for
+    /// standard output)
     #[arg(long, value_name = "FILE")]
-    pub svg: Option<PathBuf>,
+    pub svg: Option<OutFile>,
     /// Also write each report to FILE as a pprof profile (gzipped
     /// profile.proto, every stack, labelled with comm and pid), for go tool
-    /// pprof, Pyroscope, Parca or Grafana
+    /// pprof, Pyroscope, Parca or Grafana (- for standard output)
     #[arg(long, value_name = "FILE")]
-    pub pprof: Option<PathBuf>,
+    pub pprof: Option<OutFile>,
 }
 
 impl StackArgs {
@@ -124,20 +126,17 @@ pub struct Profile {
 /// A stack tool's report files (`--svg`, `--pprof`), created before
 /// tracing so that a bad path fails first.
 pub struct Outputs {
-    svg: Option<(PathBuf, Svg)>,
+    svg: Option<(OutFile, Svg)>,
     pprof: Option<(pprof::Output, Profile)>,
 }
 
 impl Outputs {
     pub fn open(args: &StackArgs, svg: Svg, profile: Profile) -> Result<Outputs> {
-        let svg = match &args.svg {
-            Some(path) => {
-                std::fs::File::create(path)
-                    .with_context(|| format!("--svg: creating {}", path.display()))?;
-                Some((path.clone(), svg))
-            }
-            None => None,
-        };
+        crate::output::file::one_on_stdout(&[
+            ("--svg", args.svg.as_ref()),
+            ("--pprof", args.pprof.as_ref()),
+        ])?;
+        let svg = args.svg.as_ref().map(|path| (path.clone(), svg));
         let pprof = match &args.pprof {
             Some(path) => Some((pprof::Output::create(path)?, profile)),
             None => None,
@@ -224,7 +223,7 @@ impl Report<'_> {
     }
 }
 
-fn write_svg(path: &std::path::Path, style: &Svg, folded: &[String]) -> Result<()> {
+fn write_svg(path: &OutFile, style: &Svg, folded: &[String]) -> Result<()> {
     use inferno::flamegraph::color::{BackgroundColor, BasicPalette};
     use inferno::flamegraph::{self, Options, Palette};
     let mut options = Options::default();
@@ -237,7 +236,8 @@ fn write_svg(path: &std::path::Path, style: &Svg, folded: &[String]) -> Result<(
     let mut svg = Vec::new();
     flamegraph::from_lines(&mut options, folded.iter().map(String::as_str), &mut svg)
         .with_context(|| format!("drawing the flame graph for {}", path.display()))?;
-    crate::output::replace_file(path, &svg)
+    path.write(&svg)
+        .with_context(|| format!("--svg: writing {}", path.display()))
 }
 
 /// Where a count's user stack is.

@@ -2,6 +2,7 @@
 //! time columns, and a buffered stdout that gives up on a stalled reader
 //! once the tool is stopping.
 
+pub mod file;
 pub mod hist;
 pub mod manpage;
 pub mod net;
@@ -147,20 +148,41 @@ pub fn now_hms() -> String {
     hms((clock_ns(libc::CLOCK_REALTIME) / 1_000_000_000) as i64)
 }
 
-/// Prints a note on stderr as `tool: message`. A closed or full stderr is
-/// no reason to stop tracing, so failures to write are ignored.
-/// Writes `bytes` to `path` atomically: written to `PATH.tmp`, then renamed
-/// over `path`, so a reader (node_exporter, a profiler's uploader) sees the
-/// old file or the new one, never half of one.
-pub fn replace_file(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
-    use anyhow::Context;
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = std::path::PathBuf::from(tmp);
-    std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))
+/// serde_json's compact output, with every control character (C0, DEL,
+/// C1) and bidirectional formatting character escaped as `\uXXXX`: JSON
+/// allows them raw, but a terminal or a log viewer acts on them.
+struct SafeJson;
+
+impl serde_json::ser::Formatter for SafeJson {
+    fn write_string_fragment<W: ?Sized + Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
+        let mut start = 0;
+        for (i, c) in fragment.char_indices() {
+            if needs_escape(c) {
+                writer.write_all(fragment[start..i].as_bytes())?;
+                write!(writer, "\\u{:04x}", c as u32)?;
+                start = i + c.len_utf8();
+            }
+        }
+        writer.write_all(fragment[start..].as_bytes())
+    }
 }
 
+/// Writes `value` as one line's JSON (no newline), control characters
+/// escaped ([`SafeJson`]).
+pub fn json_to_writer<W: Write, T: serde::Serialize + ?Sized>(
+    writer: W,
+    value: &T,
+) -> io::Result<()> {
+    let mut ser = serde_json::Serializer::with_formatter(writer, SafeJson);
+    value.serialize(&mut ser).map_err(io::Error::from)
+}
+
+/// Prints a note on stderr as `tool: message`. A closed or full stderr is
+/// no reason to stop tracing, so failures to write are ignored.
 pub fn note(message: std::fmt::Arguments) {
     let mut err = io::stderr().lock();
     let _ = writeln!(err, "{}: {message}", tool_name());
@@ -182,6 +204,22 @@ struct Stdout {
     /// When the first write after a stop began: writes then wait at most
     /// [`STOP_WRITE_BUDGET`] in all.
     stopping_since: Option<std::time::Instant>,
+    /// Standard output, or standard error when an output-file option took
+    /// standard output (`--svg -`).
+    fd: libc::c_int,
+}
+
+impl Stdout {
+    fn new() -> Stdout {
+        Stdout {
+            stopping_since: None,
+            fd: if file::stdout_taken() {
+                libc::STDERR_FILENO
+            } else {
+                libc::STDOUT_FILENO
+            },
+        }
+    }
 }
 
 /// The error of a write abandoned because the tool is stopping.
@@ -197,7 +235,7 @@ impl Stdout {
             .get_or_insert_with(std::time::Instant::now);
         let left = STOP_WRITE_BUDGET.saturating_sub(since.elapsed());
         let mut pfd = libc::pollfd {
-            fd: libc::STDOUT_FILENO,
+            fd: self.fd,
             events: libc::POLLOUT,
             revents: 0,
         };
@@ -221,7 +259,7 @@ impl Write for Stdout {
                 len = len.min(4096);
             }
             // SAFETY: writes from a valid buffer of at least `len` bytes.
-            let n = unsafe { libc::write(libc::STDOUT_FILENO, buf.as_ptr().cast(), len) };
+            let n = unsafe { libc::write(self.fd, buf.as_ptr().cast(), len) };
             if n >= 0 {
                 return Ok(n as usize);
             }
@@ -250,12 +288,7 @@ pub struct Out {
 impl Default for Out {
     fn default() -> Self {
         Out {
-            w: BufWriter::with_capacity(
-                64 * 1024,
-                Stdout {
-                    stopping_since: None,
-                },
-            ),
+            w: BufWriter::with_capacity(64 * 1024, Stdout::new()),
             dropped: None,
         }
     }
@@ -265,7 +298,7 @@ impl Out {
     /// Writes one JSON object as a line.
     pub fn json(&mut self, value: &serde_json::Value) -> io::Result<()> {
         // Straight into the buffer (through write_all, which knows a stop).
-        serde_json::to_writer(&mut *self, value)?;
+        json_to_writer(&mut *self, value)?;
         self.write_all(b"\n")
     }
 
@@ -290,15 +323,7 @@ impl Out {
     /// Switches to dropping (and counting) output, counting what the
     /// buffer held.
     fn abandon(&mut self) {
-        let old = std::mem::replace(
-            &mut self.w,
-            BufWriter::with_capacity(
-                0,
-                Stdout {
-                    stopping_since: None,
-                },
-            ),
-        );
+        let old = std::mem::replace(&mut self.w, BufWriter::with_capacity(0, Stdout::new()));
         let (_, pending) = old.into_parts();
         let pending = pending.unwrap_or_default();
         let lines = pending.iter().filter(|&&b| b == b'\n').count() as u64;
@@ -375,6 +400,20 @@ mod tests {
         // Bidirectional overrides would reorder the terminal's line.
         assert_eq!(escape("a\u{202e}b".as_bytes()), "a\\u{202e}b");
         assert_eq!(escape("\u{2066}x".as_bytes()), "\\u{2066}x");
+    }
+
+    #[test]
+    fn json_escapes_every_control_and_bidi_character() {
+        let mut out = Vec::new();
+        let name = "a\u{202e}b\u{200f}c\u{9b}d\u{7f}e\u{1b}f\u{2066}g\u{e9}";
+        json_to_writer(&mut out, &serde_json::json!({ "comm": name })).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text,
+            "{\"comm\":\"a\\u202eb\\u200fc\\u009bd\\u007fe\\u001bf\\u2066g\u{e9}\"}"
+        );
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back["comm"], name);
     }
 
     #[test]

@@ -262,9 +262,34 @@ where
     signals::install();
     let args = match T::Args::try_parse() {
         Ok(args) => args,
-        Err(e) => return clap_exit(e),
+        Err(e) => return clap_exit(shown_error::<T::Args>(e)),
     };
     run::exit_code(run_tool::<T>(args))
+}
+
+/// A parse error as it names the arguments: clap shows them raw, and the
+/// terminal (or clap's own stripping of escape sequences) would change what
+/// the user reads. Where an argument holds a control or bidirectional
+/// character, the error is that of the same arguments escaped (the same
+/// kind of error, now naming printable text).
+fn shown_error<A: Parser>(e: clap::Error) -> clap::Error {
+    use std::os::unix::ffi::OsStrExt;
+    let argv: Vec<OsString> = std::env::args_os().collect();
+    let shown: Vec<String> = argv
+        .iter()
+        .map(|a| crate::output::escape(a.as_bytes()).into_owned())
+        .collect();
+    if argv
+        .iter()
+        .zip(&shown)
+        .all(|(a, s)| a.as_bytes() == s.as_bytes())
+    {
+        return e;
+    }
+    match A::try_parse_from(&shown) {
+        Err(escaped) if escaped.kind() == e.kind() => escaped,
+        _ => e,
+    }
 }
 
 /// Help and version go to stdout with status 0; a usage error is one line
@@ -282,7 +307,10 @@ fn clap_exit(e: clap::Error) -> ExitCode {
             let text = e.render().to_string();
             let line = text.lines().next().unwrap_or("invalid arguments");
             let line = line.strip_prefix("error: ").unwrap_or(line);
-            note!("error: {line} (see --help)");
+            note!(
+                "error: {} (see --help)",
+                crate::output::escape(line.as_bytes())
+            );
             ExitCode::from(2)
         }
     }

@@ -25,12 +25,17 @@ pub fn exit_code(result: anyhow::Result<u8>) -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        // Errors name what the user gave and what the system holds: shown
+        // escaped, on one line.
         Err(e) if e.downcast_ref::<crate::usage::UsageError>().is_some() => {
-            crate::note!("error: {e}");
+            crate::note!("error: {}", crate::output::escape(e.to_string().as_bytes()));
             ExitCode::from(2)
         }
         Err(e) => {
-            crate::note!("error: {e:#}");
+            crate::note!(
+                "error: {}",
+                crate::output::escape(format!("{e:#}").as_bytes())
+            );
             if let Some(hint) = hint(&e) {
                 crate::note!("hint: {hint}");
             }

@@ -9,9 +9,9 @@
 //! Every location is already symbolized: the mappings say so, and a
 //! consumer does not look for the binaries.
 
+use crate::output::file::OutFile;
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use prost::Message;
@@ -255,25 +255,30 @@ pub fn decode(gzipped: &[u8]) -> Result<Profile> {
     Ok(Profile::decode(raw.as_slice())?)
 }
 
-/// `--pprof FILE`: where a tool writes its profile, checked writable
-/// before tracing, replaced atomically at each report.
+/// `--pprof FILE`: where a tool writes its profile, replaced whole at
+/// each report (the path was checked when parsed).
 pub struct Output {
-    path: PathBuf,
+    path: OutFile,
 }
 
 impl Output {
-    pub fn create(path: &Path) -> Result<Output> {
-        crate::output::replace_file(path, &encode(&Profile::default())?).context("--pprof")?;
-        Ok(Output {
-            path: path.to_path_buf(),
-        })
+    pub fn create(path: &OutFile) -> Result<Output> {
+        use std::io::IsTerminal;
+        if path.is_stdout() && std::io::stdout().is_terminal() {
+            return Err(crate::usage::usage(
+                "--pprof -: a profile is binary; redirect standard output to a file",
+            ));
+        }
+        Ok(Output { path: path.clone() })
     }
 
     pub fn write(&self, profile: &Profile) -> Result<()> {
-        crate::output::replace_file(&self.path, &encode(profile)?).context("--pprof")
+        self.path
+            .write(&encode(profile)?)
+            .with_context(|| format!("--pprof: writing {}", self.path.display()))
     }
 
-    pub fn path(&self) -> &Path {
+    pub fn path(&self) -> &OutFile {
         &self.path
     }
 }
