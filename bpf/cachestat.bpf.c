@@ -76,6 +76,8 @@ static __always_inline bool traced(void)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
+	if (!not_self(tgid))
+		return false;
 	return !filter_pids || bpf_map_lookup_elem(&pid_filter, &tgid);
 }
 

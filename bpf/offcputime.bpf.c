@@ -66,7 +66,7 @@ static __always_inline bool allowed(struct task_struct *t, __u32 tid, __u32 tgid
 	bool kthread;
 	long state;
 
-	if (!tid)
+	if (!tid || !not_self(tgid))
 		return false;
 	if (filter_pids && !bpf_map_lookup_elem(&pid_filter, &tgid))
 		return false;

@@ -78,7 +78,7 @@ static __always_inline int enqueue(struct task_struct *t, bool btf)
 	__u32 tid = BPF_CORE_READ(t, pid), tgid = BPF_CORE_READ(t, tgid);
 	__u64 ts, *slot;
 
-	if (!tid)
+	if (!tid || !not_self(tgid))
 		return 0;
 	if (filter_pids && !bpf_map_lookup_elem(&pid_filter, &tgid))
 		return 0;

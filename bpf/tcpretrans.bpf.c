@@ -119,6 +119,8 @@ static __always_inline int report(const struct sock_common *skc, const struct sk
 	if (!read_flow(skc, &k))
 		return 0;
 	o = bpf_map_lookup_elem(&owners, &key);
+	if (o && !not_self(o->tgid))
+		return 0;
 	if (filter_pids && (!o || !bpf_map_lookup_elem(&pid_filter, &o->tgid)))
 		return 0;
 	if (count_flows) {

@@ -10,6 +10,9 @@ const volatile bool filter_cgroup = false;
 const volatile bool filter_pids = false;
 const volatile bool filter_tids = false;
 const volatile __u32 filter_uid = INVALID_UID;
+/* The tool's own process, set by the lifecycle: a tool never reports itself
+ * (its output writes would feed back into what it traces). */
+const volatile __u32 self_tgid = 0;
 
 /* Holds one cgroup v2 directory fd, put there by common::filters. */
 struct {
@@ -44,11 +47,18 @@ static __always_inline bool uid_allowed(__u32 uid)
 	return filter_uid == INVALID_UID || uid == filter_uid;
 }
 
+static __always_inline bool not_self(__u32 tgid)
+{
+	return tgid != self_tgid;
+}
+
 /* `id` is what bpf_get_current_pid_tgid() returns. */
 static __always_inline bool task_allowed(__u64 id)
 {
 	__u32 tgid = id >> 32, tid = (__u32)id;
 
+	if (!not_self(tgid))
+		return false;
 	if (filter_pids && !bpf_map_lookup_elem(&pid_filter, &tgid))
 		return false;
 	if (filter_tids && !bpf_map_lookup_elem(&tid_filter, &tid))

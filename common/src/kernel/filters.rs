@@ -53,6 +53,17 @@ impl Filters {
                 if !std::path::Path::new(&format!("/proc/{id}")).exists() {
                     return Err(UsageError(format!("{flag}: there is no {what} {id}")).into());
                 }
+                // /proc/TID exists for a thread too: -p of one would match
+                // no process, silently.
+                if flag == "-p" {
+                    if let Some(tgid) = tgid_of(*id).filter(|t| t != id) {
+                        return Err(UsageError(format!(
+                            "-p: {id} is a thread of process {tgid}: -p takes process ids \
+                             (give -p {tgid}, or the thread option to trace that thread alone)"
+                        ))
+                        .into());
+                    }
+                }
             }
         }
         Ok(())
@@ -72,6 +83,10 @@ impl Filters {
         }
         if let Some(uid) = self.uid {
             maps::set_rodata(obj, "filter_uid", &uid.to_ne_bytes())?;
+        }
+        // Every tool with the shared filters leaves its own process out.
+        if maps::has_rodata(obj, "self_tgid") {
+            maps::set_rodata(obj, "self_tgid", &std::process::id().to_ne_bytes())?;
         }
         // Bounds from the maps the kernel will allocate.
         for (ids, map, flag) in [
@@ -111,6 +126,15 @@ impl Filters {
         }
         Ok(())
     }
+}
+
+/// The process (thread group) a thread belongs to, from /proc.
+fn tgid_of(tid: u32) -> Option<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))
+        .and_then(|v| v.trim().parse().ok())
 }
 
 /// A comma-separated list of process or thread ids, e.g. `-p 123,456`.

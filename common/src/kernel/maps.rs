@@ -31,6 +31,11 @@ pub fn set_rodata(obj: &mut OpenObject, name: &str, value: &[u8]) -> Result<()> 
     Ok(())
 }
 
+/// True if the object has the read-only global `name`.
+pub fn has_rodata(obj: &OpenObject, name: &str) -> bool {
+    rodata_var(obj, name).is_ok()
+}
+
 /// Where the read-only global `name` lies: (offset, size) in `.rodata`.
 fn rodata_var(obj: &OpenObject, name: &str) -> Result<(usize, usize)> {
     // SAFETY: the pointer comes from a live OpenObject, which outlives the

@@ -125,6 +125,16 @@ impl Fs {
         }
     }
 
+    /// True if a file system of this kind is mounted (the mount table's
+    /// type field: nfs also as nfs4).
+    fn mounted(self) -> bool {
+        let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+        mounts.lines().any(|l| {
+            let kind = l.split(' ').nth(2).unwrap_or_default();
+            kind == self.name() || (self == Fs::Nfs && kind == "nfs4")
+        })
+    }
+
     fn magic(self) -> u64 {
         match self {
             Fs::Ext4 => 0xEF53,
@@ -184,6 +194,12 @@ impl Tool for Fsslower {
                  xfsslower, btrfsslower or nfsslower",
             ));
         };
+        if !fs.mounted() {
+            common::note!(
+                "no {} file system is mounted now; tracing goes on (one may be mounted later)",
+                fs.name()
+            );
+        }
         let mode = Mode::choose(&fs.functions());
         Ok(Fsslower {
             table: table(args.csv, args.common.json),

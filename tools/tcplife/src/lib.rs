@@ -54,7 +54,7 @@ pub(crate) struct Args {
     #[arg(short = 'w', long)]
     wide: bool,
     /// Comma-separated values
-    #[arg(short = 's', long, short_alias = 'C', conflicts_with = "wide")]
+    #[arg(short = 's', long, short_alias = 'C', conflicts_with_all = ["wide", "json"])]
     csv: bool,
     /// Only sessions of these processes (comma-separated pids)
     #[arg(short = 'p', long, value_parser = cli::id_list)]

@@ -99,6 +99,33 @@ struct Tcprtt {
 }
 
 /// The family and 16 bytes of an address filter (-a, -A).
+/// Addresses and families that no connection can match at once: a usage
+/// error naming both options, not a run that can never show anything.
+fn family_conflicts(a: &Args) -> Result<()> {
+    let addrs = [("-a/--laddr", a.laddr), ("-A/--raddr", a.raddr)];
+    for (flag, addr) in addrs {
+        let Some(addr) = addr else { continue };
+        let (family, other) = match addr {
+            IpAddr::V4(_) => ("IPv4", (a.ipv6, "-6/--ipv6")),
+            IpAddr::V6(_) => ("IPv6", (a.ipv4, "-4/--ipv4")),
+        };
+        if other.0 {
+            return Err(common::usage::usage(format!(
+                "{flag} {addr} is an {family} address: it cannot match with {}",
+                other.1
+            )));
+        }
+    }
+    if let (Some(l), Some(r)) = (a.laddr, a.raddr) {
+        if l.is_ipv4() != r.is_ipv4() {
+            return Err(common::usage::usage(format!(
+                "-a/--laddr {l} and -A/--raddr {r} are of different families: no connection has both"
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn addr_bytes(addr: &IpAddr) -> (u16, [u8; 16]) {
     let mut bytes = [0u8; 16];
     match addr {
@@ -121,6 +148,7 @@ impl Tool for Tcprtt {
                 "give the interval once: -i SECONDS, or the positional INTERVAL",
             ));
         }
+        family_conflicts(&args)?;
         Ok(Tcprtt { args })
     }
 

@@ -54,7 +54,7 @@ pub(crate) struct Args {
     #[arg(short = 'w', long)]
     wide: bool,
     /// Comma-separated values
-    #[arg(short = 's', long, conflicts_with = "wide")]
+    #[arg(short = 's', long, conflicts_with_all = ["wide", "json"])]
     csv: bool,
     /// Only these local ports (comma-separated)
     #[arg(short = 'L', long = "localport", value_name = "LPORT", value_parser = cli::port_list)]
