@@ -19,14 +19,20 @@ pub struct Spec {
     /// kernels lack it (filelife: fentry or kprobes), and whether this one
     /// has it: the checks that attach are skipped, and said, without it.
     pub needs: Option<Needs>,
+    /// Option sets that cannot all hold, each with the names its usage
+    /// error must show (clap names an option by its long form).
+    pub conflicts: &'static [Conflict],
 }
+
+/// Arguments that cannot all hold, and the options the error must name.
+pub type Conflict = (&'static [&'static str], &'static [&'static str]);
 
 /// A kernel feature, named, and whether this kernel has it.
 pub type Needs = (&'static str, fn() -> bool);
 
 impl Spec {
     /// True if the tool can attach here; else the skip is said.
-    fn attaches(&self) -> bool {
+    pub(crate) fn attaches(&self) -> bool {
         self.needs
             .is_none_or(|(what, present)| crate::feature_present(present(), what, None))
     }
@@ -51,6 +57,38 @@ pub fn dry_run_prints_hooks(spec: &Spec) {
     );
 }
 
+/// A name holding a right-to-left override, a C1 CSI and DEL: shown raw, a
+/// terminal would act on them.
+pub const HOSTILE_NAME: &str = "x\u{202e}y\u{9b}z\u{7f}";
+
+/// True if `text` holds any of [`HOSTILE_NAME`]'s characters raw.
+pub fn holds_raw_controls(text: &str) -> bool {
+    text.contains(['\u{202e}', '\u{9b}', '\u{7f}', '\u{1b}'])
+}
+
+/// Each declared conflict exits 2 with one line naming its options.
+pub fn conflicting_options_exit_2_naming_both(spec: &Spec) {
+    require_root();
+    for (args, names) in spec.conflicts {
+        let f = run(spec.bin, args);
+        assert_eq!(f.status.code(), Some(2), "{args:?}: {f:?}");
+        let lines: Vec<&str> = f.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{args:?}: not one line: {}", f.stderr);
+        for name in *names {
+            assert!(
+                lines[0].contains(name),
+                "{args:?}: {name} not named: {}",
+                lines[0]
+            );
+        }
+    }
+}
+
+/// Output files: see [`crate::outfiles`].
+pub fn output_files_keep_what_they_name(spec: &Spec) {
+    crate::outfiles::output_files_keep_what_they_name(spec);
+}
+
 pub fn bad_arguments_exit_2_with_one_line(spec: &Spec) {
     require_root();
     for bad in [
@@ -65,6 +103,23 @@ pub fn bad_arguments_exit_2_with_one_line(spec: &Spec) {
         assert_eq!(lines.len(), 1, "{bad:?}: not one line: {}", f.stderr);
         assert!(lines[0].contains("error"), "{bad:?}: {}", f.stderr);
         assert!(f.stdout.is_empty(), "{bad:?}: {f:?}");
+    }
+    // What an error names is shown escaped: an unknown option, a bad value.
+    let option = format!("--no-such-{HOSTILE_NAME}");
+    for bad in [&[option.as_str()][..], &["-p", HOSTILE_NAME]] {
+        let f = run(spec.bin, bad);
+        assert_eq!(f.status.code(), Some(2), "{bad:?}: {f:?}");
+        assert_eq!(f.stderr.lines().count(), 1, "{bad:?}: {}", f.stderr);
+        assert!(
+            !holds_raw_controls(&f.stderr),
+            "{bad:?}: raw: {:?}",
+            f.stderr
+        );
+        assert!(
+            f.stderr.contains("x\\u{202e}y\\xc2\\x9bz\\x7f"),
+            "{bad:?}: the value not shown escaped: {}",
+            f.stderr
+        );
     }
 }
 
@@ -142,13 +197,24 @@ pub fn json_lines_parse(spec: &Spec) {
     args.push("--json");
     let tool = Traced::start(spec.bin, &args);
     let dir = std::env::temp_dir();
+    // A shell under a hostile name (its comm) that opens files and execs.
+    let shell = crate::unique_copy_named(HOSTILE_NAME, "/bin/sh");
     for _ in 0..20 {
         let _ = Command::new("true").status();
         let _ = std::fs::read_dir(&dir);
+        let _ = Command::new(&shell)
+            .args(["-c", ": < /etc/hostname; /bin/true"])
+            .status();
         std::thread::sleep(Duration::from_millis(20));
     }
     let f = tool.stop();
     assert!(f.status.success(), "{f:?}");
+    for line in &f.stdout {
+        assert!(
+            !holds_raw_controls(line),
+            "a raw control character: {line:?}"
+        );
+    }
     for v in f.json() {
         assert!(v.is_object(), "{v}");
     }

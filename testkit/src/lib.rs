@@ -5,6 +5,7 @@
 
 pub mod block;
 pub mod contract;
+pub mod outfiles;
 pub mod pprof;
 pub mod prometheus;
 
@@ -412,6 +413,20 @@ pub fn unique_copy(prefix: &str, source: &str) -> std::path::PathBuf {
     path
 }
 
+/// Copies the program at `source` under exactly `name` (at most 15 bytes:
+/// its comm), in a fresh directory of its own.
+pub fn unique_copy_named(name: &str, source: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    assert!(name.len() <= 15, "a comm holds 15 bytes");
+    let dir = std::env::temp_dir().join(unique("bpftools-test-named"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = dir.join(name);
+    std::fs::copy(source, &path).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
 /// Runs `tool | head -n 1` and returns how long the pipeline took to end;
 /// fails unless the tool itself ended with status 0 (a closed stdout ends
 /// a tool quietly).
@@ -590,6 +605,14 @@ macro_rules! contract_tests {
         #[test]
         fn contract_help_has_examples() {
             $crate::contract::help_has_examples(&SPEC);
+        }
+        #[test]
+        fn contract_conflicting_options_exit_2_naming_both() {
+            $crate::contract::conflicting_options_exit_2_naming_both(&SPEC);
+        }
+        #[test]
+        fn contract_output_files_keep_what_they_name() {
+            $crate::contract::output_files_keep_what_they_name(&SPEC);
         }
         #[test]
         fn contract_hostile_input_never_crashes() {

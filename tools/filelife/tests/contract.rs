@@ -8,4 +8,5 @@ testkit::contract_tests!(testkit::contract::Spec {
         let f = common::kernel::probe::features();
         f.fentry || f.kprobe
     })),
+    conflicts: &[],
 });

@@ -5,4 +5,5 @@ testkit::contract_tests!(testkit::contract::Spec {
     args: &[],
     final_report: None,
     needs: None,
+    conflicts: &[],
 });

@@ -165,3 +165,51 @@ fn fileslower_dry_run_and_bcc_header() {
         ["TIME(s)", "COMM", "TID", "D", "BYTES", "LAT(ms)", "FILENAME"]
     );
 }
+
+/// With its output in a file, at threshold 0, the tool's own writes of that
+/// output would feed back into what it traces: it leaves itself out.
+#[test]
+fn fileslower_to_a_file_shows_none_of_its_own_writes() {
+    require_root();
+    let dir = testkit::scratch_dir(env!("CARGO_TARGET_TMPDIR"));
+    let out = dir.join(unique("fs-self"));
+    let mut child = Command::new(BIN)
+        .args(["--json", "0"])
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // Attached once its banner is out (on stderr with --json).
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("Ctrl-C") {
+        line.clear();
+        let n = std::io::BufRead::read_line(&mut stderr, &mut line).unwrap();
+        assert!(n > 0, "fileslower ended before its banner");
+    }
+    let dd = unique_copy("fss", "/bin/dd");
+    let written = unique("fs-self-dd");
+    let status = Command::new(&dd)
+        .args(["if=/dev/zero", "bs=512", "count=200", "status=none"])
+        .arg(format!("of={}", dir.join(&written).display()))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: kill with our own child's pid.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    assert!(child.wait().unwrap().success());
+    let rows: Vec<Value> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let writes = of_comm(&rows, comm(&dd))
+        .into_iter()
+        .filter(|r| r["file"] == written.as_str() && r["op"] == "W")
+        .count();
+    assert_eq!(writes, 200, "dd's writes: {rows:?}");
+    let own: Vec<&Value> = rows.iter().filter(|r| r["pid"] == pid).collect();
+    assert!(own.is_empty(), "its own writes: {own:?}");
+}

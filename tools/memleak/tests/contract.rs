@@ -5,4 +5,5 @@ testkit::contract_tests!(testkit::contract::Spec {
     args: &["1"],
     final_report: Some("stacks with outstanding allocations"),
     needs: None,
+    conflicts: &[(&["-f", "--json"], &["--folded", "--json"])],
 });

@@ -5,4 +5,5 @@ testkit::contract_tests!(testkit::contract::Spec {
     args: &[],
     final_report: Some("    -"),
     needs: None,
+    conflicts: &[(&["-f", "--json"], &["--folded", "--json"])],
 });

@@ -540,3 +540,30 @@ fn opensnoop_stop_signal_ends_the_started_command_too() {
         assert_eq!(finished.status.code(), Some(128 + sig), "{finished:?}");
     }
 }
+
+#[test]
+fn opensnoop_json_shows_a_hostile_comm_escaped() {
+    use testkit::contract::{holds_raw_controls, HOSTILE_NAME};
+    let dir = scratch_dir("os-hostile");
+    let target = dir.join("opened");
+    fs::write(&target, b"x").unwrap();
+    let shell = testkit::unique_copy_named(HOSTILE_NAME, "/bin/sh");
+    let tool = start(&["--json"]);
+    let status = Command::new(&shell)
+        .arg("-c")
+        .arg(format!(": < {}", target.display()))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let finished = stop_and_check_unloaded(tool);
+    let opens = opens_of(&finished, &target);
+    assert_eq!(opens.len(), 1, "{:?}", finished.stdout);
+    assert_eq!(opens[0]["comm"], HOSTILE_NAME);
+    let line = finished
+        .stdout
+        .iter()
+        .find(|l| l.contains("os-hostile"))
+        .unwrap();
+    assert!(!holds_raw_controls(line), "{line:?}");
+    assert!(line.contains(r#""comm":"x\u202ey\u009bz\u007f""#), "{line}");
+}

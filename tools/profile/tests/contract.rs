@@ -6,4 +6,5 @@ testkit::contract_tests!(testkit::contract::Spec {
     args: &["-I"],
     final_report: Some("    -"),
     needs: None,
+    conflicts: &[(&["-f", "--json"], &["--folded", "--json"])],
 });

@@ -5,4 +5,5 @@ testkit::contract_tests!(testkit::contract::Spec {
     args: &[],
     final_report: Some("usecs"),
     needs: None,
+    conflicts: &[],
 });

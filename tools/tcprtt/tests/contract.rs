@@ -5,4 +5,13 @@ testkit::contract_tests!(testkit::contract::Spec {
     args: &[],
     final_report: None,
     needs: None,
+    conflicts: &[
+        (&["-4", "-6"], &["--ipv4", "--ipv6"]),
+        (&["-A", "::1", "-4"], &["-A/--raddr", "-4/--ipv4"]),
+        (&["-a", "127.0.0.1", "-6"], &["-a/--laddr", "-6/--ipv6"]),
+        (
+            &["-a", "127.0.0.1", "-A", "::1"],
+            &["-a/--laddr", "-A/--raddr"]
+        ),
+    ],
 });

@@ -1,0 +1,314 @@
+//! The contract's output-file checks: what `--svg`, `--pprof`, `--prom-file`
+//! and `--hdr-log` do with every kind of path (common::output::file's rule),
+//! for every tool that has such options (those whose value `-h` shows as
+//! `<FILE>`, which only output files use).
+
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::contract::Spec;
+use crate::{program_ids_of, require_root, run, still_loaded};
+
+/// The output-file options `bin -h` lists.
+pub fn file_options(bin: &str) -> Vec<String> {
+    run(bin, &["-h"])
+        .stdout
+        .iter()
+        .filter(|l| l.contains(" <FILE>"))
+        .filter_map(|l| {
+            l.split([',', ' '])
+                .find(|w| w.starts_with("--"))
+                .map(str::to_string)
+        })
+        .collect()
+}
+
+/// A tool run to its end: status, stdout's bytes, stderr.
+struct Ran {
+    code: Option<i32>,
+    stdout: Vec<u8>,
+    stderr: String,
+}
+
+/// Runs `bin args…` with stdout and stderr to files in `dir`: until it exits
+/// by itself (a usage error), or once it holds its programs, for a second
+/// more, then SIGINT. `fifo`: a FIFO read (non-blocking) meanwhile, whose
+/// bytes are returned too.
+fn run_in(bin: &str, args: &[String], dir: &Path, fifo: Option<&Path>) -> (Ran, Vec<u8>) {
+    let out_path = dir.join(".stdout");
+    let err_path = dir.join(".stderr");
+    let mut reader = fifo.map(|p| {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(p)
+            .expect("opening the FIFO's read end")
+    });
+    let mut got = Vec::new();
+    let mut drain = |reader: &mut Option<File>| {
+        if let Some(r) = reader {
+            let mut buf = [0u8; 65536];
+            while let Ok(n @ 1..) = r.read(&mut buf) {
+                got.extend_from_slice(&buf[..n]);
+            }
+        }
+    };
+    let mut child = Command::new(bin)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(File::create(&out_path).unwrap())
+        .stderr(File::create(&err_path).unwrap())
+        .spawn()
+        .expect("spawning the tool");
+    let start = Instant::now();
+    let mut loaded_at: Option<Instant> = None;
+    let mut held = Vec::new();
+    let status = loop {
+        drain(&mut reader);
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if loaded_at.is_none() {
+            held = program_ids_of(child.id());
+            if !held.is_empty() {
+                loaded_at = Some(Instant::now());
+            }
+        }
+        let stop = loaded_at.is_some_and(|t| t.elapsed() > Duration::from_millis(1500))
+            || start.elapsed() > Duration::from_secs(60);
+        if stop {
+            // SAFETY: kill with our own child's pid.
+            unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+            let deadline = Instant::now() + Duration::from_secs(20);
+            let status = loop {
+                drain(&mut reader);
+                if let Some(status) = child.try_wait().unwrap() {
+                    break status;
+                }
+                assert!(Instant::now() < deadline, "{bin} {args:?} did not end");
+                std::thread::sleep(Duration::from_millis(10));
+            };
+            break status;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    drain(&mut reader);
+    let left = still_loaded(&held);
+    assert!(left.is_empty(), "{args:?}: programs {left:?} still loaded");
+    let ran = Ran {
+        code: status.code(),
+        stdout: std::fs::read(&out_path).unwrap(),
+        stderr: std::fs::read_to_string(&err_path).unwrap(),
+    };
+    let _ = std::fs::remove_file(out_path);
+    let _ = std::fs::remove_file(err_path);
+    (ran, got)
+}
+
+/// Panics unless `bytes` are a whole output of the option's format.
+fn assert_format(option: &str, bytes: &[u8], context: &str) {
+    let text = || String::from_utf8_lossy(bytes).into_owned();
+    match option {
+        "--svg" => {
+            let t = text();
+            assert!(
+                t.starts_with("<?xml") && t.trim_end().ends_with("</svg>"),
+                "{context}: not an SVG: {:.200}",
+                t
+            );
+        }
+        "--pprof" => {
+            let mut raw = Vec::new();
+            flate2::read::GzDecoder::new(bytes)
+                .read_to_end(&mut raw)
+                .unwrap_or_else(|e| panic!("{context}: not a gzipped profile: {e}"));
+            assert!(!raw.is_empty(), "{context}: an empty profile");
+        }
+        "--prom-file" => {
+            let t = text();
+            assert!(t.contains("# EOF"), "{context}: no '# EOF': {t:.300}");
+            for line in t.lines().filter(|l| !l.is_empty() && !l.starts_with('#')) {
+                let value = line.rsplit(' ').next().unwrap_or_default();
+                assert!(
+                    value.parse::<f64>().is_ok() || value == "+Inf",
+                    "{context}: not a sample line: {line}"
+                );
+            }
+        }
+        "--hdr-log" => {
+            let t = text();
+            assert!(
+                t.starts_with('#') && t.contains("StartTime"),
+                "{context}: not an HdrHistogram log: {t:.300}"
+            );
+        }
+        other => panic!("no format check for {other}"),
+    }
+}
+
+/// True when the tool said the report held nothing to write (a stack tool
+/// whose report had no stack leaves its file alone, and says so).
+fn nothing_to_write(ran: &Ran) -> bool {
+    ran.stderr.contains("no stacks in this report")
+}
+
+fn is_symlink(p: &Path) -> bool {
+    std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink())
+}
+
+fn mknod(path: &Path, mode: libc::mode_t, dev: libc::dev_t) {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    let rc = unsafe { libc::mknod(c.as_ptr(), mode, dev) };
+    assert_eq!(rc, 0, "mknod {}", path.display());
+}
+
+/// Every output-file option with each kind of path: a device node of the
+/// test's own and a FIFO are written in place (unchanged, the FIFO's reader
+/// gets the output), a link is written through and stays a link, a link
+/// planted at PATH.tmp is never followed, a regular file is replaced, `-`
+/// is standard output; a directory or a missing directory is a usage error
+/// before anything loads, leaving nothing behind.
+pub fn output_files_keep_what_they_name(spec: &Spec) {
+    require_root();
+    let options = file_options(spec.bin);
+    if options.is_empty() {
+        eprintln!("{}: no output-file option", spec.bin);
+        return;
+    }
+    let base: Vec<String> = spec.args.iter().map(|s| s.to_string()).collect();
+    let with = |opt: &str, path: &Path| -> Vec<String> {
+        let mut a = base.clone();
+        a.push(opt.into());
+        a.push(path.to_string_lossy().into_owned());
+        a
+    };
+    for opt in &options {
+        let dir: PathBuf = std::env::temp_dir().join(crate::unique("outfiles"));
+        std::fs::create_dir_all(&dir).unwrap();
+
+        // Refused before anything loads, leaving nothing.
+        let sub = dir.join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        for (path, why) in [
+            (sub.clone(), "is a directory"),
+            (dir.join("missing/x"), "no directory"),
+        ] {
+            let (ran, _) = run_in(spec.bin, &with(opt, &path), &dir, None);
+            assert_eq!(
+                ran.code,
+                Some(2),
+                "{opt} {}: {}",
+                path.display(),
+                ran.stderr
+            );
+            let lines: Vec<&str> = ran.stderr.lines().collect();
+            assert_eq!(lines.len(), 1, "{opt}: not one line: {}", ran.stderr);
+            assert!(
+                lines[0].contains(opt.as_str()) && lines[0].contains(why),
+                "{opt}: {}",
+                lines[0]
+            );
+            assert!(ran.stdout.is_empty());
+        }
+        let mut names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["sub"], "{opt}: the refused runs left files behind");
+        assert!(!dir.join("sub.tmp").exists());
+
+        if !spec.attaches() {
+            continue;
+        }
+        let ctx = |case: &str| format!("{} {opt} ({case})", spec.bin);
+
+        // A regular file: replaced, holding the output.
+        let regular = dir.join("regular");
+        std::fs::write(&regular, "old").unwrap();
+        let (ran, _) = run_in(spec.bin, &with(opt, &regular), &dir, None);
+        assert_eq!(ran.code, Some(0), "{}: {}", ctx("regular file"), ran.stderr);
+        if !nothing_to_write(&ran) {
+            assert_format(opt, &std::fs::read(&regular).unwrap(), &ctx("regular file"));
+        }
+
+        // A link to a regular file: written through, still a link.
+        let target = dir.join("target");
+        std::fs::write(&target, "old").unwrap();
+        let link = dir.join("link");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let (ran, _) = run_in(spec.bin, &with(opt, &link), &dir, None);
+        assert_eq!(ran.code, Some(0), "{}: {}", ctx("link"), ran.stderr);
+        assert!(is_symlink(&link), "{}: the link was replaced", ctx("link"));
+        if !nothing_to_write(&ran) {
+            assert_format(opt, &std::fs::read(&target).unwrap(), &ctx("link"));
+        }
+
+        // A link planted at the old temporary name: never followed.
+        let victim = dir.join("victim");
+        std::fs::write(&victim, "must not change").unwrap();
+        let planted = dir.join("planted");
+        std::os::unix::fs::symlink(&victim, dir.join("planted.tmp")).unwrap();
+        let (ran, _) = run_in(spec.bin, &with(opt, &planted), &dir, None);
+        assert_eq!(ran.code, Some(0), "{}: {}", ctx("planted link"), ran.stderr);
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "must not change");
+        if !nothing_to_write(&ran) {
+            assert_format(opt, &std::fs::read(&planted).unwrap(), &ctx("planted"));
+        }
+
+        // A character device of the test's own (null's numbers).
+        let node = dir.join("null");
+        mknod(&node, libc::S_IFCHR | 0o666, libc::makedev(1, 3));
+        let (ran, _) = run_in(spec.bin, &with(opt, &node), &dir, None);
+        assert_eq!(ran.code, Some(0), "{}: {}", ctx("device"), ran.stderr);
+        let m = std::fs::symlink_metadata(&node).unwrap();
+        assert!(
+            m.file_type().is_char_device() && m.rdev() == libc::makedev(1, 3),
+            "{}: the device node was replaced",
+            ctx("device")
+        );
+
+        // A FIFO read by the test: it gets the output, and stays a FIFO.
+        let fifo = dir.join("fifo");
+        mknod(&fifo, libc::S_IFIFO | 0o600, 0);
+        let (ran, got) = run_in(spec.bin, &with(opt, &fifo), &dir, Some(&fifo));
+        assert_eq!(ran.code, Some(0), "{}: {}", ctx("FIFO"), ran.stderr);
+        assert!(std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo());
+        if !nothing_to_write(&ran) {
+            assert_format(opt, &got, &ctx("FIFO"));
+        }
+
+        // `-`: standard output holds the file alone.
+        let (ran, _) = run_in(spec.bin, &with(opt, Path::new("-")), &dir, None);
+        assert_eq!(ran.code, Some(0), "{}: {}", ctx("-"), ran.stderr);
+        if !nothing_to_write(&ran) {
+            assert_format(opt, &ran.stdout, &ctx("-"));
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    // Two options cannot both take standard output.
+    if let [a, b, ..] = options.as_slice() {
+        let mut args = base.clone();
+        args.extend([a.clone(), "-".into(), b.clone(), "-".into()]);
+        let dir = std::env::temp_dir().join(crate::unique("outfiles"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (ran, _) = run_in(spec.bin, &args, &dir, None);
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(ran.code, Some(2), "{args:?}: {}", ran.stderr);
+        assert!(
+            ran.stderr.contains(a.as_str()) && ran.stderr.contains(b.as_str()),
+            "{}",
+            ran.stderr
+        );
+    }
+}
