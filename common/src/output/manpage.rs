@@ -85,6 +85,32 @@ pub fn bundle_page(all: &[&ToolInfo], out: &mut dyn Write) -> io::Result<()> {
     see_also(&pages, out)
 }
 
+/// What a path given to an output-file option gets (common::output::file).
+const OUTPUT_FILES: &str = r#".SH OUTPUT FILES
+The options that write a \fIFILE\fR treat its path the same way, and check it
+before anything is loaded:
+.TP
+A regular file, or a new name in an existing directory
+is replaced whole at each report: written to a temporary file made
+exclusively (an unpredictable name, never through a link) in the same
+directory, then renamed over it, so a reader sees the old file or the new one.
+.TP
+A symbolic link
+is resolved first; its target is treated by these same rules.
+.TP
+A character device, a FIFO or a socket
+is opened and written in place, never replaced (\fB/dev/null\fR, a FIFO read
+by another program).
+.TP
+\fB\-\fR
+is standard output; what the tool would print there goes to standard error.
+.TP
+Anything else
+(a directory, a missing directory, a block device, a kernel interface such as
+\fB/proc\fR) is a usage error: exit status 2, one line naming the option, the
+path and why, and nothing is left behind.
+"#;
+
 fn man(cmd: clap::Command, sections: &str, out: &mut dyn Write) -> io::Result<()> {
     let examples = cmd
         .get_after_help()
@@ -92,6 +118,10 @@ fn man(cmd: clap::Command, sections: &str, out: &mut dyn Write) -> io::Result<()
         .unwrap_or_default();
     // The examples get a section of their own, below.
     let cmd = cmd.after_help(None::<&str>);
+    let has_output_files = cmd.get_arguments().any(|a| {
+        a.get_value_names()
+            .is_some_and(|names| names.iter().any(|n| n == "FILE"))
+    });
     let title = cmd.get_name().to_uppercase();
     let mut page = Man::new(cmd)
         .title(title)
@@ -112,6 +142,9 @@ fn man(cmd: clap::Command, sections: &str, out: &mut dyn Write) -> io::Result<()
     let mut extra = Vec::new();
     write_examples(&mut extra, &examples)?;
     extra.extend_from_slice(rest.as_bytes());
+    if has_output_files {
+        extra.extend_from_slice(OUTPUT_FILES.as_bytes());
+    }
     let extra = String::from_utf8_lossy(&extra);
     // clap defines the Aq string before every section; once will do.
     let mut defined = false;
