@@ -44,10 +44,36 @@ pub fn skeleton(tool: &str) {
     {
         panic!("building {}: {e:#}", source.display());
     }
+    // The source and the headers it includes from the tools' folder
+    // (`<tool>.h`, `slowio.h`); include/ as a whole. A path that does not
+    // exist would count as changed on every build.
     println!("cargo:rerun-if-changed={}", source.display());
-    println!(
-        "cargo:rerun-if-changed={}",
-        dir.join(format!("{tool}.h")).display()
-    );
+    let mut seen = Vec::new();
+    local_headers(&source, &[dir, &include], &mut seen);
+    for header in seen {
+        println!("cargo:rerun-if-changed={}", header.display());
+    }
     println!("cargo:rerun-if-changed={}", include.display());
+}
+
+/// The `#include "x.h"` files of `file` found in `dirs`, and theirs, each
+/// once.
+fn local_headers(file: &Path, dirs: &[&Path], seen: &mut Vec<PathBuf>) {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    for line in text.lines() {
+        let Some(name) = line
+            .trim_start()
+            .strip_prefix("#include \"")
+            .and_then(|r| r.split('"').next())
+        else {
+            continue;
+        };
+        let Some(path) = dirs.iter().map(|d| d.join(name)).find(|p| p.is_file()) else {
+            continue;
+        };
+        if !seen.contains(&path) {
+            seen.push(path.clone());
+            local_headers(&path, dirs, seen);
+        }
+    }
 }

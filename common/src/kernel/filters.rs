@@ -18,6 +18,9 @@ pub struct Filters {
     pub pids: Option<Vec<u32>>,
     /// Threads, `-t`.
     pub tids: Option<Vec<u32>>,
+    /// The tool's thread option, as errors name it (`-t`; profile: `-L`);
+    /// None where it has none.
+    pub thread_option: Option<&'static str>,
     /// A cgroup v2 directory, `-c`: the current task must be in it.
     pub cgroup: Option<PathBuf>,
     /// A uid, `-u`.
@@ -48,7 +51,11 @@ impl Filters {
     /// must be running when the tool starts (a typo would otherwise trace
     /// nothing, silently).
     pub fn check(&self) -> Result<()> {
-        for (ids, what, flag) in [(&self.pids, "process", "-p"), (&self.tids, "thread", "-t")] {
+        let thread_flag = self.thread_option.unwrap_or("-t");
+        for (ids, what, flag) in [
+            (&self.pids, "process", "-p"),
+            (&self.tids, "thread", thread_flag),
+        ] {
             for id in ids.iter().flatten() {
                 if !std::path::Path::new(&format!("/proc/{id}")).exists() {
                     return Err(UsageError(format!("{flag}: there is no {what} {id}")).into());
@@ -57,9 +64,13 @@ impl Filters {
                 // no process, silently.
                 if flag == "-p" {
                     if let Some(tgid) = tgid_of(*id).filter(|t| t != id) {
+                        let alone = match self.thread_option {
+                            Some(t) => format!(", or {t} {id} to trace that thread alone"),
+                            None => String::new(),
+                        };
                         return Err(UsageError(format!(
                             "-p: {id} is a thread of process {tgid}: -p takes process ids \
-                             (give -p {tgid}, or the thread option to trace that thread alone)"
+                             (give -p {tgid}{alone})"
                         ))
                         .into());
                     }
@@ -71,6 +82,7 @@ impl Filters {
 
     /// Sets the filters' read-only flags, before load.
     pub(crate) fn configure(&self, obj: &mut OpenObject) -> Result<()> {
+        let thread_flag = self.thread_option.unwrap_or("-t");
         let on = |b: bool| [u8::from(b)];
         if self.pids.is_some() {
             maps::set_rodata(obj, "filter_pids", &on(true))?;
@@ -91,7 +103,7 @@ impl Filters {
         // Bounds from the maps the kernel will allocate.
         for (ids, map, flag) in [
             (&self.pids, "pid_filter", "-p"),
-            (&self.tids, "tid_filter", "-t"),
+            (&self.tids, "tid_filter", thread_flag),
         ] {
             let Some(ids) = ids else { continue };
             let max = obj
@@ -151,5 +163,49 @@ impl std::fmt::Display for IdList {
             write!(f, "{id}")?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_name_the_tools_own_thread_option() {
+        let f = Filters {
+            tids: Some(vec![999_999_999]),
+            thread_option: Some("-L"),
+            ..Filters::default()
+        };
+        let e = f.check().unwrap_err().to_string();
+        assert_eq!(e, "-L: there is no thread 999999999");
+    }
+
+    #[test]
+    fn a_thread_given_to_p_names_its_process() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let t = std::thread::spawn(move || {
+            // SAFETY: gettid has no preconditions.
+            tx.send(unsafe { libc::gettid() } as u32).unwrap();
+            let _ = done_rx.recv();
+        });
+        let tid = rx.recv().unwrap();
+        let f = Filters {
+            pids: Some(vec![tid]),
+            thread_option: Some("-t"),
+            ..Filters::default()
+        };
+        let e = f.check().unwrap_err().to_string();
+        let me = std::process::id();
+        assert_eq!(
+            e,
+            format!(
+                "-p: {tid} is a thread of process {me}: -p takes process ids \
+                 (give -p {me}, or -t {tid} to trace that thread alone)"
+            )
+        );
+        done_tx.send(()).unwrap();
+        t.join().unwrap();
     }
 }

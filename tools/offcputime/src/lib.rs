@@ -218,6 +218,7 @@ impl Tool for Offcputime {
         Filters {
             pids: self.args.pid.clone().map(|IdList(p)| p),
             tids: self.args.tid.clone().map(|IdList(t)| t),
+            thread_option: Some("-t"),
             ..Filters::default()
         }
     }

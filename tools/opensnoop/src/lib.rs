@@ -172,6 +172,7 @@ impl Tool for Opensnoop {
         Filters {
             pids: self.args.pid.clone().map(|IdList(p)| p),
             tids: self.args.tid.clone().map(|IdList(t)| t),
+            thread_option: Some("-t"),
             cgroup: self.args.cgroup.clone(),
             uid: self.args.uid,
             command_pid: true,

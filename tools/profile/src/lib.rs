@@ -273,6 +273,7 @@ impl Tool for Profile {
         Filters {
             pids: self.args.pid.clone().map(|IdList(p)| p),
             tids: self.args.tid.clone().map(|IdList(t)| t),
+            thread_option: Some("-L"),
             cgroup: self.args.cgroup.clone(),
             ..Filters::default()
         }
