@@ -19,9 +19,14 @@ pub fn free_port() -> u16 {
 
 /// GET http://127.0.0.1:`port``path`: the status line and the body.
 pub fn http_get(port: u16, path: &str) -> Option<(String, String)> {
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    http_get_at(std::net::Ipv4Addr::LOCALHOST.into(), port, path)
+}
+
+/// GET `path` from `ip`:`port`: the status line and the body.
+pub fn http_get_at(ip: std::net::IpAddr, port: u16, path: &str) -> Option<(String, String)> {
+    let mut s = std::net::TcpStream::connect((ip, port)).ok()?;
     s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+    write!(s, "GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").ok()?;
     let mut text = String::new();
     s.read_to_string(&mut text).ok()?;
     let (head, body) = text.split_once("\r\n\r\n")?;

@@ -235,10 +235,10 @@ impl OutFile {
             }
             _ => {
                 let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
-                if open.is_none() {
-                    *open = Some(self.open_in_place()?);
-                }
-                let f = open.as_mut().expect("opened above");
+                let f = match open.as_mut() {
+                    Some(f) => f,
+                    None => open.insert(self.open_in_place()?),
+                };
                 f.write_all(bytes)?;
                 f.flush()
             }

@@ -8,7 +8,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use testkit::{cgroup2_root, require_root, run, unique, Finished, Traced};
+use testkit::{cgroup2_root, require_root, run, stop_and_check_unloaded, unique, Finished, Traced};
 
 const BIN: &str = env!("CARGO_BIN_EXE_runqlat");
 
@@ -373,4 +373,29 @@ fn prom_file_holds_the_cumulative_count() {
         .unwrap_or_else(|| panic!("no count in {text}"));
     assert_eq!(count.parse::<u64>().unwrap(), total, "{text}");
     assert!(!file.with_extension("tmp").exists());
+}
+
+/// `--prometheus :PORT` listens on every address: IPv4 and IPv6 loopback
+/// both get the metrics.
+#[test]
+fn prometheus_port_alone_listens_on_ipv4_and_ipv6() {
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+    use testkit::prometheus::{free_port, http_get_at};
+    require_root();
+    let port = free_port();
+    let tool = start(&["--prometheus", &format!(":{port}")]);
+    for ip in [
+        IpAddr::V4(Ipv4Addr::LOCALHOST),
+        IpAddr::V6(Ipv6Addr::LOCALHOST),
+    ] {
+        let (status, body) =
+            http_get_at(ip, port, "/metrics").unwrap_or_else(|| panic!("no answer on {ip}"));
+        assert!(status.contains("200"), "{ip}: {status}");
+        assert!(
+            body.contains("runqlat_run_queue_latency_seconds"),
+            "{ip}: {body}"
+        );
+    }
+    let finished = stop_and_check_unloaded(tool);
+    assert!(finished.status.success(), "{finished:?}");
 }
