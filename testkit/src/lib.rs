@@ -573,50 +573,33 @@ pub fn check_arguments<A: clap::Parser + clap::CommandFactory + std::fmt::Debug>
     }
 }
 
-/// The contract tests for one tool: `contract_tests!(Spec { … })`.
+/// The contract tests for one tool: `contract_tests!(Spec { … })`. Each
+/// check of [`contract`] becomes a test `contract::<check>`.
 #[macro_export]
 macro_rules! contract_tests {
     ($spec:expr) => {
         const SPEC: $crate::contract::Spec = $spec;
-        #[test]
-        fn contract_dry_run_prints_hooks() {
-            $crate::contract::dry_run_prints_hooks(&SPEC);
-        }
-        #[test]
-        fn contract_bad_arguments_exit_2_with_one_line() {
-            $crate::contract::bad_arguments_exit_2_with_one_line(&SPEC);
-        }
-        #[test]
-        fn contract_piped_into_head_ends_at_once() {
-            $crate::contract::piped_into_head_ends_at_once(&SPEC);
-        }
-        #[test]
-        fn contract_unprivileged_user_is_told_what_is_needed() {
-            $crate::contract::unprivileged_user_is_told_what_is_needed(&SPEC);
-        }
-        #[test]
-        fn contract_stop_signals_end_it_cleanly() {
-            $crate::contract::stop_signals_end_it_cleanly(&SPEC);
-        }
-        #[test]
-        fn contract_json_lines_parse() {
-            $crate::contract::json_lines_parse(&SPEC);
-        }
-        #[test]
-        fn contract_help_has_examples() {
-            $crate::contract::help_has_examples(&SPEC);
-        }
-        #[test]
-        fn contract_conflicting_options_exit_2_naming_both() {
-            $crate::contract::conflicting_options_exit_2_naming_both(&SPEC);
-        }
-        #[test]
-        fn contract_output_files_keep_what_they_name() {
-            $crate::contract::output_files_keep_what_they_name(&SPEC);
-        }
-        #[test]
-        fn contract_hostile_input_never_crashes() {
-            $crate::contract::hostile_input_never_crashes(&SPEC);
+        $crate::contract_tests!(@each
+            dry_run_prints_hooks,
+            bad_arguments_exit_2_with_one_line,
+            piped_into_head_ends_at_once,
+            unprivileged_user_is_told_what_is_needed,
+            stop_signals_end_it_cleanly,
+            json_lines_parse,
+            help_has_examples,
+            conflicting_options_exit_2_naming_both,
+            output_files_keep_what_they_name,
+            hostile_input_never_crashes
+        );
+    };
+    (@each $($check:ident),*) => {
+        mod contract {
+            $(
+                #[test]
+                fn $check() {
+                    $crate::contract::$check(&super::SPEC);
+                }
+            )*
         }
     };
 }

@@ -333,9 +333,10 @@ fn bad_targets_are_errors() {
     assert!(out.stderr.contains("not an ELF object"), "{}", out.stderr);
     let out = run(BIN, &["-P", "-p", "1"]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
-    // An unwritable --pprof fails before anything is traced.
+    // A --pprof in a missing directory is a usage error, before anything
+    // is traced.
     let out = run(BIN, &["-p", "1", "--pprof", "/nonexistent/dir/m", "1", "1"]);
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(out.stderr.contains("--pprof"), "{}", out.stderr);
     assert!(out.stdout.is_empty(), "{out:?}");
 }

@@ -301,11 +301,11 @@ fn sizes_the_kernel_cannot_afford_are_refused_up_front() {
 }
 
 #[test]
-fn unwritable_output_paths_fail_before_tracing() {
+fn output_paths_in_missing_directories_are_usage_errors() {
     require_root();
     for flag in ["--svg", "--pprof"] {
         let out = run(BIN, &[flag, "/nonexistent/dir/x", "60"]);
-        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
         assert!(out.stderr.contains(flag), "{}", out.stderr);
         assert!(out.stderr.contains("/nonexistent/dir/x"), "{}", out.stderr);
         // No banner: it never attached, let alone traced for the minute.
