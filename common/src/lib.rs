@@ -1,11 +1,22 @@
 //! What every tool shares, and nothing tool-specific.
 //!
-//! A tool implements [`lifecycle::Tool`] (its options, variant choice and
-//! report) and its `main` is `common::lifecycle::main::<Tool>()`; the
-//! lifecycle opens, configures, loads, attaches, loops and reports in one
-//! order for every tool. Around it: hook probing ([`probe`]), the shared
-//! filters ([`filters`]), map helpers ([`maps`]), histograms ([`hist`]),
-//! symbolization ([`sym`]) and output ([`output`]).
+//! A tool implements [`run::lifecycle::Tool`] (its options, variant choice
+//! and report) and exports `Entry::of::<Tool>()`, whose `main` the tool's
+//! binary calls; the lifecycle opens, configures, loads, attaches, loops and
+//! reports in one order for every tool. Around it: the kinds of tool
+//! ([`kinds`]: event, histogram, stack), hook probing ([`kernel::probe`]),
+//! the shared filters ([`kernel::filters`]), map helpers ([`kernel::maps`]),
+//! symbolization ([`stacks::sym`]) and output ([`output`]).
+//!
+//! The paths README's "Adding a tool" names, compiled here so that the
+//! recipe cannot name what no longer exists (xtask checks that README names
+//! no `common::` path missing from this list):
+//!
+//! ```no_run
+//! use common::kernel::probe::load_when;
+//! use common::kinds::stack::StackArgs;
+//! use common::run::lifecycle::{Entry, Tool};
+//! ```
 
 /// Pulls in the skeleton that `bpf::skeleton("<tool>")` generated, as
 /// module `skel`. Generated code follows libbpf-cargo's conventions, not ours.

@@ -167,15 +167,22 @@ mod tests {
     }
 
     #[test]
-    fn every_man_page_lists_every_other_tool() {
+    fn every_man_page_lists_its_family_and_kind() {
         for t in TOOLS {
             let mut page = Vec::new();
             generate("man", t.info.name, &mut page).unwrap();
             let page = String::from_utf8(page).unwrap();
             let see = &page[page.find(".SH SEE ALSO").expect("SEE ALSO")..];
+            assert!(see.contains("\\fBbpftools\\fR(8)"), "{see}");
             for other in TOOLS.iter().filter(|o| o.info.name != t.info.name) {
                 let name = other.info.name.replace('-', "\\-");
-                assert!(see.contains(&format!("\\fB{name}\\fR(8)")), "{see}");
+                let related = other.info.family == t.info.family || other.info.kind == t.info.kind;
+                assert_eq!(
+                    see.contains(&format!("\\fB{name}\\fR(8)")),
+                    related,
+                    "{}: {name} in SEE ALSO: {see}",
+                    t.info.name
+                );
             }
             assert_eq!(page.matches(".SH SEE ALSO").count(), 1, "{}", t.info.name);
         }

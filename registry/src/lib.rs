@@ -20,6 +20,8 @@ pub struct ToolInfo {
     /// What it shows, in one line (`bpftools --list`, README, bpftools(8)).
     pub summary: &'static str,
     pub kind: Kind,
+    /// What it looks at: its SEE ALSO names the tools of its family.
+    pub family: Family,
     /// The line a tool prints on stderr or stdout once it is attached, when
     /// it prints no table header (`Tracing ... Hit Ctrl-C to end.`).
     pub banner: &'static str,
@@ -54,6 +56,22 @@ pub enum Kind {
     Stack,
     /// Counters summarized per interval, a row each.
     Summary,
+}
+
+/// What a tool looks at, as BCC's tools are grouped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// Processes and system calls.
+    Process,
+    /// CPUs and the scheduler.
+    Cpu,
+    Memory,
+    /// Block devices.
+    Disk,
+    /// File systems, the VFS and the page cache.
+    Files,
+    /// TCP and the network stack.
+    Network,
 }
 
 impl Kind {
@@ -259,15 +277,15 @@ impl ToolInfo {
         std::iter::once(self.name).chain(self.aliases.iter().copied())
     }
 
-    /// The man page's SEE ALSO entries: the bundle's other tools, then this
-    /// tool's own references.
+    /// SEE ALSO: bpftools(8), the tools of its family, then the other
+    /// tools of its kind (as BCC's pages name related tools, not all of
+    /// them), then its own pages outside the bundle.
     pub fn see_also(&self, all: &[&ToolInfo]) -> Vec<String> {
+        let others = || all.iter().filter(|t| t.name != self.name);
+        let family = others().filter(|t| t.family == self.family);
+        let kind = others().filter(|t| t.kind == self.kind && t.family != self.family);
         std::iter::once("bpftools".to_string())
-            .chain(
-                all.iter()
-                    .filter(|t| t.name != self.name)
-                    .map(|t| t.name.to_string()),
-            )
+            .chain(family.chain(kind).map(|t| t.name.to_string()))
             .map(|name| format!("{name}(8)"))
             .chain(self.see_also.iter().map(|s| s.to_string()))
             .collect()

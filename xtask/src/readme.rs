@@ -93,6 +93,42 @@ mod tests {
         );
     }
 
+    /// README's recipe names `common::` items; common's crate docs compile
+    /// each in a doc test: a name missing there may no longer exist.
+    #[test]
+    fn every_common_path_in_readme_is_compiled_in_commons_docs() {
+        let readme = readme();
+        let docs = fs::read_to_string(crate::root_dir().join("common/src/lib.rs")).unwrap();
+        let uses: String = docs
+            .lines()
+            .filter_map(|l| l.strip_prefix("//! use "))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let mut missing = Vec::new();
+        for (i, _) in readme.match_indices("common::") {
+            let path: String = readme[i..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+                .collect();
+            let path = path.trim_end_matches(':');
+            let (module, item) = path.rsplit_once("::").unwrap_or((path, ""));
+            // `use a::b::{C, D}` or `use a::b::C`.
+            let compiled = uses.lines().any(|u| {
+                u.starts_with(&format!("{path};"))
+                    || (u.starts_with(&format!("{module}::{{"))
+                        && u.split(['{', '}', ',', ' ']).any(|w| w == item))
+                    || u.starts_with(&format!("{path}::"))
+            });
+            if !compiled {
+                missing.push(path.to_string());
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "README.md names {missing:?}, which common's crate docs (a doc test) do not use"
+        );
+    }
+
     #[test]
     fn every_dry_run_has_a_kernel_matrix_row() {
         let readme = readme();

@@ -93,7 +93,9 @@ before anything is loaded:
 A regular file, or a new name in an existing directory
 is replaced whole at each report: written to a temporary file made
 exclusively (an unpredictable name, never through a link) in the same
-directory, then renamed over it, so a reader sees the old file or the new one.
+directory, then renamed over it, so a reader sees the old file or the new one
+(\fB\-\-hdr\-log\fR, one log for the whole run, is made anew that way at the
+start and then appended to).
 .TP
 A symbolic link
 is resolved first; its target is treated by these same rules.

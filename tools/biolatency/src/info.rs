@@ -7,6 +7,7 @@ pub const INFO: ToolInfo = ToolInfo {
     aliases: &[],
     summary: "block I/O latency histograms, per disk or per I/O flags, with percentiles",
     kind: Kind::Histogram,
+    family: Family::Disk,
     banner: "Tracing block device I/O... Hit Ctrl-C to end.",
     dry_runs: &[DryRun::DEFAULT],
     // Each hook variant: what CI runs in its VMs.

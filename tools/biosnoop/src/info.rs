@@ -8,6 +8,7 @@ pub const INFO: ToolInfo = ToolInfo {
     summary:
         "every block I/O: submitting process, disk, op, sector, bytes, queue and device latency",
     kind: Kind::Event,
+    family: Family::Disk,
     banner: "Tracing block I/O... Hit Ctrl-C to end.",
     dry_runs: &[DryRun::DEFAULT],
     // Each hook variant: what CI runs in its VMs.

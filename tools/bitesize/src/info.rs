@@ -7,6 +7,7 @@ pub const INFO: ToolInfo = ToolInfo {
     aliases: &[],
     summary: "block I/O size histograms per process name, with percentiles",
     kind: Kind::Histogram,
+    family: Family::Disk,
     banner: "Tracing block I/O... Hit Ctrl-C to end.",
     dry_runs: &[DryRun::DEFAULT],
     // Each hook variant: what CI runs in its VMs.

@@ -7,6 +7,7 @@ pub const INFO: ToolInfo = ToolInfo {
     aliases: &[],
     summary: "page cache hits, misses, dirtied pages and hit ratio per interval, system-wide or per process",
     kind: Kind::Summary,
+    family: Family::Files,
     banner: "Tracing page cache... Hit Ctrl-C to end.",
     dry_runs: &[DryRun::DEFAULT],
     // Each hook variant: what CI runs in its VMs.

@@ -7,6 +7,7 @@ pub const INFO: ToolInfo = ToolInfo {
     aliases: &[],
     summary: "every exec() system-wide: command, pid, ppid, return value, arguments",
     kind: Kind::Event,
+    family: Family::Process,
     banner: "Tracing exec()s... Hit Ctrl-C to end.",
     dry_runs: &[DryRun::DEFAULT],
     // Each hook variant: what CI runs in its VMs.

@@ -7,6 +7,7 @@ pub const INFO: ToolInfo = ToolInfo {
     aliases: &[],
     summary: "short-lived files: each created and deleted while tracing, with its age",
     kind: Kind::Event,
+    family: Family::Files,
     banner: "Tracing the lifespan of short-lived files... Hit Ctrl-C to end.",
     dry_runs: &[DryRun::DEFAULT],
     // Each hook variant: what CI runs in its VMs.

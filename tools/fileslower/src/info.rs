@@ -7,6 +7,7 @@ pub const INFO: ToolInfo = ToolInfo {
     aliases: &[],
     summary: "synchronous file reads and writes slower than a threshold, with the file's name",
     kind: Kind::Event,
+    family: Family::Files,
     banner: "Tracing sync read/writes slower than the threshold... Hit Ctrl-C to end.",
     dry_runs: &[DryRun::DEFAULT],
     // Each hook variant: what CI runs in its VMs.

@@ -7,6 +7,7 @@ pub const INFO: ToolInfo = ToolInfo {
     aliases: &[],
     summary: "top files: reads, writes and Kbytes per thread and file, each interval",
     kind: Kind::Summary,
+    family: Family::Files,
     banner: "Tracing... Output every 1 secs. Hit Ctrl-C to end",
     dry_runs: &[DryRun::DEFAULT],
     // Each hook variant: what CI runs in its VMs.

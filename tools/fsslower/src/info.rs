@@ -7,6 +7,7 @@ pub const INFO: ToolInfo = ToolInfo {
     aliases: &["ext4slower", "xfsslower", "btrfsslower", "nfsslower"],
     summary: "reads, writes, opens and fsyncs of one file system slower than a threshold",
     kind: Kind::Event,
+    family: Family::Files,
     banner: "Tracing file system operations slower than the threshold... Hit Ctrl-C to end.",
     dry_runs: &[
         DryRun {

@@ -22,6 +22,7 @@ pub const INFO: ToolInfo = ToolInfo {
     aliases: &[],
     summary: "outstanding allocations by stack, in a process (its allocator, by uprobes) or in the kernel",
     kind: Kind::Stack,
+    family: Family::Memory,
     banner: "Attaching to kernel allocators, Ctrl+C to quit.",
     dry_runs: &[
         DryRun::DEFAULT,

@@ -7,6 +7,7 @@ pub const INFO: ToolInfo = ToolInfo {
     aliases: &[],
     summary: "time threads spend blocked, by kernel and user stack: multi-line, folded, JSON, or an SVG flame graph",
     kind: Kind::Stack,
+    family: Family::Cpu,
     banner: "Tracing off-CPU time (us) of all threads by user + kernel stack... Hit Ctrl-C to end.",
     dry_runs: &[DryRun::DEFAULT],
     // Each hook variant: what CI runs in its VMs.

@@ -7,6 +7,7 @@ pub const INFO: ToolInfo = ToolInfo {
     aliases: &[],
     summary: "every open()/openat()/openat2()/creat(): pid, command, fd or errno, path",
     kind: Kind::Event,
+    family: Family::Files,
     banner: "Tracing open()s... Hit Ctrl-C to end.",
     dry_runs: &[DryRun::DEFAULT],
     // Each hook variant: what CI runs in its VMs.

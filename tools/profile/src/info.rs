@@ -7,6 +7,7 @@ pub const INFO: ToolInfo = ToolInfo {
     aliases: &[],
     summary: "on-CPU stack sampling at a frequency: multi-line, folded, JSON, an SVG flame graph or a pprof profile",
     kind: Kind::Stack,
+    family: Family::Cpu,
     banner: "Sampling at 49 Hertz of all threads by user + kernel stack... Hit Ctrl-C to end.",
     dry_runs: &[DryRun::DEFAULT],
     // Each hook variant: what CI runs in its VMs.

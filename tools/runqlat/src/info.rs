@@ -7,6 +7,7 @@ pub const INFO: ToolInfo = ToolInfo {
     aliases: &[],
     summary: "scheduler run queue latency histograms, per process, thread or pid namespace",
     kind: Kind::Histogram,
+    family: Family::Cpu,
     banner: "Tracing run queue latency... Hit Ctrl-C to end.",
     dry_runs: &[DryRun::DEFAULT],
     // Each hook variant: what CI runs in its VMs.

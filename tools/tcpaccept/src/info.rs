@@ -7,6 +7,7 @@ pub const INFO: ToolInfo = ToolInfo {
     aliases: &[],
     summary: "every TCP accept(): the accepting process, remote and local address and port",
     kind: Kind::Event,
+    family: Family::Network,
     banner: "Tracing TCP accepts... Hit Ctrl-C to end.",
     dry_runs: &[DryRun::DEFAULT],
     // Each hook variant: what CI runs in its VMs.

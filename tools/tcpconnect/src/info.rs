@@ -8,6 +8,7 @@ pub const INFO: ToolInfo = ToolInfo {
     summary:
         "every TCP connect(): process, uid, source, destination and port; or counts per destination",
     kind: Kind::Event,
+    family: Family::Network,
     banner: "Tracing connect ... Hit Ctrl-C to end",
     dry_runs: &[
         DryRun::DEFAULT,

@@ -7,6 +7,7 @@ pub const INFO: ToolInfo = ToolInfo {
     aliases: &[],
     summary: "every completed TCP connect with its latency, SYN sent to handshake done: process, addresses",
     kind: Kind::Event,
+    family: Family::Network,
     banner: "Tracing TCP connect latency... Hit Ctrl-C to end.",
     dry_runs: &[DryRun::DEFAULT],
     // Each hook variant: what CI runs in its VMs.

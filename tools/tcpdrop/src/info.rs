@@ -8,6 +8,7 @@ pub const INFO: ToolInfo = ToolInfo {
     summary:
         "TCP segments the kernel drops: addresses, ports, flags, state, drop reason, kernel stack",
     kind: Kind::Event,
+    family: Family::Network,
     banner: "Tracing TCP drops... Hit Ctrl-C to end.",
     dry_runs: &[DryRun::DEFAULT],
     // Each hook variant: what CI runs in its VMs.

@@ -7,6 +7,7 @@ pub const INFO: ToolInfo = ToolInfo {
     aliases: &[],
     summary: "every TCP session as it closes: owner, endpoints, KiB sent and received, duration",
     kind: Kind::Event,
+    family: Family::Network,
     banner: "Tracing TCP sessions... Hit Ctrl-C to end.",
     dry_runs: &[DryRun::DEFAULT],
     // Each hook variant: what CI runs in its VMs.

@@ -7,6 +7,7 @@ pub const INFO: ToolInfo = ToolInfo {
     aliases: &[],
     summary: "every TCP retransmit: owner pid, addresses and ports, TCP state, sequence; or counts per flow",
     kind: Kind::Event,
+    family: Family::Network,
     banner: "Tracing retransmits ... Hit Ctrl-C to end.",
     dry_runs: &[
         DryRun::DEFAULT,

@@ -7,6 +7,7 @@ pub const INFO: ToolInfo = ToolInfo {
     aliases: &[],
     summary: "TCP smoothed round trip time histograms, all or per local or remote address, with percentiles",
     kind: Kind::Histogram,
+    family: Family::Network,
     banner: "Tracing TCP RTT... Hit Ctrl-C to end.",
     dry_runs: &[DryRun::DEFAULT],
     // Each hook variant: what CI runs in its VMs.

@@ -8,6 +8,7 @@ pub const INFO: ToolInfo = ToolInfo {
     summary:
         "every TCP state change: socket, task, addresses, ports, old and new state, time in the old",
     kind: Kind::Event,
+    family: Family::Network,
     banner: "Tracing TCP state changes... Hit Ctrl-C to end.",
     dry_runs: &[DryRun::DEFAULT],
     // Each hook variant: what CI runs in its VMs.

@@ -7,6 +7,7 @@ pub const INFO: ToolInfo = ToolInfo {
     aliases: &[],
     summary: "VFS reads, writes, fsyncs, opens and creates per second, each interval",
     kind: Kind::Summary,
+    family: Family::Files,
     banner: "Tracing VFS calls... Hit Ctrl-C to end.",
     dry_runs: &[DryRun::DEFAULT],
     // Each hook variant: what CI runs in its VMs.
