@@ -13,6 +13,7 @@
 #include "maps.bpf.h"
 #include "errors.bpf.h"
 #include "stacks.bpf.h"
+#include "seenpids.bpf.h"
 /* --unwind dwarf's records: 16 KiB copies at switch rates. */
 #define RINGBUF_BYTES (16 << 20)
 #include "ustack.bpf.h"
@@ -112,6 +113,7 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 				fresh.seq = ustack_send(ip, sp, bp) ?: OC_SEQ_LOST;
 		} else if (user_stacks && !(BPF_CORE_READ(prev, flags) & PF_KTHREAD)) {
 			fresh.user_stack_id = stack_id(ctx, &stackmap, BPF_F_USER_STACK);
+			note_process(tgid);
 		}
 		if (btf) {
 			s = bpf_task_storage_get(&start_storage, prev, 0,

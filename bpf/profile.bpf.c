@@ -13,6 +13,7 @@
 #include "maps.bpf.h"
 #include "errors.bpf.h"
 #include "stacks.bpf.h"
+#include "seenpids.bpf.h"
 /* --unwind dwarf's copies: at most -F per CPU per second. */
 #define RINGBUF_BYTES (8 << 20)
 #include "ustack.bpf.h"
@@ -23,18 +24,7 @@ const volatile bool user_stacks = true;
 const volatile bool kernel_stacks = true;
 const volatile bool include_idle = false;
 const volatile bool per_thread = false;
-/* Processes sampled since the front end last looked: it keeps their memory
- * maps, for names after they exit. */
-const volatile bool track_pids = false;
-
 STACK_MAP(stackmap);
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, __u8);
-} seen_pids SEC(".maps");
 
 /* Samples by key. Preallocated: a hardware event's program runs in NMI
  * context, where only preallocated hash maps may be updated. */
@@ -88,11 +78,8 @@ int pr_sample(struct bpf_perf_event_data *ctx)
 	}
 
 	key.user_stack_id = user ? stack_id(ctx, &stackmap, BPF_F_USER_STACK) : -1;
-	if (user && track_pids && !bpf_map_lookup_elem(&seen_pids, &pid)) {
-		static const __u8 one = 1;
-
-		bpf_map_update_elem(&seen_pids, &pid, &one, BPF_NOEXIST);
-	}
+	if (user)
+		note_process(pid);
 	n = bpf_map_lookup_elem(&counts, &key);
 	if (!n) {
 		static const __u64 zero;

@@ -110,20 +110,16 @@ pub fn features() -> &'static Features {
 /// Loads `r0 = 0; exit` as a BTF-typed tracing program on `target`; true if
 /// the kernel accepts it. Here fentry fails with EPERM while tp_btf works.
 fn tracing_prog_loads(target: &str, attach_type: libbpf_sys::bpf_attach_type) -> bool {
-    let Ok(name) = CString::new(target) else {
+    // What libbpf_find_vmlinux_btf_id looks up, in the BTF parsed once.
+    let btf_id = if attach_type == libbpf_sys::BPF_TRACE_RAW_TP {
+        vmlinux_type(&format!("btf_trace_{target}"), libbpf_sys::BTF_KIND_TYPEDEF)
+    } else {
+        vmlinux_type(target, libbpf_sys::BTF_KIND_FUNC)
+    };
+    let Some(btf_id) = btf_id else {
         return false;
     };
-    // SAFETY: `name` is a valid C string for the duration of the call.
-    let btf_id = unsafe { libbpf_sys::libbpf_find_vmlinux_btf_id(name.as_ptr(), attach_type) };
-    if btf_id <= 0 {
-        return false;
-    }
-    trivial_program(
-        libbpf_sys::BPF_PROG_TYPE_TRACING,
-        attach_type,
-        btf_id as u32,
-    )
-    .is_some()
+    trivial_program(libbpf_sys::BPF_PROG_TYPE_TRACING, attach_type, btf_id).is_some()
 }
 
 /// Loads `r0 = 0; exit` as a program of `prog_type`, expecting
@@ -224,16 +220,8 @@ pub fn uprobe_links() -> UprobeLinks {
 /// True if the kernel's BTF describes tracepoint `name` (what tp_btf and
 /// raw_tp attach to), e.g. `block_io_done`; needs no tracefs.
 pub fn btf_tracepoint_exists(name: &str) -> bool {
-    if disabled(name) {
-        return false;
-    }
-    let Ok(cname) = CString::new(name) else {
-        return false;
-    };
-    // SAFETY: a valid C string for the duration of the call.
-    unsafe {
-        libbpf_sys::libbpf_find_vmlinux_btf_id(cname.as_ptr(), libbpf_sys::BPF_TRACE_RAW_TP) > 0
-    }
+    !disabled(name)
+        && vmlinux_type(&format!("btf_trace_{name}"), libbpf_sys::BTF_KIND_TYPEDEF).is_some()
 }
 
 /// How many arguments tracepoint `name` passes its programs, from the
@@ -261,33 +249,96 @@ pub fn function_args(name: &str) -> Option<u32> {
 /// The parameter count of the prototype reached from type `name` of
 /// `kind` through `hops` references, in the kernel's BTF.
 fn btf_params(name: &str, kind: u32, hops: usize) -> Option<u32> {
-    let name = CString::new(name).ok()?;
-    // SAFETY: libbpf parses the kernel's BTF into a new object, freed below.
-    let btf = unsafe { libbpf_sys::btf__load_vmlinux_btf() };
-    if btf.is_null() {
-        return None;
-    }
-    // SAFETY: btf is a valid BTF object until btf__free; the ids come from
-    // it, and btf__type_by_id returns null for a bad id (checked). A
-    // typedef's, a pointer's and a function's union member is `type`.
-    let params = unsafe {
-        let id = libbpf_sys::btf__find_by_name_kind(btf, name.as_ptr(), kind);
-        let mut t = if id > 0 {
-            libbpf_sys::btf__type_by_id(btf, id as u32)
-        } else {
-            std::ptr::null()
-        };
-        for _ in 0..hops {
-            if !t.is_null() {
-                t = libbpf_sys::btf__type_by_id(btf, (*t).__bindgen_anon_1.type_);
+    let id = vmlinux_type(name, kind)?;
+    with_caches(|c| {
+        let btf = c.btf()?;
+        // SAFETY: btf is a valid BTF object while the cache holds it (this
+        // closure); btf__type_by_id returns null for a bad id (checked). A
+        // typedef's, a pointer's and a function's union member is `type`.
+        unsafe {
+            let mut t = libbpf_sys::btf__type_by_id(btf, id);
+            for _ in 0..hops {
+                if !t.is_null() {
+                    t = libbpf_sys::btf__type_by_id(btf, (*t).__bindgen_anon_1.type_);
+                }
             }
+            // A prototype's vlen is its parameter count.
+            (!t.is_null()).then(|| (*t).info & 0xffff)
         }
-        // A prototype's vlen is its parameter count.
-        (!t.is_null()).then(|| (*t).info & 0xffff)
-    };
-    // SAFETY: btf came from btf__load_vmlinux_btf and is not used after.
-    unsafe { libbpf_sys::btf__free(btf) };
-    params
+    })
+}
+
+/// What probing reads of the kernel, read once per process (a tool asks a
+/// dozen questions before it loads) and dropped after load
+/// ([`release_caches`]): the kernel's BTF and its text symbols.
+#[derive(Default)]
+struct Caches {
+    /// The kernel's BTF; null until parsed, or where it cannot be.
+    btf: Option<*mut libbpf_sys::btf>,
+    /// Text symbols of /proc/kallsyms: name to module (None: the kernel's).
+    kallsyms: Option<std::collections::HashMap<Box<str>, Option<Box<str>>>>,
+}
+
+// SAFETY: the BTF object is only used under the cache's mutex.
+unsafe impl Send for Caches {}
+
+impl Caches {
+    fn btf(&mut self) -> Option<*mut libbpf_sys::btf> {
+        let btf = *self.btf.get_or_insert_with(|| {
+            // SAFETY: libbpf parses the kernel's BTF into a new object, owned
+            // by the cache and freed in release_caches.
+            unsafe { libbpf_sys::btf__load_vmlinux_btf() }
+        });
+        (!btf.is_null()).then_some(btf)
+    }
+
+    fn kallsyms(&mut self) -> &std::collections::HashMap<Box<str>, Option<Box<str>>> {
+        self.kallsyms.get_or_insert_with(|| {
+            let text = std::fs::read_to_string("/proc/kallsyms").unwrap_or_default();
+            text.lines()
+                .filter_map(|l| {
+                    let mut f = l.split_whitespace().skip(1);
+                    if !matches!(f.next(), Some("T" | "t")) {
+                        return None;
+                    }
+                    let name = f.next()?;
+                    let module = f.next().map(|m| m.trim_matches(['[', ']']).into());
+                    Some((name.into(), module))
+                })
+                .collect()
+        })
+    }
+}
+
+static CACHES: std::sync::Mutex<Option<Caches>> = std::sync::Mutex::new(None);
+
+fn with_caches<R>(f: impl FnOnce(&mut Caches) -> R) -> R {
+    let mut guard = CACHES.lock().unwrap_or_else(|e| e.into_inner());
+    f(guard.get_or_insert_with(Caches::default))
+}
+
+/// Frees what probing read of the kernel: called once the programs are
+/// loaded, so that a tool does not keep megabytes it will not ask again
+/// (a later question reads them anew).
+pub fn release_caches() {
+    let taken = CACHES.lock().unwrap_or_else(|e| e.into_inner()).take();
+    if let Some(Some(btf)) = taken.map(|c| c.btf) {
+        if !btf.is_null() {
+            // SAFETY: the cache owned this object and no longer refers to it.
+            unsafe { libbpf_sys::btf__free(btf) };
+        }
+    }
+}
+
+/// The id of type `name` of `kind` in the kernel's BTF.
+fn vmlinux_type(name: &str, kind: u32) -> Option<u32> {
+    let name = CString::new(name).ok()?;
+    with_caches(|c| {
+        let btf = c.btf()?;
+        // SAFETY: a valid BTF object under the cache's lock, a C string.
+        let id = unsafe { libbpf_sys::btf__find_by_name_kind(btf, name.as_ptr(), kind) };
+        (id > 0).then_some(id as u32)
+    })
 }
 
 /// True if an fentry program can attach to kernel function `name` here:
@@ -320,13 +371,10 @@ pub fn kprobe_target(name: &str) -> bool {
 /// Text symbol `name` in /proc/kallsyms: `Some(None)` in the kernel,
 /// `Some(Some(module))` in a loaded module, `None` absent.
 fn kallsyms_text(name: &str) -> Option<Option<String>> {
-    let syms = std::fs::read_to_string("/proc/kallsyms").ok()?;
-    syms.lines().find_map(|l| {
-        let mut f = l.split_whitespace().skip(1);
-        if !matches!(f.next(), Some("T" | "t")) || f.next() != Some(name) {
-            return None;
-        }
-        Some(f.next().map(|m| m.trim_matches(['[', ']']).to_string()))
+    with_caches(|c| {
+        c.kallsyms()
+            .get(name)
+            .map(|module| module.as_deref().map(str::to_string))
     })
 }
 
@@ -339,26 +387,29 @@ fn in_btf(module: Option<&str>, name: &CString) -> bool {
         },
         None => None,
     };
-    // SAFETY: libbpf parses the kernel's BTF, then the module's on top of
-    // it; both are freed below and nothing from them outlives this block.
-    unsafe {
-        let base = libbpf_sys::btf__load_vmlinux_btf();
-        if base.is_null() {
+    with_caches(|c| {
+        let Some(base) = c.btf() else {
             return false;
-        }
-        let btf = match &path {
-            Some(p) => libbpf_sys::btf__parse_split(p.as_ptr(), base),
-            None => base,
         };
-        let found = !btf.is_null()
-            && libbpf_sys::btf__find_by_name_kind(btf, name.as_ptr(), libbpf_sys::BTF_KIND_FUNC)
-                > 0;
-        if !btf.is_null() && btf != base {
-            libbpf_sys::btf__free(btf);
+        // SAFETY: the kernel's BTF is valid under the cache's lock; a
+        // module's is parsed on top of it and freed here.
+        unsafe {
+            let btf = match &path {
+                Some(p) => libbpf_sys::btf__parse_split(p.as_ptr(), base),
+                None => base,
+            };
+            let found = !btf.is_null()
+                && libbpf_sys::btf__find_by_name_kind(
+                    btf,
+                    name.as_ptr(),
+                    libbpf_sys::BTF_KIND_FUNC,
+                ) > 0;
+            if !btf.is_null() && btf != base {
+                libbpf_sys::btf__free(btf);
+            }
+            found
         }
-        libbpf_sys::btf__free(base);
-        found
-    }
+    })
 }
 
 /// True if the classic tracepoint `category:name` exists.

@@ -240,6 +240,48 @@ fn write_svg(path: &OutFile, style: &Svg, folded: &[String]) -> Result<()> {
         .with_context(|| format!("--svg: writing {}", path.display()))
 }
 
+/// Keeps the memory map of each process whose user stacks the kernel side
+/// recorded (seenpids.bpf.h's `seen_pids`, emptied here), so that its
+/// stacks still have names when it has exited by the report. Every stack
+/// tool that symbolizes the stack map's user stacks at its report uses it.
+#[derive(Default)]
+pub struct ProcessKeeper {
+    seen: Option<libbpf_rs::MapHandle>,
+    kept: std::collections::HashSet<u32>,
+    checked: Option<std::time::Instant>,
+}
+
+impl ProcessKeeper {
+    /// Starts reading the kernel side's `seen_pids` map.
+    pub fn watch(&mut self, seen_pids: libbpf_rs::MapHandle) {
+        self.seen = Some(seen_pids);
+    }
+
+    /// At most once a second (call it whenever the loop wakes): keeps the
+    /// maps of the processes seen for the first time.
+    pub fn poll(&mut self, symbolizer: &mut sym::Symbolizer) {
+        use libbpf_rs::MapCore;
+        let Some(seen) = &self.seen else { return };
+        if self
+            .checked
+            .is_some_and(|t| t.elapsed() < std::time::Duration::from_secs(1))
+        {
+            return;
+        }
+        self.checked = Some(std::time::Instant::now());
+        let pids: Vec<u32> = seen
+            .keys()
+            .filter_map(|k| Some(u32::from_ne_bytes(k.get(..4)?.try_into().ok()?)))
+            .collect();
+        for pid in pids {
+            let _ = seen.delete(&pid.to_ne_bytes());
+            if self.kept.insert(pid) {
+                symbolizer.keep_process(pid);
+            }
+        }
+    }
+}
+
 /// Where a count's user stack is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum User {

@@ -351,6 +351,7 @@ fn run_tool<T: Tool>(args: T::Args) -> Result<u8> {
     let programs = hooks.len();
     hooks.extend(tool.hook_notes());
     let mut skel = open.load().context("loading the BPF programs")?;
+    probe::release_caches();
     if tool.common().dry_run {
         let mut out = Out::default();
         print_dry_run(&mut out, programs, &hooks)?;

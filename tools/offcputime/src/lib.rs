@@ -112,6 +112,9 @@ struct Offcputime {
     started: Option<Instant>,
     /// --unwind dwarf (resolved from auto): user stacks unwound here.
     dwarf: Option<Dwarf>,
+    /// The processes seen by the kernel side, whose memory maps are kept
+    /// so that a process gone before the report keeps its names.
+    keeper: stacks::ProcessKeeper,
 }
 
 /// --unwind dwarf's state: the stacks unwound from the copies, and the
@@ -203,6 +206,7 @@ impl Tool for Offcputime {
             symbolizer,
             started: None,
             dwarf,
+            keeper: stacks::ProcessKeeper::default(),
         })
     }
 
@@ -236,6 +240,7 @@ impl Tool for Offcputime {
         rodata.max_block_ns = args.max_block_time.saturating_mul(1000);
         let dwarf = self.dwarf.is_some();
         rodata.dwarf_unwind = dwarf;
+        rodata.track_pids = !args.kernel_stacks_only && !dwarf;
         rodata.stack_copy_size = args.stacks.unwind.copy_size();
         args.stacks.size_maps(
             &mut open.maps.stackmap,
@@ -257,7 +262,11 @@ impl Tool for Offcputime {
         Ok(())
     }
 
-    fn loaded(&mut self, _: &mut OffcputimeSkel<'_>) -> Result<()> {
+    fn loaded(&mut self, skel: &mut OffcputimeSkel<'_>) -> Result<()> {
+        if !self.args.kernel_stacks_only && self.dwarf.is_none() {
+            self.keeper
+                .watch(libbpf_rs::MapHandle::try_from(&skel.maps.seen_pids)?);
+        }
         self.started = Some(Instant::now());
         Ok(())
     }
@@ -289,6 +298,7 @@ impl Tool for Offcputime {
         if !self.args.user_stacks_only {
             self.symbolizer.warm_kernel();
         }
+        self.keeper.poll(&mut self.symbolizer);
         false
     }
 

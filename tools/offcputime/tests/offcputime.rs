@@ -543,3 +543,23 @@ fn dwarf_stacks_of_a_process_gone_before_the_report_keep_their_names() {
     assert!(finished.status.success(), "{finished:?}");
     assert_mostly_through(&finished, CHAIN, 500_000);
 }
+
+/// With frame pointers, user stacks are symbolized at the report: a process
+/// gone by then keeps its names (its map is kept when the kernel side first
+/// records one of its stacks).
+#[test]
+fn stacks_of_a_process_gone_before_the_report_keep_their_names() {
+    require_root();
+    let program = ReadyProcess::start(nofp_binary(true), &[]);
+    let pid = program.pid().to_string();
+    let tool = Traced::start_command(
+        Command::new(BIN).args(["--unwind", "fp", "-U", "-f", "-p", &pid, "3"]),
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    drop(program);
+    let finished = tool.wait(Duration::from_secs(30));
+    assert!(finished.status.success(), "{finished:?}");
+    // Frame pointers lose glibc's frames (usleep has none), not the
+    // program's own: they are named, though the process is gone.
+    assert_mostly_through(&finished, "main;outer;middle;", 500_000);
+}

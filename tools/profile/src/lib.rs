@@ -6,7 +6,7 @@
 mod info;
 mod report;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -23,7 +23,7 @@ use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 use common::stacks::sym::Symbolizer;
 use common::stacks::unwind::{self, StackTable, Unwinder};
 use common::usage::usage;
-use libbpf_rs::{Link, MapCore, MapHandle};
+use libbpf_rs::{Link, MapHandle};
 
 common::skeleton!("profile");
 use skel::{types, OpenProfileSkel, ProfileSkel, ProfileSkelBuilder};
@@ -125,12 +125,9 @@ struct Profile {
     outputs: stacks::Outputs,
     symbolizer: Symbolizer,
     started: Option<Instant>,
-    /// The processes seen by the kernel side (`seen_pids`), whose memory
-    /// maps are kept so that a process gone before the report keeps its
-    /// names.
-    seen: Option<MapHandle>,
-    kept: HashSet<u32>,
-    seen_checked: Option<Instant>,
+    /// The processes seen by the kernel side, whose memory maps are kept
+    /// so that a process gone before the report keeps its names.
+    keeper: stacks::ProcessKeeper,
     /// --unwind dwarf (resolved from auto): user stacks unwound here.
     dwarf: Option<Dwarf>,
 }
@@ -254,9 +251,7 @@ impl Tool for Profile {
             outputs,
             symbolizer,
             started: None,
-            seen: None,
-            kept: HashSet::new(),
-            seen_checked: None,
+            keeper: stacks::ProcessKeeper::default(),
             dwarf,
         })
     }
@@ -325,7 +320,8 @@ impl Tool for Profile {
 
     fn attach(&mut self, skel: &mut ProfileSkel<'_>) -> Result<Vec<Link>> {
         if !self.args.kernel_stacks_only && self.dwarf.is_none() {
-            self.seen = Some(MapHandle::try_from(&skel.maps.seen_pids)?);
+            self.keeper
+                .watch(MapHandle::try_from(&skel.maps.seen_pids)?);
         }
         let only = self.args.cpu.map(|c| vec![c]);
         self.sampler = Some(Sampler::start(
@@ -376,7 +372,7 @@ impl Tool for Profile {
                 Err(e) => common::note!("watching CPUs come and go: {e:#}"),
             }
         }
-        self.keep_new_processes();
+        self.keeper.poll(&mut self.symbolizer);
         false
     }
 
@@ -417,36 +413,6 @@ impl Tool for Profile {
             E::ERR_COUNTS_FULL => Some("samples not counted: the counts map was full"),
             _ => None,
         })
-    }
-}
-
-impl Profile {
-    /// Once a second: keeps the memory map of each process sampled for
-    /// the first time (the kernel side lists them in `seen_pids`, which is
-    /// emptied here), so that its stacks still have names when it is gone
-    /// by the report.
-    fn keep_new_processes(&mut self) {
-        let Some(seen) = &self.seen else { return };
-        if self
-            .seen_checked
-            .is_some_and(|t| t.elapsed() < Duration::from_secs(1))
-        {
-            return;
-        }
-        self.seen_checked = Some(Instant::now());
-        let pids: Vec<u32> = seen
-            .keys()
-            .filter_map(|k| {
-                k.get(..4)
-                    .map(|b| u32::from_ne_bytes(b.try_into().unwrap()))
-            })
-            .collect();
-        for pid in pids {
-            let _ = seen.delete(&pid.to_ne_bytes());
-            if self.kept.insert(pid) {
-                self.symbolizer.keep_process(pid);
-            }
-        }
     }
 }
 
