@@ -65,7 +65,12 @@ fn slow_and_fast(addr: SocketAddr, slow_port: u16, extra: &[&str]) {
     let (all, slow_only) = (stop(all), stop(slow_only));
     let events = all.json();
     let me = std::process::id();
-    let s = find(&events, slow, slow_port).unwrap_or_else(|| panic!("{events:#?}"));
+    let s = find(&events, slow, slow_port).unwrap_or_else(|| {
+        panic!(
+            "no event for the slow connect from port {slow} (took {took:?}): {events:#?}\n{}",
+            all.stderr
+        )
+    });
     let ms = s["latency_ms"].as_f64().unwrap();
     assert!((900.0..1100.0).contains(&ms), "{s}");
     assert_eq!(s["pid"], me);
