@@ -87,7 +87,8 @@ static __always_inline int on_drop(void *ctx, const struct sk_buff *skb, void *l
 	if (has_reason && !all_reasons &&
 	    reason <= bpf_core_enum_value(enum skb_drop_reason, SKB_DROP_REASON_NOT_SPECIFIED))
 		return 0;
-	if (!task_allowed(id))
+	/* Drops happen in softirq: whoever was interrupted is current. */
+	if (!ids_allowed(id))
 		return 0;
 	e = bpf_map_lookup_elem(&scratch, &zero);
 	if (!e)

@@ -88,7 +88,10 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 		e.pid = bpf_get_current_pid_tgid() >> 32;
 		bpf_get_current_comm(&e.comm, sizeof(e.comm));
 	}
-	if (!not_self(e.pid) || (filter_pids && !bpf_map_lookup_elem(&pid_filter, &e.pid)))
+	/* Only a known owner can be the tool itself: else current is whoever
+	 * the CPU ran when the session closed (a softirq). */
+	if ((e.owner_known && !not_self(e.pid)) ||
+	    (filter_pids && !bpf_map_lookup_elem(&pid_filter, &e.pid)))
 		goto done;
 	e.ts_ns = bpf_ktime_get_ns();
 	e.span_ns = e.ts_ns - s->ts_ns;

@@ -52,18 +52,26 @@ static __always_inline bool not_self(__u32 tgid)
 	return tgid != self_tgid;
 }
 
-/* `id` is what bpf_get_current_pid_tgid() returns. */
-static __always_inline bool task_allowed(__u64 id)
+/* -p and -t alone, for a hook that may run in interrupt context, where
+ * the current task is whichever one the CPU interrupted (tcpdrop's drops
+ * in softirq): leaving the tool's own process out there would drop other
+ * processes' events. `id` is what bpf_get_current_pid_tgid() returns. */
+static __always_inline bool ids_allowed(__u64 id)
 {
 	__u32 tgid = id >> 32, tid = (__u32)id;
 
-	if (!not_self(tgid))
-		return false;
 	if (filter_pids && !bpf_map_lookup_elem(&pid_filter, &tgid))
 		return false;
 	if (filter_tids && !bpf_map_lookup_elem(&tid_filter, &tid))
 		return false;
 	return true;
+}
+
+/* For hooks in the task's own context (system calls, its own switches):
+ * -p, -t, and never the tool's own process. */
+static __always_inline bool task_allowed(__u64 id)
+{
+	return not_self(id >> 32) && ids_allowed(id);
 }
 
 #endif
