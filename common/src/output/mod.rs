@@ -194,15 +194,16 @@ macro_rules! note {
     ($($arg:tt)*) => { $crate::output::note(format_args!($($arg)*)) };
 }
 
-/// How long writes may wait for a slow reader once a stop signal came.
+/// How long a write may wait for a reader that takes nothing, once a stop
+/// signal came: a reader that is reading, however slowly, gets the rest.
 const STOP_WRITE_BUDGET: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// Standard output written with write(2) directly: a write blocked on a
 /// stalled reader gives up once a stop signal has come (SIGINT interrupts
 /// it), so a tool piped into a reader that does not read still ends.
 struct Stdout {
-    /// When the first write after a stop began: writes then wait at most
-    /// [`STOP_WRITE_BUDGET`] in all.
+    /// Since when a write after a stop has been waiting with no progress:
+    /// it gives up after [`STOP_WRITE_BUDGET`].
     stopping_since: Option<std::time::Instant>,
     /// Standard output, or standard error when an output-file option took
     /// standard output (`--svg -`).
@@ -253,14 +254,24 @@ impl Write for Stdout {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         loop {
             let mut len = buf.len();
-            if crate::signals::stop_requested() {
+            let stopping = crate::signals::stop_requested();
+            if stopping {
                 self.wait_writable()?;
-                // A pipe with room takes PIPE_BUF bytes without blocking.
+                // A pipe with room takes PIPE_BUF bytes at once and whole:
+                // whole lines, where they fit, so that giving up later
+                // leaves no line cut in the pipe.
                 len = len.min(4096);
+                if let Some(end) = buf[..len].iter().rposition(|&b| b == b'\n') {
+                    len = end + 1;
+                }
             }
             // SAFETY: writes from a valid buffer of at least `len` bytes.
             let n = unsafe { libc::write(self.fd, buf.as_ptr().cast(), len) };
             if n >= 0 {
+                if stopping && n > 0 {
+                    // Progress: the reader is reading.
+                    self.stopping_since = None;
+                }
                 return Ok(n as usize);
             }
             let err = io::Error::last_os_error();
