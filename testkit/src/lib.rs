@@ -401,26 +401,25 @@ pub fn unique_program(prefix: &str) -> std::path::PathBuf {
 
 /// Copies the program at `source` as [`unique_program`] does.
 pub fn unique_copy(prefix: &str, source: &str) -> std::path::PathBuf {
-    use std::os::unix::fs::PermissionsExt;
     let name = unique(prefix);
     let name = &name[..name.len().min(15)];
     let dir = std::env::temp_dir().join(format!("bpftools-test-{name}"));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let path = dir.join(name);
-    std::fs::copy(source, &path).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    path
+    copy_executable(&dir, name, source)
 }
 
 /// Copies the program at `source` under exactly `name` (at most 15 bytes:
 /// its comm), in a fresh directory of its own.
 pub fn unique_copy_named(name: &str, source: &str) -> std::path::PathBuf {
-    use std::os::unix::fs::PermissionsExt;
     assert!(name.len() <= 15, "a comm holds 15 bytes");
     let dir = std::env::temp_dir().join(unique("bpftools-test-named"));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    copy_executable(&dir, name, source)
+}
+
+/// `source` copied to `dir/name`, both readable and runnable by anyone.
+fn copy_executable(dir: &std::path::Path, name: &str, source: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
     let path = dir.join(name);
     std::fs::copy(source, &path).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();

@@ -529,37 +529,33 @@ fn dwarf_unwinding_names_the_functions_of_a_rust_release_build() {
     assert!(at("rust_inner") < at("sleep"), "{stack}");
 }
 
-#[test]
-fn dwarf_stacks_of_a_process_gone_before_the_report_keep_their_names() {
+/// Traces the chain program (with or without frame pointers) with
+/// `--unwind how`; the program exits 1.5 s in, before the report, whose
+/// stacks must still be named through `chain`.
+fn gone_before_the_report(frame_pointers: bool, how: &str, chain: &str) {
     require_root();
-    let program = ReadyProcess::start(nofp_binary(false), &[]);
+    let program = ReadyProcess::start(nofp_binary(frame_pointers), &[]);
     let pid = program.pid().to_string();
     let tool = Traced::start_command(
-        Command::new(BIN).args(["--unwind", "dwarf", "-U", "-f", "-p", &pid, "3"]),
+        Command::new(BIN).args(["--unwind", how, "-U", "-f", "-p", &pid, "3"]),
     );
     std::thread::sleep(Duration::from_millis(1500));
     drop(program);
     let finished = tool.wait(Duration::from_secs(30));
     assert!(finished.status.success(), "{finished:?}");
-    assert_mostly_through(&finished, CHAIN, 500_000);
+    assert_mostly_through(&finished, chain, 500_000);
+}
+
+#[test]
+fn dwarf_stacks_of_a_process_gone_before_the_report_keep_their_names() {
+    gone_before_the_report(false, "dwarf", CHAIN);
 }
 
 /// With frame pointers, user stacks are symbolized at the report: a process
 /// gone by then keeps its names (its map is kept when the kernel side first
-/// records one of its stacks).
+/// records one of its stacks). Frame pointers lose glibc's frames (usleep
+/// has none), not the program's own.
 #[test]
 fn stacks_of_a_process_gone_before_the_report_keep_their_names() {
-    require_root();
-    let program = ReadyProcess::start(nofp_binary(true), &[]);
-    let pid = program.pid().to_string();
-    let tool = Traced::start_command(
-        Command::new(BIN).args(["--unwind", "fp", "-U", "-f", "-p", &pid, "3"]),
-    );
-    std::thread::sleep(Duration::from_millis(1500));
-    drop(program);
-    let finished = tool.wait(Duration::from_secs(30));
-    assert!(finished.status.success(), "{finished:?}");
-    // Frame pointers lose glibc's frames (usleep has none), not the
-    // program's own: they are named, though the process is gone.
-    assert_mostly_through(&finished, "main;outer;middle;", 500_000);
+    gone_before_the_report(true, "fp", "main;outer;middle;");
 }
