@@ -63,7 +63,7 @@ impl Filters {
                 // /proc/TID exists for a thread too: -p of one would match
                 // no process, silently.
                 if flag == "-p" {
-                    if let Some(tgid) = tgid_of(*id).filter(|t| t != id) {
+                    if let Some(tgid) = crate::run::process::tgid(*id).filter(|t| t != id) {
                         let alone = match self.thread_option {
                             Some(t) => format!(", or {t} {id} to trace that thread alone"),
                             None => String::new(),
@@ -138,15 +138,6 @@ impl Filters {
         }
         Ok(())
     }
-}
-
-/// The process (thread group) a thread belongs to, from /proc.
-fn tgid_of(tid: u32) -> Option<u32> {
-    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("Tgid:"))
-        .and_then(|v| v.trim().parse().ok())
 }
 
 /// A comma-separated list of process or thread ids, e.g. `-p 123,456`.

@@ -272,7 +272,11 @@ impl OutFile {
                 .write(true)
                 .custom_flags(libc::O_NOCTTY | libc::O_CLOEXEC)
                 .open(path),
-            Target::Replace(_) => unreachable!("replaced, not opened in place"),
+            // Callers open in place only what is not replaced.
+            Target::Replace(path) => Err(io::Error::other(format!(
+                "{} is replaced whole, not written in place",
+                escape_path(path)
+            ))),
         }
     }
 }

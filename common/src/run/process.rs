@@ -22,6 +22,15 @@ fn stat_number(pid: u32, n: usize) -> Option<u64> {
     stat_field(pid, n)?.parse().ok()
 }
 
+/// The process (thread group) thread `id` belongs to, from /proc.
+pub fn tgid(id: u32) -> Option<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{id}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
 /// True once process `pid` has begun to exit (PF_EXITING in its flags,
 /// field 9), or is gone: its memory map is then going or gone, and a copy
 /// read now would replace a good one with an empty one.
