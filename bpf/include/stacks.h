@@ -1,12 +1,46 @@
 /* What every stack tool shares with its front end; kept in BTF by
- * bpf/common.bpf.c, so common::stacks reads them as generated types. */
+ * bpf/common.bpf.c, so common::kinds::stack reads them as generated types. */
 #ifndef __STACKS_H
 #define __STACKS_H
 
-/* The deepest stack --perf-max-stack-depth may ask for; the stack map's
- * value size is set to the asked depth before load. */
+#include "task.h"
+
 enum stack_limits {
+	/* The deepest stack --perf-max-stack-depth may ask for; the stack
+	 * map's value size is set to the asked depth before load. */
 	MAX_STACK_DEPTH = 127,
+	/* The record kind of a struct stack_sample (after ustack.h's
+	 * USTACK_KIND, the stack copy's). */
+	STACK_SAMPLE_KIND = 2,
+};
+
+/* What a stack tool counts by (stackcounts.bpf.h's `counts`): a process,
+ * the thread shown (0 where counted by process), and its two stacks. A
+ * stack id of -1: no such half (-U, -K, a kernel thread's user stack, a
+ * sample taken in user mode's kernel stack); another negative id: the
+ * stack map's failure (counted). */
+struct stack_key {
+	__u32 tgid;
+	__u32 tid;
+	__s32 user_stack_id;
+	__s32 kern_stack_id;
+	char comm[TASK_COMM_LEN];
+};
+
+/* --unwind dwarf: a count sent to the front end instead of added in the
+ * kernel, after the user stack copy (ustack.h) whose number it carries:
+ * 0 when no user stack was wanted, STACK_SEQ_LOST when the copy could not
+ * be sent. */
+#define STACK_SEQ_LOST ((__u64)-1)
+
+struct stack_sample {
+	__u32 kind;
+	__u32 tgid;
+	__u32 tid;
+	__s32 kern_stack_id;
+	__u64 seq;
+	__u64 value;
+	char comm[TASK_COMM_LEN];
 };
 
 /* The first values of every stack tool's error enum (errors.bpf.h): what
@@ -20,6 +54,8 @@ enum stack_error {
 	/* A user stack could not be read (paged out, no frame pointers). */
 	ERR_STACK_USER_FAULT,
 	ERR_STACK_OTHER,
+	/* The counts map (stackcounts.bpf.h) was full: a count not kept. */
+	ERR_STACK_COUNTS_FULL,
 	ERR_STACK_LAST,
 };
 

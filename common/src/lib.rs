@@ -6,7 +6,7 @@
 //! reports in one order for every tool. Around it: the kinds of tool
 //! ([`kinds`]: event, histogram, stack), hook probing ([`kernel::probe`]),
 //! the shared filters ([`kernel::filters`]), map helpers ([`kernel::maps`]),
-//! symbolization ([`stacks::sym`]) and output ([`output`]).
+//! symbolization ([`sym`]) and output ([`output`]).
 //!
 //! The paths README's "Adding a tool" names, compiled here so that the
 //! recipe cannot name what no longer exists (xtask checks that README names
@@ -41,5 +41,6 @@ pub mod kinds;
 pub mod output;
 pub mod run;
 pub mod signals;
-pub mod stacks;
+pub mod sym;
+pub mod unwind;
 pub mod usage;

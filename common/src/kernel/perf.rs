@@ -42,6 +42,41 @@ pub enum Rate {
 }
 
 impl Rate {
+    /// -F above the kernel's limit (kernel.perf_event_max_sample_rate) is
+    /// a usage error here, not EINVAL from the first event opened.
+    pub fn check(self) -> Result<()> {
+        if let Rate::Frequency(f) = self {
+            let max = std::fs::read_to_string("/proc/sys/kernel/perf_event_max_sample_rate")
+                .ok()
+                .and_then(|s| s.trim().parse::<u64>().ok());
+            if let Some(max) = max.filter(|m| f > *m) {
+                return Err(crate::usage::usage(format!(
+                    "-F {f} is above the kernel's limit of {max} samples a second \
+                     (kernel.perf_event_max_sample_rate)"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The sampling as `--dry-run` and `-v` list it with the hooks:
+    /// `perf_event cpu-clock (software: ...) at 49 Hz on every online CPU`.
+    pub fn hook(self, counter: Counter, cpu: Option<u32>) -> String {
+        let why = match counter {
+            Counter::Cycles => "hardware",
+            Counter::CpuClock => "software: no hardware PMU answered",
+        };
+        let rate = match self {
+            Rate::Frequency(f) => format!("{f} Hz"),
+            Rate::Period(n) => format!("every {n} events"),
+        };
+        let cpus = match cpu {
+            Some(c) => format!("CPU {c}"),
+            None => "every online CPU".into(),
+        };
+        format!("perf_event {} ({why}) at {rate} on {cpus}", counter.name())
+    }
+
     /// The CPU time one sample stands for, where it is known: at a
     /// frequency, 1/F s; every N ticks of the CPU clock, N ns; every N
     /// cycles, unknown.
@@ -156,6 +191,19 @@ pub fn online_cpus() -> Result<Vec<u32>> {
 }
 
 /// Every CPU this machine may bring online.
+/// A CPU option (`-C`) naming no CPU of this machine is a usage error.
+pub fn check_cpu(cpu: u32) -> Result<()> {
+    let possible = possible_cpus()?;
+    if !possible.contains(&cpu) {
+        return Err(crate::usage::usage(format!(
+            "-C {cpu}: no such CPU (this machine's CPUs are {}-{})",
+            possible.first().unwrap_or(&0),
+            possible.last().unwrap_or(&0)
+        )));
+    }
+    Ok(())
+}
+
 pub fn possible_cpus() -> Result<Vec<u32>> {
     cpu_list("possible")
 }
@@ -315,6 +363,20 @@ impl Sampler {
             }
         }
         Ok(changes)
+    }
+
+    /// [`Sampler::check`] from the loop: the changes said with `verbose`,
+    /// a failure always (sampling goes on on the CPUs it has).
+    pub fn watch(&mut self, verbose: bool) {
+        match self.check() {
+            Ok(changes) if verbose => {
+                for c in changes {
+                    crate::note!("{c}");
+                }
+            }
+            Ok(_) => {}
+            Err(e) => crate::note!("watching CPUs come and go: {e:#}"),
+        }
     }
 
     /// Closes every event: no sample after this.

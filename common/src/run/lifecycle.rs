@@ -26,6 +26,7 @@ use crate::kernel::maps;
 use crate::kernel::probe;
 use crate::kinds::event::Table;
 use crate::kinds::histogram::{self, Histograms};
+use crate::kinds::stack::{self, Stacks};
 use crate::output::hist;
 use crate::output::Out;
 use crate::run::launch::Held;
@@ -175,7 +176,8 @@ pub trait Tool: Sized {
         }
     }
 
-    /// By default a histogram tool's `[interval] [count]`.
+    /// By default a histogram tool's `[interval] [count]` (a stack tool's
+    /// DURATION is the kind's).
     fn schedule(&self) -> Schedule {
         self.histograms()
             .map(|h| Schedule::from(&h.args.interval))
@@ -195,7 +197,19 @@ pub trait Tool: Sized {
         Ok(Vec::new())
     }
 
-    /// One record from the `events` ring buffer.
+    /// Stack tools: what they count and how the report looks. The
+    /// lifecycle then sets the kernel side's switches, sizes its maps,
+    /// unwinds, keeps the processes' maps and reports (kinds::stack).
+    fn stacks(&self) -> Option<stack::Spec<'_>> {
+        None
+    }
+
+    /// Tracing has ended and the links are detached, before the final
+    /// report: what the tool attached itself stops (profile's perf events).
+    fn detached(&mut self) {}
+
+    /// One record from the `events` ring buffer (not a stack tool's: the
+    /// kind reads those).
     fn event(&mut self, _data: &[u8], _out: &mut Out) -> io::Result<()> {
         Ok(())
     }
@@ -318,10 +332,7 @@ fn clap_exit(e: clap::Error) -> ExitCode {
 
 fn run_tool<T: Tool>(args: T::Args) -> Result<u8> {
     let mut tool = T::new(args)?;
-    let hists = tool
-        .histograms()
-        .map(|s| Histograms::open(&s))
-        .transpose()?;
+    let mut kind = Kind::open(&tool)?;
     run::libbpf_log(tool.common().verbose);
     run::check_privilege()?;
     let mut filters = tool.filters();
@@ -345,6 +356,9 @@ fn run_tool<T: Tool>(args: T::Args) -> Result<u8> {
         .open(&mut object)
         .context("opening the BPF object")?;
     tool.configure(&mut open, &setup)?;
+    if let Some(s) = Kind::stacks(&mut kind) {
+        s.configure(open.open_object_mut())?;
+    }
     filters.configure(open.open_object_mut())?;
     probe::autoload_existing_tracepoints(open.open_object_mut())?;
     let mut hooks = probe::chosen_hooks(open.open_object(), |p| tool.hook_target(p));
@@ -362,11 +376,15 @@ fn run_tool<T: Tool>(args: T::Args) -> Result<u8> {
         note!("hooks: {}", hooks.join(", "));
     }
     filters.fill(skel.object())?;
+    if let Some(s) = Kind::stacks(&mut kind) {
+        s.loaded(skel.object())?;
+    }
     tool.loaded(&mut skel)?;
     let links = tool.attach(&mut skel)?;
 
     let mut out = Out::default();
-    let machine = tool.machine_readable();
+    let machine =
+        tool.machine_readable() || Kind::stacks(&mut kind).is_some_and(|s| s.machine_readable());
     match tool.banner() {
         Banner::Header { header, note } => {
             if machine {
@@ -392,30 +410,29 @@ fn run_tool<T: Tool>(args: T::Args) -> Result<u8> {
         tool.command_started(child.pid());
     }
 
-    let schedule = tool.schedule();
+    let schedule = match Kind::stacks(&mut kind) {
+        Some(s) => s.schedule(),
+        None => tool.schedule(),
+    };
     let tool = RefCell::new(tool);
     let out = RefCell::new(out);
-    let mut hists = RefCell::new(hists);
-    let ended = event_loop(&skel, &tool, &out, &hists, schedule, child.as_ref())?;
+    let kind = RefCell::new(kind);
+    let ended = event_loop(&skel, &tool, &out, &kind, schedule, child.as_ref())?;
 
     // Detach first: the final report is one consistent cut.
     detach(links);
     let mut tool = tool.into_inner();
+    tool.detached();
     let mut out = out.into_inner();
+    let mut kind = kind.into_inner();
     if ended != Ended::Count && ended != Ended::ReaderGone {
-        report(
-            &mut tool,
-            &skel,
-            &mut out,
-            hists.get_mut().as_mut(),
-            When::End,
-        )?;
+        report(&mut tool, &skel, &mut out, kind.as_mut(), When::End)?;
     }
     out.flush()?;
     if ended == Ended::ReaderGone {
         return Err(io::Error::from(io::ErrorKind::BrokenPipe).into());
     }
-    report_counters(skel.object(), &tool)?;
+    report_counters(skel.object(), &tool, kind.as_ref())?;
     if out.dropped_lines() > 0 {
         note!(
             "{} lines of output dropped: stdout was not being read when the tool was stopped",
@@ -426,6 +443,32 @@ fn run_tool<T: Tool>(args: T::Args) -> Result<u8> {
         Some(child) => child.finish(),
         None => 0,
     })
+}
+
+/// The pipeline of a tool's kind, where its kind has one: the lifecycle
+/// reports through it instead of through [`Tool::report`].
+enum Kind {
+    Histograms(Box<Histograms>),
+    Stacks(Box<Stacks>),
+}
+
+impl Kind {
+    fn open<T: Tool>(tool: &T) -> Result<Option<Kind>> {
+        if let Some(spec) = tool.histograms() {
+            return Ok(Some(Kind::Histograms(Box::new(Histograms::open(&spec)?))));
+        }
+        Ok(match tool.stacks() {
+            Some(spec) => Some(Kind::Stacks(Box::new(Stacks::open(spec)?))),
+            None => None,
+        })
+    }
+
+    fn stacks(kind: &mut Option<Kind>) -> Option<&mut Stacks> {
+        match kind {
+            Some(Kind::Stacks(s)) => Some(s),
+            _ => None,
+        }
+    }
 }
 
 /// What `--dry-run` prints: the programs loaded and verified, and where
@@ -460,16 +503,17 @@ const POLL: Duration = Duration::from_millis(100);
 /// Ring buffer records handled between two looks at signals and counters.
 const BATCH: usize = 512;
 
-/// A report: the histogram kind's, or the tool's own.
+/// A report: the kind's, or the tool's own.
 fn report<T: Tool>(
     tool: &mut T,
     skel: &SkelOf<'_, T>,
     out: &mut Out,
-    hists: Option<&mut Histograms>,
+    kind: Option<&mut Kind>,
     when: When,
 ) -> Result<()> {
-    match hists {
-        Some(h) => h.report(out, &tool.sections(skel, true)?),
+    match kind {
+        Some(Kind::Histograms(h)) => h.report(out, &tool.sections(skel, true)?),
+        Some(Kind::Stacks(s)) => s.report(skel.object(), out),
         None => tool.report(skel, out, when),
     }
 }
@@ -478,7 +522,7 @@ fn event_loop<'o, T: Tool>(
     skel: &SkelOf<'o, T>,
     tool: &RefCell<T>,
     out: &RefCell<Out>,
-    hists: &RefCell<Option<Histograms>>,
+    kind: &RefCell<Option<Kind>>,
     schedule: Schedule,
     child: Option<&crate::run::launch::Running>,
 ) -> Result<Ended> {
@@ -490,6 +534,10 @@ fn event_loop<'o, T: Tool>(
             let mut builder = RingBufferBuilder::new();
             builder
                 .add(map, |data| {
+                    if let Some(s) = Kind::stacks(&mut kind.borrow_mut()) {
+                        s.record(data);
+                        return 0;
+                    }
                     let r = tool.borrow_mut().event(data, &mut out.borrow_mut());
                     match r {
                         Ok(()) => 0,
@@ -523,9 +571,9 @@ fn event_loop<'o, T: Tool>(
     let mut lost_checked = start;
     // Records left in the ring after a batch: poll without waiting.
     let mut more = false;
-    let extra_fd = match &*hists.borrow() {
-        Some(h) => h.fd(),
-        None => tool.borrow().extra_fd(),
+    let extra_fd = match &*kind.borrow() {
+        Some(Kind::Histograms(h)) => h.fd(),
+        _ => tool.borrow().extra_fd(),
     };
     out.borrow_mut().flush()?;
     let ended = loop {
@@ -566,10 +614,13 @@ fn event_loop<'o, T: Tool>(
             break Ended::ChildExited;
         }
         if fds[4].revents != 0 {
-            match &*hists.borrow() {
-                Some(h) => h.serve(|| tool.borrow().sections(skel, false))?,
-                None => tool.borrow_mut().extra_ready(skel)?,
+            match &*kind.borrow() {
+                Some(Kind::Histograms(h)) => h.serve(|| tool.borrow().sections(skel, false))?,
+                _ => tool.borrow_mut().extra_ready(skel)?,
             }
+        }
+        if let Some(s) = Kind::stacks(&mut kind.borrow_mut()) {
+            s.idle();
         }
         if tool.borrow_mut().idle() {
             break Ended::Done;
@@ -585,7 +636,7 @@ fn event_loop<'o, T: Tool>(
                     &mut *tool.borrow_mut(),
                     skel,
                     &mut out.borrow_mut(),
-                    hists.borrow_mut().as_mut(),
+                    kind.borrow_mut().as_mut(),
                     When::Interval,
                 )?;
                 out.borrow_mut().flush()?;
@@ -673,7 +724,7 @@ fn detach(links: Vec<Link>) {
 }
 
 /// Lost events and the kernel side's failure counters, on stderr.
-fn report_counters<T: Tool>(obj: &Object, tool: &T) -> Result<()> {
+fn report_counters<T: Tool>(obj: &Object, tool: &T, kind: Option<&Kind>) -> Result<()> {
     if let Some(map) = maps::by_name(obj, "lost_events") {
         let n = maps::percpu_sum_at(&map, 0)?;
         if n > 0 {
@@ -684,7 +735,13 @@ fn report_counters<T: Tool>(obj: &Object, tool: &T) -> Result<()> {
         for i in 0..map.max_entries() {
             let n = maps::percpu_sum_at(&map, i)?;
             if n > 0 {
-                let what = tool.error_note(i).unwrap_or("failures of an unnamed kind");
+                let what = match kind {
+                    Some(Kind::Stacks(s)) => s.error_note(i),
+                    _ => None,
+                };
+                let what = what
+                    .or_else(|| tool.error_note(i))
+                    .unwrap_or("failures of an unnamed kind");
                 note!("{n} {what}");
             }
         }

@@ -24,8 +24,8 @@ use common::note;
 use common::output::{Clock, Out};
 use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 use common::run::process;
-use common::stacks::sym::Symbolizer;
-use common::stacks::unwind::{self, StackTable, Unwinder};
+use common::sym::Symbolizer;
+use common::unwind::{self, StackTable, Unwinder};
 use libbpf_rs::skel::Skel;
 use libbpf_rs::Link;
 

@@ -33,7 +33,7 @@ pub fn check(args: &Args) -> Result<Option<Vec<OsString>>> {
             "-P traces per-CPU allocations of the kernel: it does not go with -p or -c",
         ));
     }
-    if args.stacks.unwind.unwind == common::stacks::unwind::Mode::Dwarf
+    if args.stacks.unwind.unwind == common::unwind::Mode::Dwarf
         && args.pid.is_none()
         && command.is_none()
     {

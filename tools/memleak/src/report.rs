@@ -11,7 +11,7 @@ use common::kinds::stack as stacks;
 use common::note;
 use common::output::{now_hms, Out};
 use common::run::process;
-use common::stacks::sym::{self, Symbolizer};
+use common::sym::{self, Symbolizer};
 use serde_json::json;
 
 use crate::skel::{types, MemleakSkel};

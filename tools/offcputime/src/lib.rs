@@ -2,10 +2,6 @@
 //! printed as BCC's multi-line stacks, folded lines, JSON, or a flame graph.
 
 mod info;
-mod report;
-
-use std::collections::HashMap;
-use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use clap::Parser;
@@ -13,20 +9,12 @@ use common::cli::{self, CommonArgs, IdList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
-use common::kinds::stack::{self as stacks, StackArgs};
-use common::output::Out;
-use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
-use common::stacks::sym::Symbolizer;
-use common::stacks::unwind::{self, StackTable, Unwinder};
+use common::kinds::stack::{self as stacks, Look, ShownArgs, StackArgs, Value};
+use common::run::lifecycle::{self, Banner, Setup, Tool};
 use common::usage::usage;
 
 common::skeleton!("offcputime");
-use skel::{types, OffcputimeSkel, OffcputimeSkelBuilder, OpenOffcputimeSkel};
-
-// SAFETY: a repr(C) struct of integers and a byte array, valid for any bytes.
-unsafe impl plain::Plain for types::oc_key {}
-// SAFETY: as above.
-unsafe impl plain::Plain for types::oc_delta {}
+use skel::{OffcputimeSkelBuilder, OpenOffcputimeSkel};
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -68,15 +56,6 @@ struct Args {
     /// Kernel threads only (no user threads)
     #[arg(short = 'k', long)]
     kernel_threads_only: bool,
-    /// Show user space stacks only (no kernel space stacks)
-    #[arg(short = 'U', long, conflicts_with = "kernel_stacks_only")]
-    user_stacks_only: bool,
-    /// Show kernel space stacks only (no user space stacks)
-    #[arg(short = 'K', long)]
-    kernel_stacks_only: bool,
-    /// Insert a delimiter between kernel and user stacks
-    #[arg(short = 'd', long)]
-    delimited: bool,
     /// Show the offset of each frame from its symbol (name+0x1c)
     #[arg(short = 's', long)]
     offset: bool,
@@ -92,6 +71,8 @@ struct Args {
     #[arg(long, value_name = "MASK")]
     state: Option<u64>,
     #[command(flatten)]
+    shown: ShownArgs,
+    #[command(flatten)]
     stacks: StackArgs,
     /// Duration of the trace, in seconds (default: until Ctrl-C)
     #[arg(value_parser = cli::seconds)]
@@ -104,67 +85,6 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Offcputime>();
 
 struct Offcputime {
     args: Args,
-    /// --svg's and --pprof's files, created before tracing.
-    outputs: stacks::Outputs,
-    /// Names only: offcputime prints no file:line.
-    symbolizer: Symbolizer,
-    /// When tracing started, for the profile's duration.
-    started: Option<Instant>,
-    /// --unwind dwarf (resolved from auto): user stacks unwound here.
-    dwarf: Option<Dwarf>,
-    /// The processes seen by the kernel side, whose memory maps are kept
-    /// so that a process gone before the report keeps its names.
-    keeper: stacks::ProcessKeeper,
-}
-
-/// --unwind dwarf's state: the stacks unwound from the copies, and the
-/// off-CPU time summed by stack here rather than in the kernel.
-struct Dwarf {
-    unwinder: Unwinder,
-    stacks: StackTable,
-    /// By thread: the copy taken when it left the CPU (its number, and the
-    /// unwound stack's index).
-    left: HashMap<u32, (u64, u32)>,
-    sums: HashMap<report::Key, u64>,
-}
-
-impl Dwarf {
-    /// One record; returns the process of a stack copy when it is the
-    /// first seen of it.
-    fn record(&mut self, data: &[u8]) -> Option<u32> {
-        if let Some(copy) = unwind::Copy::parse(data) {
-            let new = !self.unwinder.knows(copy.tgid);
-            let stack = self.unwinder.unwind(copy.tgid, copy.regs, copy.stack);
-            let index = self.stacks.intern(stack);
-            self.left.insert(copy.tid, (copy.seq, index));
-            return new.then_some(copy.tgid);
-        }
-        if data.len() < std::mem::size_of::<types::oc_delta>() {
-            return None;
-        }
-        let mut d = types::oc_delta::default();
-        maps::copy_record(&mut d, data);
-        if d.kind != types::oc_record_kind::OC_DELTA_KIND.0 {
-            return None;
-        }
-        let user = match d.seq {
-            0 => report::User::Absent,
-            seq => match self.left.remove(&d.tid) {
-                Some((s, index)) if s == seq => report::User::Unwound(index),
-                // The copy was lost (the ring was full: counted there).
-                _ => report::User::Missed,
-            },
-        };
-        let key = report::Key {
-            tgid: d.tgid,
-            shown_id: d.tid,
-            kern_stack_id: d.kern_stack_id,
-            user,
-            comm: d.comm,
-        };
-        *self.sums.entry(key).or_default() += d.delta_ns;
-        None
-    }
 }
 
 impl Tool for Offcputime {
@@ -179,43 +99,41 @@ impl Tool for Offcputime {
                 args.min_block_time, args.max_block_time
             )));
         }
-        let outputs = stacks::Outputs::open(
-            &args.stacks,
-            stacks::Svg {
-                title: "Off-CPU Time Flame Graph",
-                count_name: "us",
-                cold: true,
-                required: true,
-            },
-            stacks::Profile {
-                sample_types: &[("offcpu", "nanoseconds")],
-            },
-        )?;
-        let symbolizer = Symbolizer::with_source_lines(false).verbose(args.common.verbose);
-        let ids = args.pid.as_ref().or(args.tid.as_ref());
-        let dwarf = args.stacks.dwarf(!args.kernel_stacks_only, ids);
-        let dwarf = dwarf.then(|| Dwarf {
-            unwinder: Unwinder::new(args.stacks.perf_max_stack_depth as usize),
-            stacks: StackTable::default(),
-            left: HashMap::new(),
-            sums: HashMap::new(),
-        });
-        Ok(Offcputime {
-            args,
-            outputs,
-            symbolizer,
-            started: None,
-            dwarf,
-            keeper: stacks::ProcessKeeper::default(),
-        })
+        Ok(Offcputime { args })
     }
 
     fn common(&self) -> &CommonArgs {
         &self.args.common
     }
 
-    fn machine_readable(&self) -> bool {
-        self.args.common.json || self.args.stacks.folded
+    fn stacks(&self) -> Option<stacks::Spec<'_>> {
+        let args = &self.args;
+        Some(stacks::Spec {
+            args: &args.stacks,
+            common: &args.common,
+            shown: &args.shown,
+            ids: args.pid.as_ref().or(args.tid.as_ref()),
+            // Summed in nanoseconds, shown in microseconds, by thread.
+            look: Look {
+                per_thread: true,
+                offsets: args.offset,
+                ..Look::new(Value {
+                    name: "us",
+                    divisor: 1000,
+                })
+            },
+            svg: stacks::Svg {
+                title: "Off-CPU Time Flame Graph",
+                count_name: "us",
+                cold: true,
+                required: true,
+            },
+            profile: stacks::Profile {
+                sample_types: &[("offcpu", "nanoseconds")],
+            },
+            counts_full: "off-CPU intervals not counted: the counts map was full",
+            duration: args.duration,
+        })
     }
 
     fn filters(&self) -> Filters {
@@ -232,25 +150,10 @@ impl Tool for Offcputime {
         let rodata = maps::rodata(&mut open.maps.rodata_data)?;
         rodata.user_threads_only = args.user_threads_only;
         rodata.kernel_threads_only = args.kernel_threads_only;
-        rodata.user_stacks = !args.kernel_stacks_only;
-        rodata.kernel_stacks = !args.user_stacks_only;
         rodata.filter_state = args.state.is_some();
         rodata.state_mask = args.state.unwrap_or(0) as i64;
         rodata.min_block_ns = args.min_block_time.saturating_mul(1000);
         rodata.max_block_ns = args.max_block_time.saturating_mul(1000);
-        let dwarf = self.dwarf.is_some();
-        rodata.dwarf_unwind = dwarf;
-        rodata.track_pids = !args.kernel_stacks_only && !dwarf;
-        rodata.stack_copy_size = args.stacks.unwind.copy_size();
-        args.stacks.size_maps(
-            &mut open.maps.stackmap,
-            &mut open.maps.ustack_scratch,
-            dwarf,
-        )?;
-        if !dwarf {
-            // Only dwarf's records use the ring: the smallest one.
-            open.maps.events.set_max_entries(4096)?;
-        }
         // Switch-out state: task storage for tp_btf, a hash map for raw_tp.
         let (p, m) = (&mut open.progs, &mut open.maps);
         probe::task_state_variant(probe::TaskStateVariants {
@@ -262,71 +165,8 @@ impl Tool for Offcputime {
         Ok(())
     }
 
-    fn loaded(&mut self, skel: &mut OffcputimeSkel<'_>) -> Result<()> {
-        if !self.args.kernel_stacks_only && self.dwarf.is_none() {
-            self.keeper
-                .watch(libbpf_rs::MapHandle::try_from(&skel.maps.seen_pids)?);
-        }
-        self.started = Some(Instant::now());
-        Ok(())
-    }
-
     fn banner(&self) -> Banner {
         Banner::Note(banner(&self.args))
-    }
-
-    fn schedule(&self) -> Schedule {
-        Schedule {
-            duration: self.args.duration.map(Duration::from_secs),
-            ..Schedule::default()
-        }
-    }
-
-    fn event(&mut self, data: &[u8], _: &mut Out) -> std::io::Result<()> {
-        if let Some(d) = &mut self.dwarf {
-            // A process's first stack: its memory map is kept for the
-            // report too, which may come after it exits.
-            if let Some(pid) = d.record(data) {
-                self.symbolizer.keep_process(pid);
-            }
-        }
-        Ok(())
-    }
-
-    fn idle(&mut self) -> bool {
-        // While tracing, not after Ctrl-C: the report then starts at once.
-        if !self.args.user_stacks_only {
-            self.symbolizer.warm_kernel();
-        }
-        self.keeper.poll(&mut self.symbolizer);
-        false
-    }
-
-    fn report(&mut self, skel: &OffcputimeSkel<'_>, out: &mut Out, _: When) -> Result<()> {
-        let traced = self.started.map_or(Duration::ZERO, |s| s.elapsed());
-        let files = self.outputs.report(traced);
-        let dwarf = self.dwarf.as_mut().map(|d| {
-            if let Some(note) = d.unwinder.stats.note() {
-                common::note!("{note}");
-            }
-            (std::mem::take(&mut d.sums), &d.stacks)
-        });
-        report::print(
-            &self.args,
-            files,
-            &skel.maps,
-            dwarf,
-            out,
-            &mut self.symbolizer,
-        )
-    }
-
-    fn error_note(&self, index: u32) -> Option<&'static str> {
-        use types::oc_error as E;
-        stacks::error_note(index).or(match E(index) {
-            E::ERR_INFO_FULL => Some("off-CPU intervals not counted: the aggregation map was full"),
-            _ => None,
-        })
     }
 }
 
@@ -342,18 +182,11 @@ fn banner(args: &Args) -> String {
     } else {
         "all threads".into()
     };
-    let stacks = if args.user_stacks_only {
-        "user"
-    } else if args.kernel_stacks_only {
-        "kernel"
-    } else {
-        "user + kernel"
-    };
-    let end = match args.duration {
-        Some(d) => format!(" for {d} secs."),
-        None => "... Hit Ctrl-C to end.".into(),
-    };
-    format!("Tracing off-CPU time (us) of {threads} by {stacks} stack{end}")
+    format!(
+        "Tracing off-CPU time (us) of {threads} by {} stack{}",
+        args.shown.words(),
+        stacks::until(args.duration)
+    )
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use common::kinds::event::{Cell, Column, Table};
 use common::output::net::{endpoint, ip_version, tcp_state_name};
 use common::output::{c_bytes, Clock, Out};
 use common::run::lifecycle::{self, Setup, Tool};
-use common::stacks::sym::{trim_tracing_frames, Symbolizer};
+use common::sym::{trim_tracing_frames, Symbolizer};
 
 common::skeleton!("tcpdrop");
 use skel::{types, OpenTcpdropProgs, OpenTcpdropSkel, TcpdropSkelBuilder};

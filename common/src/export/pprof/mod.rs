@@ -16,7 +16,7 @@ use std::io::Write;
 use anyhow::{Context, Result};
 use prost::Message;
 
-use crate::stacks::sym::{Frame, Part};
+use crate::sym::{Frame, Part};
 
 #[allow(clippy::all, missing_docs)]
 mod profile;

@@ -315,7 +315,7 @@ impl Symbolizer {
     /// The frames of a user stack unwound from a copy (`--unwind dwarf`),
     /// with an `[incomplete]` frame at the root end where the walk stopped
     /// short of it: such stacks are marked, never silently shortened.
-    pub fn unwound(&mut self, pid: u32, stack: &crate::stacks::unwind::Unwound) -> Vec<Rc<Frame>> {
+    pub fn unwound(&mut self, pid: u32, stack: &crate::unwind::Unwound) -> Vec<Rc<Frame>> {
         let mut frames = self.user(pid, &stack.addrs);
         if !stack.end.complete() {
             frames.push(Rc::new(Frame {

@@ -655,7 +655,7 @@ mod tests {
         let (regs, stack) = capture();
         let mut unwinder = Unwinder::new(127);
         let got = unwinder.unwind(std::process::id(), regs, &stack);
-        let mut sym = crate::stacks::sym::Symbolizer::new();
+        let mut sym = crate::sym::Symbolizer::new();
         let frames = sym.user(std::process::id(), &got.addrs);
         let names: Vec<&str> = frames.iter().map(|f| f.name()).collect();
         assert!(

@@ -1,0 +1,260 @@
+//! A stack tool's report, from symbolized entries to text: BCC's
+//! multi-line stacks, folded lines or JSON lines, and each stack to the
+//! report files. Entries in, an `impl Write` out: tested here with made-up
+//! stacks.
+
+use std::io::Write;
+
+use anyhow::Result;
+use serde_json::json;
+
+use crate::export::pprof::Label;
+use crate::output::{c_string, escape};
+use crate::sym::{self, Part, Stack};
+
+use super::{Key, Report};
+
+/// What a sum is, as the report shows it.
+#[derive(Debug, Clone, Copy)]
+pub struct Value {
+    /// Its JSON field (`samples`, `us`).
+    pub name: &'static str,
+    /// The kernel's sum is divided by this for the text, JSON and flame
+    /// graph (nanoseconds shown as microseconds: 1000).
+    pub divisor: u64,
+}
+
+/// How a stack tool's report looks.
+#[derive(Debug, Clone)]
+pub struct Look {
+    pub value: Value,
+    /// The pprof profile's values of a sum: one multiplier per sample type
+    /// (profile at -F: nanoseconds a sample, and 1 for the count).
+    pub scales: Vec<u64>,
+    /// Counted by thread: `tid` in JSON and the profile's labels.
+    pub per_thread: bool,
+    /// `name+0x1c` (-s).
+    pub offsets: bool,
+    /// Kernel frames marked `_[k]` (profile -a).
+    pub annotate: bool,
+    /// Set by the kind from the shared options: `--` between the kernel
+    /// and user frames (-d), JSON, folded lines.
+    pub delimited: bool,
+    pub json: bool,
+    pub folded: bool,
+}
+
+impl Look {
+    /// A value shown as counted, in one sample type.
+    pub fn new(value: Value) -> Look {
+        Look {
+            value,
+            scales: vec![1],
+            per_thread: false,
+            delimited: false,
+            offsets: false,
+            annotate: false,
+            json: false,
+            folded: false,
+        }
+    }
+}
+
+/// Prints `rows` (each with its kernel and user part, in order) and adds
+/// each stack to `files`.
+pub fn print(
+    w: &mut dyn Write,
+    look: &Look,
+    rows: &[(Key, u64)],
+    parts: &[(Part, Part)],
+    mut files: Option<&mut Report>,
+) -> Result<()> {
+    for ((k, sum), (kernel, user)) in rows.iter().zip(parts) {
+        let value = *sum / look.value.divisor.max(1);
+        let comm = c_string(&k.comm);
+        let shown = escape(comm.as_bytes());
+        let stack = Stack {
+            kernel,
+            user,
+            comm: &shown,
+            pid: k.shown_id,
+            delimited: look.delimited,
+            offsets: look.offsets,
+            annotate: look.annotate,
+        };
+        if let Some(files) = files.as_deref_mut().filter(|f| f.wanted()) {
+            let values: Vec<i64> = look
+                .scales
+                .iter()
+                .map(|s| sum.saturating_mul(*s) as i64)
+                .collect();
+            let mut labels = vec![Label::Str("comm", &comm), Label::Num("pid", k.tgid.into())];
+            if look.per_thread {
+                labels.push(Label::Num("tid", k.shown_id.into()));
+            }
+            files.add(&stack, value, k.tgid, &values, &labels);
+        }
+        if look.json {
+            let mut o = json!({
+                "pid": k.tgid,
+                "comm": comm,
+                look.value.name: value,
+                "kernel_stack": sym::part_json(kernel, look.offsets),
+                "user_stack": sym::part_json(user, look.offsets),
+            });
+            if look.per_thread {
+                o["tid"] = k.shown_id.into();
+            }
+            crate::output::json_to_writer(&mut *w, &o)?;
+            w.write_all(b"\n")?;
+        } else if look.folded {
+            writeln!(w, "{}", sym::folded_line(&stack, value))?;
+        } else {
+            sym::write_multi_line(w, &stack, value)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::rc::Rc;
+
+    use super::super::User;
+    use super::*;
+    use crate::sym::Frame;
+
+    fn frame(name: &str, addr: u64) -> Rc<Frame> {
+        Rc::new(Frame {
+            addr,
+            name: Some(name.into()),
+            offset: 0x1c,
+            module: None,
+            source: None,
+        })
+    }
+
+    fn comm(s: &str) -> [i8; 16] {
+        let mut c = [0i8; 16];
+        for (d, b) in c.iter_mut().zip(s.bytes()) {
+            *d = b as i8;
+        }
+        c
+    }
+
+    /// Two stacks of one process in two threads: a kernel and user stack,
+    /// and a user stack whose kernel half was missed.
+    type Rows = (Vec<(Key, u64)>, Vec<(Part, Part)>);
+
+    fn rows() -> Rows {
+        let key = |tid, kern| Key {
+            tgid: 10,
+            shown_id: tid,
+            kern_stack_id: kern,
+            user: User::Map(1),
+            comm: comm("app"),
+        };
+        (
+            vec![(key(11, -14), 2500), (key(12, 3), 7000)],
+            vec![
+                (Part::Missed, Part::Frames(vec![frame("work", 0x401000)])),
+                (
+                    Part::Frames(vec![frame("schedule", 0xffff1000)]),
+                    Part::Frames(vec![frame("poll", 0x402000), frame("main", 0x403000)]),
+                ),
+            ],
+        )
+    }
+
+    fn printed(look: &Look) -> String {
+        let (rows, parts) = rows();
+        let mut w = Vec::new();
+        print(&mut w, look, &rows, &parts, None).unwrap();
+        String::from_utf8(w).unwrap()
+    }
+
+    fn microseconds() -> Look {
+        Look {
+            per_thread: true,
+            ..Look::new(Value {
+                name: "us",
+                divisor: 1000,
+            })
+        }
+    }
+
+    #[test]
+    fn multi_line_stacks_are_bccs() {
+        let look = Look {
+            delimited: true,
+            ..microseconds()
+        };
+        assert_eq!(
+            printed(&look),
+            "    [Missed Kernel Stack]\n    --\n    work\n    -                app (11)\n        2\n\n\
+             \x20   schedule\n    --\n    poll\n    main\n    -                app (12)\n        7\n\n"
+        );
+    }
+
+    #[test]
+    fn folded_lines_are_root_first() {
+        let look = Look {
+            folded: true,
+            annotate: true,
+            ..Look::new(Value {
+                name: "samples",
+                divisor: 1,
+            })
+        };
+        assert_eq!(
+            printed(&look),
+            "app;work;[Missed Kernel Stack] 2500\napp;main;poll;schedule_[k] 7000\n"
+        );
+    }
+
+    #[test]
+    fn json_names_the_value_and_the_thread() {
+        let look = Look {
+            json: true,
+            offsets: true,
+            ..microseconds()
+        };
+        let lines: Vec<serde_json::Value> = printed(&look)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0]["us"], 2);
+        assert_eq!(lines[0]["tid"], 11);
+        assert_eq!(lines[0]["pid"], 10);
+        assert_eq!(lines[0]["kernel_stack"], serde_json::Value::Null);
+        assert_eq!(lines[1]["user_stack"][1]["name"], "main+0x1c");
+        assert_eq!(lines[1]["kernel_stack"][0]["addr"], "0xffff1000");
+        let by_process = Look {
+            per_thread: false,
+            ..look
+        };
+        assert!(printed(&by_process).lines().all(|l| !l.contains("\"tid\"")));
+    }
+
+    #[test]
+    fn a_hostile_comm_is_escaped_in_text() {
+        let (mut rows, parts) = rows();
+        rows[0].0.comm = comm("a\x1b[2Jb");
+        let mut w = Vec::new();
+        print(
+            &mut w,
+            &Look::new(Value {
+                name: "samples",
+                divisor: 1,
+            }),
+            &rows,
+            &parts,
+            None,
+        )
+        .unwrap();
+        let text = String::from_utf8(w).unwrap();
+        assert!(!text.contains('\x1b'), "{text}");
+        assert!(text.contains("a\\x1b[2Jb (11)"), "{text}");
+    }
+}
