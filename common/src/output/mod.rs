@@ -6,7 +6,6 @@ pub mod file;
 pub mod hist;
 pub mod manpage;
 pub mod net;
-pub mod top;
 
 use std::borrow::Cow;
 use std::fmt::Write as _;

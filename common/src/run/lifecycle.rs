@@ -27,6 +27,7 @@ use crate::kernel::probe;
 use crate::kinds::event::Table;
 use crate::kinds::histogram::{self, Histograms};
 use crate::kinds::stack::{self, Stacks};
+use crate::kinds::top::{self, Top};
 use crate::output::hist;
 use crate::output::Out;
 use crate::run::launch::Held;
@@ -164,9 +165,12 @@ pub trait Tool: Sized {
         None
     }
 
-    /// By default the table's header (event tools) or the description's
-    /// banner line.
+    /// By default the table's header (event tools), BCC's line for a top
+    /// tool, or the description's banner line.
     fn banner(&self) -> Banner {
+        if let Some(t) = self.top() {
+            return Banner::Note(t.args.banner());
+        }
         match self.table() {
             Some(t) => Banner::Header {
                 header: t.header(),
@@ -179,6 +183,9 @@ pub trait Tool: Sized {
     /// By default a histogram tool's `[interval] [count]` (a stack tool's
     /// DURATION is the kind's).
     fn schedule(&self) -> Schedule {
+        if let Some(t) = self.top() {
+            return Schedule::from(&t);
+        }
         self.histograms()
             .map(|h| Schedule::from(&h.args.interval))
             .unwrap_or_default()
@@ -202,6 +209,18 @@ pub trait Tool: Sized {
     /// unwinds, keeps the processes' maps and reports (kinds::stack).
     fn stacks(&self) -> Option<stack::Spec<'_>> {
         None
+    }
+
+    /// Top tools: their shared options. The lifecycle then prints their
+    /// rows every interval (kinds::top).
+    fn top(&self) -> Option<top::Spec<'_>> {
+        None
+    }
+
+    /// Top tools: this interval's rows, drained from the kernel, with
+    /// their table and order.
+    fn top_rows<'s>(&'s mut self, _skel: &SkelOf<'_, Self>) -> Result<Box<dyn top::Print + 's>> {
+        anyhow::bail!("{} has no rows: it is not a top tool", Self::INFO.name)
     }
 
     /// Tracing has ended and the links are detached, before the final
@@ -450,12 +469,16 @@ fn run_tool<T: Tool>(args: T::Args) -> Result<u8> {
 enum Kind {
     Histograms(Box<Histograms>),
     Stacks(Box<Stacks>),
+    Top(Top),
 }
 
 impl Kind {
     fn open<T: Tool>(tool: &T) -> Result<Option<Kind>> {
         if let Some(spec) = tool.histograms() {
             return Ok(Some(Kind::Histograms(Box::new(Histograms::open(&spec)?))));
+        }
+        if let Some(spec) = tool.top() {
+            return Ok(Some(Kind::Top(Top::open(&spec))));
         }
         Ok(match tool.stacks() {
             Some(spec) => Some(Kind::Stacks(Box::new(Stacks::open(spec)?))),
@@ -514,6 +537,7 @@ fn report<T: Tool>(
     match kind {
         Some(Kind::Histograms(h)) => h.report(out, &tool.sections(skel, true)?),
         Some(Kind::Stacks(s)) => s.report(skel.object(), out),
+        Some(Kind::Top(t)) => t.report(out, tool.top_rows(skel)?),
         None => tool.report(skel, out, when),
     }
 }

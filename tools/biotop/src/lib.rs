@@ -2,7 +2,6 @@
 
 mod info;
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Result;
@@ -12,12 +11,12 @@ use common::kernel::disks;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kinds::event::{Cell, Column, Table};
-use common::output::top::Screen;
-use common::output::{self, c_bytes, Out};
-use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
+use common::kinds::top::{self, Timed};
+use common::output::c_bytes;
+use common::run::lifecycle::{self, Setup, SkelOf, Tool};
 
 common::skeleton!("biotop");
-use skel::{types, BiotopSkel, BiotopSkelBuilder, OpenBiotopSkel};
+use skel::{types, BiotopSkelBuilder, OpenBiotopSkel};
 
 // SAFETY: repr(C) structs of integers and byte arrays, valid for any bytes.
 unsafe impl plain::Plain for types::who_key {}
@@ -73,11 +72,10 @@ enum Sort {
 pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Biotop>();
 
 /// One table row: who, where, how much.
-#[derive(Default)]
 struct Row {
     key: types::who_key,
     total: types::io_total,
-    time: String,
+    disk: String,
 }
 
 impl Row {
@@ -89,10 +87,8 @@ impl Row {
 pub(crate) struct Biotop {
     args: Args,
     targ_dev: Option<u32>,
-    screen: Screen,
-    row: Row,
     disks: disks::Names,
-    table: Table<Biotop>,
+    table: Table<Timed<Row>>,
 }
 
 impl Tool for Biotop {
@@ -104,10 +100,8 @@ impl Tool for Biotop {
         let targ_dev = args.disk.as_deref().map(disks::resolve).transpose()?;
         Ok(Biotop {
             table: table(args.common.json),
-            screen: Screen::new(args.top.noclear, args.common.json),
             args,
             targ_dev,
-            row: Row::default(),
             disks: disks::Names::default(),
         })
     }
@@ -128,55 +122,53 @@ impl Tool for Biotop {
         Ok(())
     }
 
-    fn banner(&self) -> Banner {
-        Banner::Note(self.args.top.banner())
+    fn top(&self) -> Option<top::Spec<'_>> {
+        Some(top::Spec {
+            args: &self.args.top,
+            json: self.args.common.json,
+            summary: true,
+        })
     }
 
-    fn schedule(&self) -> Schedule {
-        Schedule::from(&self.args.top.every)
-    }
-
-    /// Every interval, and the part interval at the end: the totals the
-    /// kernel summed since the last report, drained.
-    fn report(&mut self, skel: &BiotopSkel<'_>, out: &mut Out, _: When) -> Result<()> {
-        let mut rows: Vec<(types::who_key, Box<types::io_total>)> =
+    /// The totals the kernel summed since the last report, drained.
+    fn top_rows<'s>(&'s mut self, skel: &SkelOf<'_, Self>) -> Result<Box<dyn top::Print + 's>> {
+        let totals: Vec<(types::who_key, Box<types::io_total>)> =
             maps::read_as(&skel.maps.totals, true)?;
-        sort(&mut rows, self.args.sort);
-        let time = output::now_hms();
-        self.screen.begin(out, &time, &self.table.header())?;
-        for (key, total) in rows.into_iter().take(self.args.top.rows as usize) {
-            self.disks.learn(key.dev);
-            self.row = Row {
-                key,
-                total: *total,
-                time: time.clone(),
-            };
-            self.table.row(out, self)?;
-        }
-        out.flush()?;
-        Ok(())
+        let rows = totals
+            .into_iter()
+            .map(|(key, total)| {
+                self.disks.learn(key.dev);
+                let disk = self.disks.of(key.dev).to_owned();
+                Row {
+                    key,
+                    total: *total,
+                    disk,
+                }
+            })
+            .collect();
+        let by = self.args.sort;
+        Ok(Box::new(top::Rows::new(rows, &self.table, move |a, b| {
+            order(b, by).cmp(&order(a, by))
+        })))
     }
 }
 
-/// BCC's order within a sort key: the largest first.
-fn sort(rows: &mut [(types::who_key, Box<types::io_total>)], by: Sort) {
-    let avg = |t: &types::io_total| t.latency_ns / t.ios.max(1);
-    rows.sort_by(|(_, a), (_, b)| {
-        let (a, b) = (&**a, &**b);
-        match by {
-            Sort::All => (b.ios, b.bytes, avg(b)).cmp(&(a.ios, a.bytes, avg(a))),
-            Sort::Io => b.ios.cmp(&a.ios),
-            Sort::Kbytes => b.bytes.cmp(&a.bytes),
-            Sort::Avg => avg(b).cmp(&avg(a)),
-        }
-    });
+/// What BCC sorts by, largest first.
+fn order(r: &Row, by: Sort) -> (u64, u64, u64) {
+    let t = &r.total;
+    let avg = t.latency_ns / t.ios.max(1);
+    match by {
+        Sort::All => (t.ios, t.bytes, avg),
+        Sort::Io => (t.ios, 0, 0),
+        Sort::Kbytes => (t.bytes, 0, 0),
+        Sort::Avg => (avg, 0, 0),
+    }
 }
 
 /// BCC's columns: PID COMM D MAJ MIN DISK I/O Kbytes AVGms.
-fn table(json: bool) -> Table<Biotop> {
+fn table(json: bool) -> Table<Timed<Row>> {
     use common::kernel::disks::{major, minor};
-    Table::<Biotop>::new(json)
-        .column(false, Column::json("time", |t| t.row.time.as_str().into()))
+    top::table::<Row>(json)
         .columns([
             Column::new("PID", 7, "pid", |t| t.row.key.pid.into()),
             Column::new("COMM", 16, "comm", |t| {
@@ -185,7 +177,7 @@ fn table(json: bool) -> Table<Biotop> {
             Column::new("D", 1, "op", |t| disks::op_letter(t.row.key.op).into()),
             Column::new("MAJ", 3, "major", |t| major(t.row.key.dev).into()),
             Column::new("MIN", 3, "minor", |t| minor(t.row.key.dev).into()),
-            Column::new("DISK", 8, "disk", |t| t.disks.of(t.row.key.dev).into()),
+            Column::new("DISK", 8, "disk", |t| t.row.disk.as_str().into()),
             Column::right("I/O", 5, "io", |t| t.row.total.ios.into()),
             Column::right("Kbytes", 7, "kbytes", |t| (t.row.total.bytes / 1024).into()),
             Column::right("AVGms", 6, "avg_ms", |t| Cell::Float(t.row.avg_ms(), 2)),
@@ -217,26 +209,25 @@ mod tests {
         );
     }
 
-    fn total(ios: u64, bytes: u64, latency_ns: u64) -> (types::who_key, Box<types::io_total>) {
-        let t = types::io_total {
-            ios,
-            bytes,
-            latency_ns,
-        };
-        (types::who_key::default(), Box::new(t))
+    fn total(ios: u64, bytes: u64, latency_ns: u64) -> Row {
+        Row {
+            key: types::who_key::default(),
+            total: types::io_total {
+                ios,
+                bytes,
+                latency_ns,
+            },
+            disk: String::new(),
+        }
     }
 
     #[test]
     fn sorts_largest_first() {
-        let mut rows = vec![total(1, 900, 9), total(5, 100, 5), total(5, 200, 50)];
-        sort(&mut rows, Sort::All);
-        assert_eq!(
-            rows.iter().map(|r| r.1.bytes).collect::<Vec<_>>(),
-            [200, 100, 900]
-        );
-        sort(&mut rows, Sort::Kbytes);
-        assert_eq!(rows[0].1.bytes, 900);
-        sort(&mut rows, Sort::Avg);
-        assert_eq!(rows[0].1.latency_ns, 50);
+        let rows = [total(1, 900, 9), total(5, 100, 5), total(5, 200, 50)];
+        let first = |by| rows.iter().max_by_key(|r| order(r, by)).unwrap();
+        assert_eq!(first(Sort::All).total.bytes, 200);
+        assert_eq!(first(Sort::Kbytes).total.bytes, 900);
+        assert_eq!(first(Sort::Avg).total.latency_ns, 50);
+        assert_eq!(order(&rows[1], Sort::All), (5, 100, 1));
     }
 }

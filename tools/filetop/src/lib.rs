@@ -12,10 +12,10 @@ use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
 use common::kinds::event::{Cell, Column, Table};
+use common::kinds::top::{self, Timed};
 use common::note;
-use common::output::top::Screen;
-use common::output::{self, c_bytes, Out};
-use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
+use common::output::c_bytes;
+use common::run::lifecycle::{self, Banner, Setup, SkelOf, Tool};
 
 common::skeleton!("filetop");
 use skel::{types, FiletopSkel, FiletopSkelBuilder, OpenFiletopSkel};
@@ -73,19 +73,16 @@ const FUNCTIONS: [&str; 2] = ["vfs_read", "vfs_write"];
 
 pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Filetop>();
 
-#[derive(Default)]
+/// One thread's reads and writes of one file.
 struct Row {
     key: types::file_key,
     stat: types::file_stat,
-    time: String,
 }
 
 pub(crate) struct Filetop {
     args: Args,
     mode: Mode,
-    screen: Screen,
-    row: Row,
-    table: Table<Filetop>,
+    table: Table<Timed<Row>>,
 }
 
 impl Tool for Filetop {
@@ -97,10 +94,8 @@ impl Tool for Filetop {
         let mode = Mode::choose(&FUNCTIONS);
         Ok(Filetop {
             table: table(args.common.json),
-            screen: Screen::new(args.top.noclear, args.common.json),
             args,
             mode,
-            row: Row::default(),
         })
     }
 
@@ -151,28 +146,24 @@ impl Tool for Filetop {
         Banner::Note(self.args.top.banner())
     }
 
-    fn schedule(&self) -> Schedule {
-        Schedule::from(&self.args.top.every)
+    fn top(&self) -> Option<top::Spec<'_>> {
+        Some(top::Spec {
+            args: &self.args.top,
+            json: self.args.common.json,
+            summary: true,
+        })
     }
 
-    /// Every interval, and the part interval at the end: what the kernel
-    /// summed since the last report, drained.
-    fn report(&mut self, skel: &FiletopSkel<'_>, out: &mut Out, _: When) -> Result<()> {
+    /// What the kernel summed since the last report, drained.
+    fn top_rows<'s>(&'s mut self, skel: &SkelOf<'_, Self>) -> Result<Box<dyn top::Print + 's>> {
         let entries: Vec<(types::file_key, Box<types::file_stat>)> =
             maps::read_as(&skel.maps.stats, true)?;
-        let mut rows = merge(entries);
-        sort(&mut rows, self.args.sort);
-        let time = output::now_hms();
-        self.screen.begin(out, &time, &self.table.header())?;
-        for (key, stat) in rows.into_iter().take(self.args.top.rows as usize) {
-            self.row = Row {
-                key,
-                stat: *stat,
-                time: time.clone(),
-            };
-            self.table.row(out, self)?;
-        }
-        Ok(())
+        let by = self.args.sort;
+        Ok(Box::new(top::Rows::new(
+            merge(entries),
+            &self.table,
+            move |a, b| order(&b.stat, by).cmp(&order(&a.stat, by)),
+        )))
     }
 }
 
@@ -183,10 +174,8 @@ const SYSCALL_NOTE: &str = "system call mode (no fentry or kprobes on vfs_read a
 /// One row per thread and file: the kernel keeps one entry per open file
 /// (a file opened twice has two), merged here by device and inode; entries
 /// of files not shown are dropped.
-fn merge(
-    entries: Vec<(types::file_key, Box<types::file_stat>)>,
-) -> Vec<(types::file_key, Box<types::file_stat>)> {
-    let mut rows: Vec<(types::file_key, Box<types::file_stat>)> = Vec::new();
+fn merge(entries: Vec<(types::file_key, Box<types::file_stat>)>) -> Vec<Row> {
+    let mut rows: Vec<Row> = Vec::new();
     let mut at: std::collections::HashMap<(u32, u32, u64), usize> = Default::default();
     for (key, stat) in entries {
         if stat.skip != 0 {
@@ -194,7 +183,7 @@ fn merge(
         }
         match at.entry((key.tid, stat.dev, stat.ino)) {
             std::collections::hash_map::Entry::Occupied(i) => {
-                let row = &mut rows[*i.get()].1;
+                let row = &mut rows[*i.get()].stat;
                 row.reads += stat.reads;
                 row.writes += stat.writes;
                 row.read_bytes += stat.read_bytes;
@@ -202,31 +191,27 @@ fn merge(
             }
             std::collections::hash_map::Entry::Vacant(v) => {
                 v.insert(rows.len());
-                rows.push((key, stat));
+                rows.push(Row { key, stat: *stat });
             }
         }
     }
     rows
 }
 
-/// Largest first, as BCC.
-fn sort(rows: &mut [(types::file_key, Box<types::file_stat>)], by: Sort) {
-    rows.sort_by(|(_, a), (_, b)| {
-        let key = |s: &types::file_stat| match by {
-            Sort::All => (s.read_bytes, s.write_bytes, s.reads, s.writes),
-            Sort::Reads => (s.reads, 0, 0, 0),
-            Sort::Writes => (s.writes, 0, 0, 0),
-            Sort::Rbytes => (s.read_bytes, 0, 0, 0),
-            Sort::Wbytes => (s.write_bytes, 0, 0, 0),
-        };
-        key(b).cmp(&key(a))
-    });
+/// What BCC sorts by, largest first.
+fn order(s: &types::file_stat, by: Sort) -> (u64, u64, u64, u64) {
+    match by {
+        Sort::All => (s.read_bytes, s.write_bytes, s.reads, s.writes),
+        Sort::Reads => (s.reads, 0, 0, 0),
+        Sort::Writes => (s.writes, 0, 0, 0),
+        Sort::Rbytes => (s.read_bytes, 0, 0, 0),
+        Sort::Wbytes => (s.write_bytes, 0, 0, 0),
+    }
 }
 
 /// BCC's columns: TID COMM READS WRITES R_Kb W_Kb T FILE.
-fn table(json: bool) -> Table<Filetop> {
-    Table::<Filetop>::new(json)
-        .column(false, Column::json("time", |t| t.row.time.as_str().into()))
+fn table(json: bool) -> Table<Timed<Row>> {
+    top::table::<Row>(json)
         .columns([
             Column::new("TID", 7, "tid", |t| t.row.key.tid.into()),
             Column::json("pid", |t| t.row.key.pid.into()),
@@ -294,9 +279,12 @@ mod tests {
             entry(2, 0xc, 7, 1, false),
             entry(1, 0xd, 8, 9, true),
         ]);
-        let got: Vec<(u32, u64, u64)> = rows.iter().map(|(k, s)| (k.tid, s.ino, s.reads)).collect();
+        let got: Vec<(u32, u64, u64)> = rows
+            .iter()
+            .map(|r| (r.key.tid, r.stat.ino, r.stat.reads))
+            .collect();
         assert_eq!(got, [(1, 7, 5), (2, 7, 1)]);
-        assert_eq!(rows[0].1.read_bytes, 50);
+        assert_eq!(rows[0].stat.read_bytes, 50);
     }
 
     #[test]

@@ -4,7 +4,6 @@
 
 mod info;
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{bail, Result};
@@ -15,13 +14,13 @@ use common::kernel::maps;
 use common::kernel::probe;
 use common::kernel::tcp;
 use common::kinds::event::{Cell, Column, Table};
+use common::kinds::top::{self, Timed};
+use common::output::c_bytes;
 use common::output::net::{endpoint, ip_version, AF_INET6};
-use common::output::top::Screen;
-use common::output::{self, c_bytes, Out};
-use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
+use common::run::lifecycle::{self, Setup, SkelOf, Tool};
 
 common::skeleton!("tcptop");
-use skel::{types, OpenTcptopProgs, OpenTcptopSkel, TcptopSkel, TcptopSkelBuilder};
+use skel::{types, OpenTcptopProgs, OpenTcptopSkel, TcptopSkelBuilder};
 
 // SAFETY: repr(C) structs of integers and byte arrays, valid for any bytes.
 unsafe impl plain::Plain for types::conn_key {}
@@ -78,19 +77,16 @@ pub(crate) struct Args {
 
 pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Tcptop>();
 
-#[derive(Default)]
+/// One process's bytes on one connection.
 struct Row {
     key: types::conn_key,
     bytes: types::conn_bytes,
-    time: String,
 }
 
 pub(crate) struct Tcptop {
     args: Args,
-    screen: Screen,
-    table4: Table<Tcptop>,
-    table6: Table<Tcptop>,
-    row: Row,
+    /// IPv4's table, then IPv6's.
+    tables: [Table<Timed<Row>>; 2],
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,11 +103,11 @@ impl Tool for Tcptop {
 
     fn new(args: Args) -> Result<Self> {
         Ok(Tcptop {
-            table4: table(args.common.json, 21, "LADDR", "RADDR"),
-            table6: table(args.common.json, 32, "LADDR6", "RADDR6"),
-            screen: Screen::new(args.top.noclear, args.common.json),
+            tables: [
+                table(args.common.json, 21, "LADDR", "RADDR"),
+                table(args.common.json, 32, "LADDR6", "RADDR6"),
+            ],
             args,
-            row: Row::default(),
         })
     }
 
@@ -130,65 +126,39 @@ impl Tool for Tcptop {
         Ok(())
     }
 
-    fn banner(&self) -> Banner {
-        Banner::Note(self.args.top.banner())
+    fn top(&self) -> Option<top::Spec<'_>> {
+        Some(top::Spec {
+            args: &self.args.top,
+            json: self.args.common.json,
+            summary: !self.args.nosummary,
+        })
     }
 
-    fn schedule(&self) -> Schedule {
-        Schedule::from(&self.args.top.every)
-    }
-
-    /// Every interval, and the part interval at the end: the bytes the
-    /// kernel summed since the last report, drained.
-    fn report(&mut self, skel: &TcptopSkel<'_>, out: &mut Out, _: When) -> Result<()> {
-        let mut rows: Vec<(types::conn_key, Box<types::conn_bytes>)> =
+    /// The bytes the kernel summed since the last report, drained.
+    fn top_rows<'s>(&'s mut self, skel: &SkelOf<'_, Self>) -> Result<Box<dyn top::Print + 's>> {
+        let conns: Vec<(types::conn_key, Box<types::conn_bytes>)> =
             maps::read_as(&skel.maps.conns, true)?;
         let by = self.args.sort;
-        let weight = |b: &types::conn_bytes| match by {
+        let weight = move |b: &types::conn_bytes| match by {
             Sort::All => b.sent + b.received,
             Sort::Sent => b.sent,
             Sort::Received => b.received,
         };
-        rows.sort_by(|(ka, a), (kb, b)| {
-            weight(b)
-                .cmp(&weight(a))
-                .then_with(|| ka.pid.cmp(&kb.pid))
-                .then_with(|| ka.flow.lport.cmp(&kb.flow.lport))
-        });
-        rows.truncate(self.args.top.rows as usize);
-        let time = output::now_hms();
-        self.screen.start(out, &time, !self.args.nosummary)?;
-        let (six, four): (Vec<_>, Vec<_>) = rows
-            .into_iter()
-            .partition(|(k, _)| k.flow.family == AF_INET6);
-        for (rows, v6) in [(four, false), (six, true)] {
-            if rows.is_empty() {
-                continue;
-            }
-            if !self.args.common.json {
-                let header = if v6 {
-                    self.table6.header()
-                } else {
-                    self.table4.header()
-                };
-                // BCC's IPv6 table follows the IPv4 one after a blank line.
-                writeln!(out, "{}{header}", if v6 { "\n" } else { "" })?;
-            }
-            for (key, bytes) in rows {
-                self.row = Row {
-                    key,
-                    bytes: *bytes,
-                    time: time.clone(),
-                };
-                if v6 {
-                    self.table6.row(out, self)?;
-                } else {
-                    self.table4.row(out, self)?;
-                }
-            }
-        }
-        out.flush()?;
-        Ok(())
+        Ok(Box::new(top::Rows {
+            rows: conns
+                .into_iter()
+                .map(|(key, bytes)| Row { key, bytes: *bytes })
+                .collect(),
+            order: Box::new(move |a: &Row, b: &Row| {
+                weight(&b.bytes)
+                    .cmp(&weight(&a.bytes))
+                    .then_with(|| a.key.pid.cmp(&b.key.pid))
+                    .then_with(|| a.key.flow.lport.cmp(&b.key.flow.lport))
+            }),
+            tables: &self.tables,
+            // BCC's IPv6 table follows the IPv4 one.
+            group: |r| usize::from(r.key.flow.family == AF_INET6),
+        }))
     }
 
     fn error_note(&self, index: u32) -> Option<&'static str> {
@@ -253,42 +223,40 @@ fn choose_programs(p: &mut OpenTcptopProgs) -> Result<Mode> {
 
 /// BCC's columns: PID COMM LADDR RADDR RX_KB TX_KB (addresses with their
 /// ports; IPv6 wider).
-fn table(json: bool, width: usize, laddr: &'static str, raddr: &'static str) -> Table<Tcptop> {
-    Table::<Tcptop>::new(json)
-        .column(false, Column::json("time", |t| t.row.time.as_str().into()))
-        .columns([
-            Column::new("PID", 7, "pid", |t| t.row.key.pid.into()),
-            Column::new("COMM", 12, "comm", |t| {
-                Cell::bytes(c_bytes(&t.row.bytes.comm))
-            }),
-            Column::json("ip", |t| {
-                u32::from(ip_version(t.row.key.flow.family)).into()
-            }),
-            Column::new(laddr, width, "", |t| {
-                let f = &t.row.key.flow;
-                endpoint(f.family, &f.saddr, f.lport).into()
-            }),
-            Column::new(raddr, width, "", |t| {
-                let f = &t.row.key.flow;
-                endpoint(f.family, &f.daddr, f.dport).into()
-            }),
-            Column::json("saddr", |t| {
-                let f = &t.row.key.flow;
-                common::output::net::address(f.family, &f.saddr).into()
-            }),
-            Column::json("lport", |t| t.row.key.flow.lport.into()),
-            Column::json("daddr", |t| {
-                let f = &t.row.key.flow;
-                common::output::net::address(f.family, &f.daddr).into()
-            }),
-            Column::json("dport", |t| t.row.key.flow.dport.into()),
-            Column::right("RX_KB", 6, "rx_kb", |t| {
-                (t.row.bytes.received / 1024).into()
-            }),
-            Column::right("TX_KB", 6, "tx_kb", |t| (t.row.bytes.sent / 1024).into()),
-            Column::json("rx_bytes", |t| t.row.bytes.received.into()),
-            Column::json("tx_bytes", |t| t.row.bytes.sent.into()),
-        ])
+fn table(json: bool, width: usize, laddr: &'static str, raddr: &'static str) -> Table<Timed<Row>> {
+    top::table::<Row>(json).columns([
+        Column::new("PID", 7, "pid", |t| t.row.key.pid.into()),
+        Column::new("COMM", 12, "comm", |t| {
+            Cell::bytes(c_bytes(&t.row.bytes.comm))
+        }),
+        Column::json("ip", |t| {
+            u32::from(ip_version(t.row.key.flow.family)).into()
+        }),
+        Column::new(laddr, width, "", |t| {
+            let f = &t.row.key.flow;
+            endpoint(f.family, &f.saddr, f.lport).into()
+        }),
+        Column::new(raddr, width, "", |t| {
+            let f = &t.row.key.flow;
+            endpoint(f.family, &f.daddr, f.dport).into()
+        }),
+        Column::json("saddr", |t| {
+            let f = &t.row.key.flow;
+            common::output::net::address(f.family, &f.saddr).into()
+        }),
+        Column::json("lport", |t| t.row.key.flow.lport.into()),
+        Column::json("daddr", |t| {
+            let f = &t.row.key.flow;
+            common::output::net::address(f.family, &f.daddr).into()
+        }),
+        Column::json("dport", |t| t.row.key.flow.dport.into()),
+        Column::right("RX_KB", 6, "rx_kb", |t| {
+            (t.row.bytes.received / 1024).into()
+        }),
+        Column::right("TX_KB", 6, "tx_kb", |t| (t.row.bytes.sent / 1024).into()),
+        Column::json("rx_bytes", |t| t.row.bytes.received.into()),
+        Column::json("tx_bytes", |t| t.row.bytes.sent.into()),
+    ])
 }
 
 #[cfg(test)]
