@@ -14,7 +14,8 @@
 //!
 //! ```no_run
 //! use common::kernel::probe::load_when;
-//! use common::kinds::stack::StackArgs;
+//! use common::cli::TopArgs;
+//! use common::kinds::stack::{ShownArgs, Spec, StackArgs};
 //! use common::run::lifecycle::{Entry, Tool};
 //! ```
 

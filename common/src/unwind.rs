@@ -413,7 +413,7 @@ impl Unwinder {
         let mut read = |addr: u64| -> Result<u64, ()> {
             let at = addr.checked_sub(regs.sp).ok_or(())? as usize;
             let bytes = stack.get(at..at.checked_add(8).ok_or(())?).ok_or(())?;
-            Ok(u64::from_le_bytes(bytes.try_into().unwrap()))
+            Ok(u64::from_le_bytes(bytes.try_into().map_err(|_| ())?))
         };
         let mut frames = process.unwinder.iter_frames(
             regs.ip,

@@ -77,7 +77,7 @@ mod tests {
 
 /// Where a file tool sees the VFS calls it counts or times.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Hook {
+pub enum Variant {
     /// fentry (and fexit) on the VFS functions.
     Fentry,
     /// kprobes (and kretprobes) on them.
@@ -86,17 +86,17 @@ pub enum Hook {
     Syscalls,
 }
 
-impl Hook {
+impl Variant {
     /// fentry where every one of `functions` takes it, else kprobes where
     /// each exists, else the system calls.
-    pub fn choose(functions: &[&str]) -> Hook {
+    pub fn choose(functions: &[&str]) -> Variant {
         use crate::kernel::probe;
         if functions.iter().all(|f| probe::fentry_target(f)) {
-            Hook::Fentry
+            Variant::Fentry
         } else if functions.iter().all(|f| probe::kprobe_target(f)) {
-            Hook::Kprobe
+            Variant::Kprobe
         } else {
-            Hook::Syscalls
+            Variant::Syscalls
         }
     }
 
@@ -104,7 +104,7 @@ impl Hook {
     /// no BTF tracepoints for them either.
     pub fn check(self, functions: &[&str]) -> Result<()> {
         use crate::kernel::probe;
-        if self == Hook::Syscalls && !probe::features().has(probe::Hook::TpBtf) {
+        if self == Variant::Syscalls && !probe::features().has(probe::Hook::TpBtf) {
             anyhow::bail!(
                 "this kernel offers neither fentry nor kprobes on {}, nor BTF tracepoints \
                  for their system calls",

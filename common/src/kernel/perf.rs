@@ -226,7 +226,7 @@ impl CpuEvent {
         let n = f.read(&mut buf);
         std::mem::forget(f);
         match n {
-            Ok(16) => Some(u64::from_ne_bytes(buf[8..16].try_into().unwrap())),
+            Ok(16) => buf[8..16].try_into().ok().map(u64::from_ne_bytes),
             _ => None,
         }
     }

@@ -206,12 +206,13 @@ fn write_wrapped(out: &mut dyn Write, line: &str) -> io::Result<()> {
 fn split_sections(page: &str) -> Vec<String> {
     let mut sections = vec![String::new()];
     for line in page.lines() {
-        if line.starts_with(".SH ") {
+        if line.starts_with(".SH ") || sections.is_empty() {
             sections.push(String::new());
         }
-        let last = sections.last_mut().expect("one section at least");
-        last.push_str(line);
-        last.push('\n');
+        if let Some(last) = sections.last_mut() {
+            last.push_str(line);
+            last.push('\n');
+        }
     }
     sections
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Result};
 use clap::Parser;
 use common::cli::{self, CommonArgs, IdList};
-use common::kernel::fileio::Hook as Mode;
+use common::kernel::fileio::Variant;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
@@ -52,7 +52,7 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Filelife>();
 
 pub(crate) struct Filelife {
     args: Args,
-    mode: Mode,
+    mode: Variant,
     /// security_inode_create is hooked (else vfs_create and vfs_open).
     inode_create: bool,
     clock: Clock,
@@ -68,20 +68,20 @@ impl Tool for Filelife {
     fn new(args: Args) -> Result<Self> {
         // The first set whose every function takes fentry, else kprobes.
         let (mode, inode_create) = [
-            (Mode::Fentry, &INODE_CREATE[..]),
-            (Mode::Fentry, &VFS_CREATE[..]),
-            (Mode::Kprobe, &INODE_CREATE[..]),
-            (Mode::Kprobe, &VFS_CREATE[..]),
+            (Variant::Fentry, &INODE_CREATE[..]),
+            (Variant::Fentry, &VFS_CREATE[..]),
+            (Variant::Kprobe, &INODE_CREATE[..]),
+            (Variant::Kprobe, &VFS_CREATE[..]),
         ]
         .into_iter()
         .find(|(mode, functions)| {
             functions.iter().all(|f| match mode {
-                Mode::Fentry => probe::fentry_target(f),
+                Variant::Fentry => probe::fentry_target(f),
                 _ => probe::kprobe_target(f),
             })
         })
         .map(|(mode, functions)| (mode, functions.len() == INODE_CREATE.len()))
-        .unwrap_or((Mode::Syscalls, false));
+        .unwrap_or((Variant::Syscalls, false));
         Ok(Filelife {
             table: table(args.common.json),
             args,
@@ -101,7 +101,7 @@ impl Tool for Filelife {
     }
 
     fn configure(&mut self, open: &mut OpenFilelifeSkel<'_>, _: &Setup) -> Result<()> {
-        if self.mode == Mode::Syscalls {
+        if self.mode == Variant::Syscalls {
             bail!(
                 "needs fentry or kprobes on vfs_unlink and on security_inode_create (or \
                  vfs_create and vfs_open), and this kernel offers neither (fentry: {}, kprobes: \
@@ -122,7 +122,7 @@ impl Tool for Filelife {
         rodata.create_args = probe::function_args("vfs_create").unwrap_or(4);
         rodata.unlink_args = probe::function_args("vfs_unlink").unwrap_or(3);
         let p = &mut open.progs;
-        let (fentry, kprobe) = (self.mode == Mode::Fentry, self.mode == Mode::Kprobe);
+        let (fentry, kprobe) = (self.mode == Variant::Fentry, self.mode == Variant::Kprobe);
         let inode = self.inode_create;
         probe::load_when(fentry && inode, [&mut p.fl_fentry_inode_create]);
         probe::load_when(

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Parser;
 use common::cli::{self, CommonArgs, IdList};
-use common::kernel::fileio::{self, Hook as Mode, READ, WRITE};
+use common::kernel::fileio::{self, Variant, READ, WRITE};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
@@ -60,7 +60,7 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Fileslower>();
 
 pub(crate) struct Fileslower {
     args: Args,
-    mode: Mode,
+    mode: Variant,
     clock: Clock,
     event: Box<types::slow_event>,
     table: Table<Fileslower>,
@@ -76,7 +76,7 @@ impl Tool for Fileslower {
     const INFO: &'static registry::ToolInfo = &info::INFO;
 
     fn new(args: Args) -> Result<Self> {
-        let mode = Mode::choose(&FUNCTIONS);
+        let mode = Variant::choose(&FUNCTIONS);
         Ok(Fileslower {
             table: table(args.common.json),
             args,
@@ -102,7 +102,7 @@ impl Tool for Fileslower {
         let p = &mut open.progs;
         let mode = self.mode;
         probe::load_when(
-            mode == Mode::Fentry,
+            mode == Variant::Fentry,
             [
                 &mut p.fs_fentry_read,
                 &mut p.fs_fexit_read,
@@ -111,7 +111,7 @@ impl Tool for Fileslower {
             ],
         );
         probe::load_when(
-            mode == Mode::Kprobe,
+            mode == Variant::Kprobe,
             [
                 &mut p.fs_kprobe_read,
                 &mut p.fs_kretprobe_read,
@@ -120,7 +120,7 @@ impl Tool for Fileslower {
             ],
         );
         probe::load_when(
-            mode == Mode::Syscalls,
+            mode == Variant::Syscalls,
             [&mut p.fs_sys_enter, &mut p.fs_sys_exit],
         );
         mode.check(&FUNCTIONS)
@@ -128,13 +128,13 @@ impl Tool for Fileslower {
 
     fn hook_notes(&self) -> Vec<String> {
         match self.mode {
-            Mode::Syscalls => vec![SYSCALL_NOTE.into()],
+            Variant::Syscalls => vec![SYSCALL_NOTE.into()],
             _ => Vec::new(),
         }
     }
 
     fn loaded(&mut self, skel: &mut FileslowerSkel<'_>) -> Result<()> {
-        if self.mode == Mode::Syscalls {
+        if self.mode == Variant::Syscalls {
             note!("{SYSCALL_NOTE}");
             fileio::fill(&skel.maps.file_ops, &[READ, WRITE])?;
         }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::{Parser, ValueEnum};
 use common::cli::{self, CommonArgs, IdList, TopArgs};
-use common::kernel::fileio::{self, Hook as Mode, READ, WRITE};
+use common::kernel::fileio::{self, Variant, READ, WRITE};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
@@ -81,7 +81,7 @@ struct Row {
 
 pub(crate) struct Filetop {
     args: Args,
-    mode: Mode,
+    mode: Variant,
     table: Table<Timed<Row>>,
 }
 
@@ -91,7 +91,7 @@ impl Tool for Filetop {
     const INFO: &'static registry::ToolInfo = &info::INFO;
 
     fn new(args: Args) -> Result<Self> {
-        let mode = Mode::choose(&FUNCTIONS);
+        let mode = Variant::choose(&FUNCTIONS);
         Ok(Filetop {
             table: table(args.common.json),
             args,
@@ -114,33 +114,33 @@ impl Tool for Filetop {
         let p = &mut open.progs;
         let mode = self.mode;
         probe::load_when(
-            mode == Mode::Fentry,
+            mode == Variant::Fentry,
             [&mut p.filetop_fexit_read, &mut p.filetop_fexit_write],
         );
         probe::load_when(
-            mode == Mode::Kprobe,
+            mode == Variant::Kprobe,
             [&mut p.filetop_kprobe_read, &mut p.filetop_kprobe_write],
         );
-        probe::load_when(mode == Mode::Syscalls, [&mut p.filetop_sys_exit]);
+        probe::load_when(mode == Variant::Syscalls, [&mut p.filetop_sys_exit]);
         mode.check(&FUNCTIONS)
     }
 
     fn hook_notes(&self) -> Vec<String> {
         match self.mode {
-            Mode::Syscalls => vec![SYSCALL_NOTE.into()],
+            Variant::Syscalls => vec![SYSCALL_NOTE.into()],
             _ => Vec::new(),
         }
     }
 
     fn loaded(&mut self, skel: &mut FiletopSkel<'_>) -> Result<()> {
-        if self.mode == Mode::Syscalls {
+        if self.mode == Variant::Syscalls {
             fileio::fill(&skel.maps.file_ops, &[READ, WRITE])?;
         }
         Ok(())
     }
 
     fn banner(&self) -> Banner {
-        if self.mode == Mode::Syscalls {
+        if self.mode == Variant::Syscalls {
             note!("{SYSCALL_NOTE}");
         }
         Banner::Note(self.args.top.banner())

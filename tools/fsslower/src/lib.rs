@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::{Parser, ValueEnum};
 use common::cli::{self, CommonArgs, IdList};
-use common::kernel::fileio::{self, Hook as Mode, FSYNC, OPEN, READ, WRITE};
+use common::kernel::fileio::{self, Variant, FSYNC, OPEN, READ, WRITE};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
@@ -157,7 +157,7 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Fsslower>();
 pub(crate) struct Fsslower {
     args: Args,
     fs: Fs,
-    mode: Mode,
+    mode: Variant,
     clock: Clock,
     event: Box<types::slow_event>,
     table: Table<Fsslower>,
@@ -200,7 +200,7 @@ impl Tool for Fsslower {
                 fs.name()
             );
         }
-        let mode = Mode::choose(&fs.functions());
+        let mode = Variant::choose(&fs.functions());
         Ok(Fsslower {
             table: table(args.csv, args.common.json),
             args,
@@ -226,14 +226,14 @@ impl Tool for Fsslower {
         rodata.min_latency_ns = self.min_ms().saturating_mul(1_000_000);
         let mode = self.mode;
         // The file system's own operations need no magic to tell them.
-        rodata.fs_magic = if mode == Mode::Syscalls {
+        rodata.fs_magic = if mode == Variant::Syscalls {
             self.fs.magic()
         } else {
             0
         };
         let p = &mut open.progs;
         let [read, write, opn, fsync] = self.fs.functions();
-        if mode == Mode::Fentry {
+        if mode == Variant::Fentry {
             for (prog, target) in [
                 (&mut p.fs_fentry_read, read),
                 (&mut p.fs_fexit_read, read),
@@ -249,7 +249,7 @@ impl Tool for Fsslower {
             }
         }
         probe::load_when(
-            mode == Mode::Fentry,
+            mode == Variant::Fentry,
             [
                 &mut p.fs_fentry_read,
                 &mut p.fs_fexit_read,
@@ -262,7 +262,7 @@ impl Tool for Fsslower {
             ],
         );
         probe::load_when(
-            mode == Mode::Kprobe,
+            mode == Variant::Kprobe,
             [
                 &mut p.fs_kprobe_read,
                 &mut p.fs_kprobe_write,
@@ -272,7 +272,7 @@ impl Tool for Fsslower {
             ],
         );
         probe::load_when(
-            mode == Mode::Syscalls,
+            mode == Variant::Syscalls,
             [&mut p.fs_sys_enter, &mut p.fs_sys_exit],
         );
         mode.check(&self.fs.functions())
@@ -280,7 +280,7 @@ impl Tool for Fsslower {
 
     fn hook_notes(&self) -> Vec<String> {
         match self.mode {
-            Mode::Syscalls => vec![self.syscall_note()],
+            Variant::Syscalls => vec![self.syscall_note()],
             _ => Vec::new(),
         }
     }
@@ -299,7 +299,7 @@ impl Tool for Fsslower {
     }
 
     fn loaded(&mut self, skel: &mut FsslowerSkel<'_>) -> Result<()> {
-        if self.mode == Mode::Syscalls {
+        if self.mode == Variant::Syscalls {
             note!("{}", self.syscall_note());
             fileio::fill(&skel.maps.file_ops, &[READ, WRITE, OPEN, FSYNC])?;
         }
@@ -313,7 +313,7 @@ impl Tool for Fsslower {
         let p = &skel.progs;
         let [read, write, opn, fsync] = self.fs.functions();
         match self.mode {
-            Mode::Fentry => {
+            Variant::Fentry => {
                 for prog in [
                     &p.fs_fentry_read,
                     &p.fs_fexit_read,
@@ -331,7 +331,7 @@ impl Tool for Fsslower {
                     );
                 }
             }
-            Mode::Kprobe => {
+            Variant::Kprobe => {
                 for (prog, function) in [
                     (&p.fs_kprobe_read, read),
                     (&p.fs_kprobe_write, write),
@@ -346,7 +346,7 @@ impl Tool for Fsslower {
                     }
                 }
             }
-            Mode::Syscalls => {}
+            Variant::Syscalls => {}
         }
         Ok(links)
     }

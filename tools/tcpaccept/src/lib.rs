@@ -71,7 +71,7 @@ pub(crate) struct Args {
 pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Tcpaccept>();
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
+enum Variant {
     Fexit { args: u32 },
     Kretprobe,
     Syscalls,
@@ -83,7 +83,7 @@ pub(crate) struct Tcpaccept {
     first_ns: Option<u64>,
     event: types::event,
     table: Table<Tcpaccept>,
-    mode: Option<Mode>,
+    mode: Option<Variant>,
 }
 
 impl Tool for Tcpaccept {
@@ -124,7 +124,7 @@ impl Tool for Tcpaccept {
 
     fn hook_notes(&self) -> Vec<String> {
         match self.mode {
-            Some(Mode::Syscalls) => vec![format!(
+            Some(Variant::Syscalls) => vec![format!(
                 "no fentry or kprobe on {ACCEPT_FN}: accepts are seen at the accept() and \
                  accept4() system calls (io_uring's and in-kernel accepts are not)"
             )],
@@ -150,25 +150,25 @@ impl Tool for Tcpaccept {
 
 /// fexit (the program for the kernel's signature of inet_csk_accept),
 /// else a kretprobe, else the system calls; the others switched off.
-fn choose_programs(p: &mut OpenTcpacceptProgs) -> Result<Mode> {
+fn choose_programs(p: &mut OpenTcpacceptProgs) -> Result<Variant> {
     let fexit_args = probe::function_args(ACCEPT_FN).filter(|n| [2, 4].contains(n));
     let mode = match fexit_args {
-        Some(args) if probe::fentry_target(ACCEPT_FN) => Mode::Fexit { args },
-        _ if probe::kprobe_target(ACCEPT_FN) => Mode::Kretprobe,
+        Some(args) if probe::fentry_target(ACCEPT_FN) => Variant::Fexit { args },
+        _ if probe::kprobe_target(ACCEPT_FN) => Variant::Kretprobe,
         _ if probe::pick(&[Hook::Tracepoint]).is_some()
             && probe::tracepoint_exists("syscalls", "sys_exit_accept4") =>
         {
-            Mode::Syscalls
+            Variant::Syscalls
         }
         _ => bail!(
             "this kernel offers neither fentry nor a kprobe on {ACCEPT_FN}, nor the \
              syscalls:sys_exit_accept4 tracepoint"
         ),
     };
-    probe::load_when(mode == Mode::Fexit { args: 2 }, [&mut p.ta_fexit2]);
-    probe::load_when(mode == Mode::Fexit { args: 4 }, [&mut p.ta_fexit4]);
-    probe::load_when(mode == Mode::Kretprobe, [&mut p.ta_kretprobe]);
-    let accept = mode == Mode::Syscalls;
+    probe::load_when(mode == Variant::Fexit { args: 2 }, [&mut p.ta_fexit2]);
+    probe::load_when(mode == Variant::Fexit { args: 4 }, [&mut p.ta_fexit4]);
+    probe::load_when(mode == Variant::Kretprobe, [&mut p.ta_kretprobe]);
+    let accept = mode == Variant::Syscalls;
     probe::load_when(accept, [&mut p.ta_sys_accept4]);
     // accept() is accept4() on some architectures (arm64 has no accept).
     probe::load_when(

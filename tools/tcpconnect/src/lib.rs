@@ -91,7 +91,7 @@ pub(crate) struct Args {
 pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Tcpconnect>();
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
+enum Variant {
     Fexit,
     Kprobe,
     State(Hook),
@@ -103,7 +103,7 @@ pub(crate) struct Tcpconnect {
     first_ns: Option<u64>,
     event: types::event,
     table: Table<Tcpconnect>,
-    mode: Option<Mode>,
+    mode: Option<Variant>,
 }
 
 impl Tool for Tcpconnect {
@@ -145,14 +145,14 @@ impl Tool for Tcpconnect {
         rodata.target_family = tcp::family(self.args.ipv4, self.args.ipv6);
         rodata.filter_dports = self.args.port.is_some();
         rodata.count_connects = self.args.count;
-        rodata.wait_for_lport = matches!(mode, Mode::State(_)) && self.args.lport;
+        rodata.wait_for_lport = matches!(mode, Variant::State(_)) && self.args.lport;
         self.mode = Some(mode);
         Ok(())
     }
 
     fn hook_notes(&self) -> Vec<String> {
         match self.mode {
-            Some(Mode::State(_)) if self.args.lport => vec![
+            Some(Variant::State(_)) if self.args.lport => vec![
                 "no fentry or kprobe on tcp_v4_connect/tcp_v6_connect: connects are seen as \
                  the SYN is sent, and shown once the local port is known (handshake done or \
                  failed)"
@@ -207,20 +207,20 @@ impl Tool for Tcpconnect {
 
 /// fexit where it loads, else kprobes, else the state change; the others
 /// switched off.
-fn choose_programs(p: &mut OpenTcpconnectProgs) -> Result<Mode> {
+fn choose_programs(p: &mut OpenTcpconnectProgs) -> Result<Variant> {
     let mode = if FUNCTIONS.iter().all(|f| probe::fentry_target(f)) {
-        Mode::Fexit
+        Variant::Fexit
     } else if FUNCTIONS.iter().all(|f| probe::kprobe_target(f)) {
-        Mode::Kprobe
+        Variant::Kprobe
     } else {
-        Mode::State(tcp::state_hook()?)
+        Variant::State(tcp::state_hook()?)
     };
     probe::load_when(
-        mode == Mode::Fexit,
+        mode == Variant::Fexit,
         [&mut p.tc_fexit_v4, &mut p.tc_fexit_v6],
     );
     probe::load_when(
-        mode == Mode::Kprobe,
+        mode == Variant::Kprobe,
         [
             &mut p.tc_kprobe_v4,
             &mut p.tc_kprobe_v6,
@@ -229,7 +229,7 @@ fn choose_programs(p: &mut OpenTcpconnectProgs) -> Result<Mode> {
         ],
     );
     let state = match mode {
-        Mode::State(hook) => Some(hook),
+        Variant::State(hook) => Some(hook),
         _ => None,
     };
     probe::load_when(state == Some(Hook::TpBtf), [&mut p.state_btf]);

@@ -90,7 +90,7 @@ pub(crate) struct Tcptop {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
+enum Variant {
     Socket,
     Fexit { recv_args: u32 },
     Kprobe,
@@ -173,21 +173,21 @@ impl Tool for Tcptop {
 
 /// The socket layer's tracepoints (6.3+), else fexit on tcp_sendmsg and
 /// tcp_recvmsg (the program for tcp_recvmsg's form), else kprobes.
-fn choose_programs(p: &mut OpenTcptopProgs) -> Result<Mode> {
+fn choose_programs(p: &mut OpenTcptopProgs) -> Result<Variant> {
     let recv_args = probe::function_args("tcp_recvmsg").filter(|n| [5, 6].contains(n));
     let mode = if probe::btf_tracepoint_exists("sock_send_length")
         && probe::btf_tracepoint_exists("sock_recv_length")
         && probe::pick(&[probe::Hook::TpBtf]).is_some()
     {
-        Mode::Socket
+        Variant::Socket
     } else if let (Some(recv_args), true, true) = (
         recv_args,
         probe::fentry_target("tcp_sendmsg"),
         probe::fentry_target("tcp_recvmsg"),
     ) {
-        Mode::Fexit { recv_args }
+        Variant::Fexit { recv_args }
     } else if probe::kprobe_target("tcp_sendmsg") && probe::kprobe_target("tcp_recvmsg") {
-        Mode::Kprobe
+        Variant::Kprobe
     } else {
         bail!(
             "this kernel has neither the sock:sock_send_length and sock_recv_length \
@@ -196,21 +196,21 @@ fn choose_programs(p: &mut OpenTcptopProgs) -> Result<Mode> {
         );
     };
     probe::load_when(
-        mode == Mode::Socket,
+        mode == Variant::Socket,
         [&mut p.tt_send_btf, &mut p.tt_recv_btf],
     );
-    let fexit = matches!(mode, Mode::Fexit { .. });
+    let fexit = matches!(mode, Variant::Fexit { .. });
     probe::load_when(fexit, [&mut p.tt_fexit_send]);
     probe::load_when(
-        mode == Mode::Fexit { recv_args: 5 },
+        mode == Variant::Fexit { recv_args: 5 },
         [&mut p.tt_fexit_recv5],
     );
     probe::load_when(
-        mode == Mode::Fexit { recv_args: 6 },
+        mode == Variant::Fexit { recv_args: 6 },
         [&mut p.tt_fexit_recv6],
     );
     probe::load_when(
-        mode == Mode::Kprobe,
+        mode == Variant::Kprobe,
         [
             &mut p.tt_kprobe_send,
             &mut p.tt_kretprobe_send,

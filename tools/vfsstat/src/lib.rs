@@ -10,7 +10,7 @@ use std::time::Instant;
 use anyhow::Result;
 use clap::Parser;
 use common::cli::{self, CommonArgs, EveryInterval, IdList};
-use common::kernel::fileio::{self, Hook as Mode};
+use common::kernel::fileio::{self, Variant};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
@@ -63,7 +63,7 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Vfsstat>();
 
 pub(crate) struct Vfsstat {
     args: Args,
-    mode: Mode,
+    mode: Variant,
     previous: [u64; STATS],
     since: Instant,
 }
@@ -76,7 +76,7 @@ impl Tool for Vfsstat {
     fn new(args: Args) -> Result<Self> {
         Ok(Vfsstat {
             args,
-            mode: Mode::choose(&FUNCTIONS),
+            mode: Variant::choose(&FUNCTIONS),
             previous: [0; STATS],
             since: Instant::now(),
         })
@@ -94,7 +94,7 @@ impl Tool for Vfsstat {
         maps::rodata(&mut open.maps.rodata_data)?.current_task_btf = probe::current_task_btf();
         let p = &mut open.progs;
         probe::load_when(
-            self.mode == Mode::Fentry,
+            self.mode == Variant::Fentry,
             [
                 &mut p.vfs_fentry_read,
                 &mut p.vfs_fentry_write,
@@ -104,7 +104,7 @@ impl Tool for Vfsstat {
             ],
         );
         probe::load_when(
-            self.mode == Mode::Kprobe,
+            self.mode == Variant::Kprobe,
             [
                 &mut p.vfs_kprobe_read,
                 &mut p.vfs_kprobe_write,
@@ -113,13 +113,13 @@ impl Tool for Vfsstat {
                 &mut p.vfs_kprobe_create,
             ],
         );
-        probe::load_when(self.mode == Mode::Syscalls, [&mut p.vfs_sys_exit]);
+        probe::load_when(self.mode == Variant::Syscalls, [&mut p.vfs_sys_exit]);
         self.mode.check(&FUNCTIONS)
     }
 
     fn hook_notes(&self) -> Vec<String> {
         match self.mode {
-            Mode::Syscalls => vec![
+            Variant::Syscalls => vec![
                 "counted at the read, write, fsync and open system calls \
                  (no fentry or kprobes on vfs_read, vfs_write, vfs_fsync_range, vfs_open, vfs_create)"
                     .into(),
@@ -129,7 +129,7 @@ impl Tool for Vfsstat {
     }
 
     fn loaded(&mut self, skel: &mut VfsstatSkel<'_>) -> Result<()> {
-        if self.mode == Mode::Syscalls {
+        if self.mode == Variant::Syscalls {
             use common::kernel::fileio::{FSYNC, OPEN, READ, WRITE};
             fileio::fill(&skel.maps.file_ops, &[READ, WRITE, FSYNC, OPEN])?;
         }
@@ -137,7 +137,7 @@ impl Tool for Vfsstat {
     }
 
     fn banner(&self) -> Banner {
-        if self.mode == Mode::Syscalls {
+        if self.mode == Variant::Syscalls {
             note!(
                 "system call mode (no fentry or kprobes on the VFS functions here): \
                  counted at the read, write, fsync and open system calls that reach them"
