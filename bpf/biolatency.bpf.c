@@ -36,22 +36,7 @@ struct {
 	__type(value, __u64);
 } start SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, struct hist_key);
-	__type(value, struct hist);
-} hists SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, struct hist_key);
-	__type(value, struct fine_hist);
-} fine_hists SEC(".maps");
-
-static struct hist zero_hist;
-static struct fine_hist zero_fine;
+HIST_MAPS(struct hist_key, struct hist, 4096);
 
 static __always_inline __u32 normalized_flags(__u32 cmd_flags)
 {

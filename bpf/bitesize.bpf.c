@@ -17,22 +17,7 @@ const volatile bool filter_comm = false;
 const volatile char targ_comm[TASK_COMM_LEN] = {};
 const volatile __u32 comm_len = 0;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, struct size_key);
-	__type(value, struct hist);
-} hists SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, struct size_key);
-	__type(value, struct fine_hist);
-} fine_hists SEC(".maps");
-
-static struct hist zero_hist;
-static struct fine_hist zero_fine;
+HIST_MAPS(struct size_key, struct hist, 4096);
 
 static __always_inline bool comm_wanted(const char *comm)
 {

@@ -112,19 +112,7 @@ int BPF_KRETPROBE(fs_kretprobe, long ret)
 }
 
 /* The system call mode: slowio.bpf.h's, for the kinds in file_ops. */
-SEC("tp_btf/sys_enter")
-int BPF_PROG(fs_sys_enter, struct pt_regs *regs, long id)
-{
-	slow_sys_enter(regs, id);
-	return 0;
-}
-
-SEC("tp_btf/sys_exit")
-int BPF_PROG(fs_sys_exit, struct pt_regs *regs, long ret)
-{
-	slow_sys_exit(regs, ret);
-	return 0;
-}
+SLOW_SYSCALL_PROGRAMS();
 
 /* Keeps the record type in BTF for the front end. */
 struct slow_event slow_event_btf;

@@ -40,22 +40,7 @@ struct {
 	__type(value, __u64);
 } start SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 10240);
-	__type(key, __u32);
-	__type(value, struct rq_hist);
-} hists SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 10240);
-	__type(key, __u32);
-	__type(value, struct fine_hist);
-} fine_hists SEC(".maps");
-
-static struct rq_hist zero_hist;
-static struct fine_hist zero_fine;
+HIST_MAPS(__u32, struct rq_hist, 10240);
 
 static __always_inline bool task_in_cgroup(struct task_struct *t)
 {

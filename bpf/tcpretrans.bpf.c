@@ -13,14 +13,11 @@
 #include "filters.bpf.h"
 #include "maps.bpf.h"
 #include "errors.bpf.h"
+#include "tcpsock.bpf.h"
 
-#define AF_INET 2
-#define AF_INET6 10
 #define TCP_SYN_SENT 2
 #define TCP_CLOSE 7
 
-/* 0: both families; else AF_INET or AF_INET6. */
-const volatile __u16 target_family = 0;
 /* -c: count per flow in the kernel instead of sending events. */
 const volatile bool count_flows = false;
 
@@ -42,7 +39,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 10240);
-	__type(key, struct flow_key);
+	__type(key, struct flow);
 	__type(value, __u64);
 } flows SEC(".maps");
 
@@ -65,7 +62,7 @@ static __always_inline void note_owner(const struct sock *sk)
 	bpf_map_update_elem(&owners, &key, &o, BPF_ANY);
 }
 
-static __always_inline void on_state(const struct sock *sk, int newstate)
+static __always_inline int on_state(const struct sock *sk, int oldstate, int newstate)
 {
 	__u64 key = (__u64)sk;
 
@@ -73,31 +70,12 @@ static __always_inline void on_state(const struct sock *sk, int newstate)
 		note_owner(sk);
 	else if (newstate == TCP_CLOSE)
 		bpf_map_delete_elem(&owners, &key);
+	return 0;
 }
 
-/* Fills the flow from a sock_common (a full socket, or a request socket's
- * __req_common); false if the family is not traced. */
-static __always_inline bool read_flow(const struct sock_common *skc, struct flow_key *k)
-{
-	k->family = BPF_CORE_READ(skc, skc_family);
-	if (target_family && k->family != target_family)
-		return false;
-	k->lport = BPF_CORE_READ(skc, skc_num);
-	k->dport = bpf_ntohs(BPF_CORE_READ(skc, skc_dport));
-	/* Explicit sizes: BPF_CORE_READ_INTO would copy sizeof(*dst), a byte. */
-	if (k->family == AF_INET) {
-		bpf_core_read(k->saddr, 4, &skc->skc_rcv_saddr);
-		bpf_core_read(k->daddr, 4, &skc->skc_daddr);
-	} else if (k->family == AF_INET6) {
-		bpf_core_read(k->saddr, 16, &skc->skc_v6_rcv_saddr);
-		bpf_core_read(k->daddr, 16, &skc->skc_v6_daddr);
-	} else {
-		return false;
-	}
-	return true;
-}
+STATE_CHANGE_PROGRAMS(on_state)
 
-static __always_inline void count_flow(struct flow_key *k)
+static __always_inline void count_flow(struct flow *k)
 {
 	static const __u64 zero;
 	__u64 *n = lookup_or_try_init(&flows, k, &zero);
@@ -111,12 +89,12 @@ static __always_inline void count_flow(struct flow_key *k)
 static __always_inline int report(const struct sock_common *skc, const struct sk_buff *skb,
 				  __u8 kind)
 {
-	struct flow_key k = {};
+	struct flow k = {};
 	struct owner *o;
 	struct event e;
 	__u64 key = (__u64)skc;
 
-	if (!read_flow(skc, &k))
+	if (!read_flow_common(skc, &k))
 		return 0;
 	o = bpf_map_lookup_elem(&owners, &key);
 	if (o && !not_self(o->tgid))
@@ -130,11 +108,7 @@ static __always_inline int report(const struct sock_common *skc, const struct sk
 	__builtin_memset(&e, 0, sizeof(e));
 	e.ts_ns = bpf_ktime_get_ns();
 	e.kind = kind;
-	e.family = k.family;
-	e.lport = k.lport;
-	e.dport = k.dport;
-	__builtin_memcpy(e.saddr, k.saddr, sizeof(e.saddr));
-	__builtin_memcpy(e.daddr, k.daddr, sizeof(e.daddr));
+	e.flow = k;
 	e.state = BPF_CORE_READ(skc, skc_state);
 	/* TCP_SKB_CB(skb)->seq: the control block starts with the sequence. */
 	if (skb)
@@ -175,13 +149,6 @@ int BPF_PROG(tr_btf_synack, const struct sock *sk, const struct request_sock *re
 	return on_synack(req);
 }
 
-SEC("tp_btf/inet_sock_set_state")
-int BPF_PROG(tr_btf_state, const struct sock *sk, int oldstate, int newstate)
-{
-	on_state(sk, newstate);
-	return 0;
-}
-
 SEC("tp_btf/tcp_sendmsg_locked")
 int BPF_PROG(tr_btf_sendmsg, const struct sock *sk)
 {
@@ -200,13 +167,6 @@ SEC("raw_tp/tcp_retransmit_synack")
 int BPF_PROG(tr_raw_synack, const struct sock *sk, const struct request_sock *req)
 {
 	return on_synack(req);
-}
-
-SEC("raw_tp/inet_sock_set_state")
-int BPF_PROG(tr_raw_state, const struct sock *sk, int oldstate, int newstate)
-{
-	on_state(sk, newstate);
-	return 0;
 }
 
 SEC("raw_tp/tcp_sendmsg_locked")
@@ -231,13 +191,6 @@ struct tp_synack {
 	const struct request_sock *req;
 };
 
-struct tp_state {
-	__u64 common;
-	const struct sock *skaddr;
-	int oldstate;
-	int newstate;
-};
-
 SEC("tracepoint/tcp/tcp_retransmit_skb")
 int tr_tp_retransmit(struct tp_sk_skb *ctx)
 {
@@ -248,13 +201,6 @@ SEC("tracepoint/tcp/tcp_retransmit_synack")
 int tr_tp_synack(struct tp_synack *ctx)
 {
 	return on_synack(ctx->req);
-}
-
-SEC("tracepoint/sock/inet_sock_set_state")
-int tr_tp_state(struct tp_state *ctx)
-{
-	on_state(ctx->skaddr, ctx->newstate);
-	return 0;
 }
 
 /* Tail loss probes: no tracepoint, so fentry or a kprobe, where present. */

@@ -3,6 +3,7 @@
 #define __TCPRETRANS_H
 
 #include "task.h"
+#include "tcpsock.h"
 
 /* Indexes of the per-CPU error counters (errors.bpf.h). */
 enum tcpretrans_error {
@@ -17,31 +18,18 @@ enum retrans_kind {
 	KIND_SYNACK = 3,
 };
 
-/* Addresses in network byte order (IPv4 in the first 4 bytes), ports in
- * host order. `pid` is the socket's owner where known (owner_known), else
- * the task the retransmit ran in, usually none (softirq, timer). */
+/* `pid` is the socket's owner where known (owner_known), else the task
+ * the retransmit ran in, usually none (softirq, timer). */
 struct event {
 	__u64 ts_ns;
 	__u32 pid;
 	__u32 seq;
 	__u32 state;
-	__u16 family;
-	__u16 lport;
-	__u16 dport;
 	__u8 kind;
 	__u8 owner_known;
-	__u8 saddr[16];
-	__u8 daddr[16];
-	char comm[TASK_COMM_LEN];
-};
-
-struct flow_key {
-	__u16 family;
-	__u16 lport;
-	__u16 dport;
 	__u16 pad;
-	__u8 saddr[16];
-	__u8 daddr[16];
+	struct flow flow;
+	char comm[TASK_COMM_LEN];
 };
 
 #endif

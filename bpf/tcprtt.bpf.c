@@ -24,22 +24,7 @@ const volatile __u8 laddr[16] = {};
 const volatile __u16 raddr_family = 0;
 const volatile __u8 raddr[16] = {};
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, struct rtt_key);
-	__type(value, struct hist);
-} hists SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, struct rtt_key);
-	__type(value, struct fine_hist);
-} fine_hists SEC(".maps");
-
-static struct hist zero_hist;
-static struct fine_hist zero_fine;
+HIST_MAPS(struct rtt_key, struct hist, 4096);
 
 static __always_inline bool addr_is(const struct flow *f, __u16 family, const volatile __u8 *want,
 				    const __u8 *have)

@@ -60,6 +60,25 @@ static __always_inline __u64 fine_slot(__u64 v)
 }
 
 /* Adds one value to a histogram (and its fine twin, when there is one). */
+/* A histogram tool's maps: its log2 histograms by key (`hists`), the fine
+ * ones --percentiles fills (`fine_hists`), and their zero values for
+ * lookup_or_try_init. Read and drained by the histogram kind's tools. */
+#define HIST_MAPS(key_type, hist_type, entries)			\
+	struct {						\
+		__uint(type, BPF_MAP_TYPE_HASH);		\
+		__uint(max_entries, entries);			\
+		__type(key, key_type);				\
+		__type(value, hist_type);			\
+	} hists SEC(".maps");					\
+	struct {						\
+		__uint(type, BPF_MAP_TYPE_HASH);		\
+		__uint(max_entries, entries);			\
+		__type(key, key_type);				\
+		__type(value, struct fine_hist);		\
+	} fine_hists SEC(".maps");				\
+	static hist_type zero_hist;				\
+	static struct fine_hist zero_fine
+
 static __always_inline void hist_add(struct hist *h, struct fine_hist *fine, __u64 v)
 {
 	__u64 slot = log2_slot(v);

@@ -150,4 +150,21 @@ static __always_inline void slow_sys_exit(struct pt_regs *regs, long ret)
 		slow_exit(ret);
 }
 
+/* The system call mode's two programs (fs_sys_enter, fs_sys_exit), for a
+ * kernel without fentry or kprobes on the file system's functions. */
+#define SLOW_SYSCALL_PROGRAMS()						\
+	SEC("tp_btf/sys_enter")						\
+	int BPF_PROG(fs_sys_enter, struct pt_regs *regs, long id)	\
+	{								\
+		slow_sys_enter(regs, id);				\
+		return 0;						\
+	}								\
+	SEC("tp_btf/sys_exit")						\
+	int BPF_PROG(fs_sys_exit, struct pt_regs *regs, long ret)	\
+	{								\
+		slow_sys_exit(regs, ret);				\
+		return 0;						\
+	}								\
+	struct slow_syscall_programs_end
+
 #endif

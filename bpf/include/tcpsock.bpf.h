@@ -39,20 +39,14 @@ static __always_inline bool sock_is_tcp(const struct sock *sk)
 	return BPF_CORE_READ_BITFIELD_PROBED(sk, sk_protocol) == IPPROTO_TCP;
 }
 
-/* Fills the flow from a full socket; false if its family is not traced.
- * The local port is the bound one (skc_num), else the one the socket
- * sends from (inet_sport): the kernel clears the first as a closing
- * socket leaves the hash, before its last state change. */
-static __always_inline bool read_flow(const struct sock *sk, struct flow *f)
+/* Fills the flow from a sock_common (a full socket's, or a request
+ * socket's __req_common); false if its family is not traced. */
+static __always_inline bool read_flow_common(const struct sock_common *skc, struct flow *f)
 {
-	const struct sock_common *skc = &sk->__sk_common;
-
 	f->family = BPF_CORE_READ(skc, skc_family);
 	if (target_family && f->family != target_family)
 		return false;
 	f->lport = BPF_CORE_READ(skc, skc_num);
-	if (!f->lport)
-		f->lport = bpf_ntohs(BPF_CORE_READ((const struct inet_sock *)sk, inet_sport));
 	f->dport = bpf_ntohs(BPF_CORE_READ(skc, skc_dport));
 	/* Explicit sizes: BPF_CORE_READ_INTO would copy sizeof(*dst), a byte. */
 	if (f->family == AF_INET) {
@@ -64,6 +58,19 @@ static __always_inline bool read_flow(const struct sock *sk, struct flow *f)
 	} else {
 		return false;
 	}
+	return true;
+}
+
+/* Fills the flow from a full socket; false if its family is not traced.
+ * The local port is the bound one (skc_num), else the one the socket
+ * sends from (inet_sport): the kernel clears the first as a closing
+ * socket leaves the hash, before its last state change. */
+static __always_inline bool read_flow(const struct sock *sk, struct flow *f)
+{
+	if (!read_flow_common(&sk->__sk_common, f))
+		return false;
+	if (!f->lport)
+		f->lport = bpf_ntohs(BPF_CORE_READ((const struct inet_sock *)sk, inet_sport));
 	return true;
 }
 

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use libbpf_rs::{MapCore, Object, OpenObject};
 
+use crate::cli::PortList;
 use crate::kernel::maps;
 use crate::usage::UsageError;
 
@@ -27,6 +28,11 @@ pub struct Filters {
     pub uid: Option<u32>,
     /// The command the tool starts (`--exec`) is traced through `pids`.
     pub command_pid: bool,
+    /// The TCP tools' filters (tcpsock.bpf.h): local ports, remote ports,
+    /// and the family (-4, -6: AF_INET or AF_INET6; 0 both).
+    pub lports: Option<PortList>,
+    pub dports: Option<PortList>,
+    pub family: u16,
 }
 
 impl Filters {
@@ -96,6 +102,15 @@ impl Filters {
         if let Some(uid) = self.uid {
             maps::set_rodata(obj, "filter_uid", &uid.to_ne_bytes())?;
         }
+        if self.lports.is_some() {
+            maps::set_rodata(obj, "filter_lports", &on(true))?;
+        }
+        if self.dports.is_some() {
+            maps::set_rodata(obj, "filter_dports", &on(true))?;
+        }
+        if self.family != 0 {
+            maps::set_rodata(obj, "target_family", &self.family.to_ne_bytes())?;
+        }
         // Every tool with the shared filters leaves its own process out.
         if maps::has_rodata(obj, "self_tgid") {
             maps::set_rodata(obj, "self_tgid", &std::process::id().to_ne_bytes())?;
@@ -135,6 +150,14 @@ impl Filters {
         }
         if let Some(path) = &self.cgroup {
             maps::set_cgroup(&map("cgroup_filter")? as &dyn MapCore, path)?;
+        }
+        for (ports, name) in [
+            (&self.lports, "lport_filter"),
+            (&self.dports, "dport_filter"),
+        ] {
+            for port in ports.iter().flat_map(|p| &p.0) {
+                map(name)?.update(&port.to_ne_bytes(), &[1u8], libbpf_rs::MapFlags::ANY)?;
+            }
         }
         Ok(())
     }

@@ -2,9 +2,7 @@
 //! of the state-change hook to load, and the port filters.
 
 use anyhow::{bail, Result};
-use libbpf_rs::MapCore;
 
-use crate::cli::PortList;
 use crate::kernel::probe::{self, Hook};
 use crate::output::net::{AF_INET, AF_INET6};
 
@@ -52,16 +50,4 @@ pub fn family(ipv4: bool, ipv6: bool) -> u16 {
     } else {
         0
     }
-}
-
-/// Fills a port set map (`lport_filter`, `dport_filter`); true if a list
-/// was given, which is the value of the filter's switch.
-pub fn set_ports(map: &dyn MapCore, ports: &Option<PortList>) -> Result<bool> {
-    let Some(list) = ports else {
-        return Ok(false);
-    };
-    for port in &list.0 {
-        map.update(&port.to_ne_bytes(), &[1u8], libbpf_rs::MapFlags::ANY)?;
-    }
-    Ok(true)
 }

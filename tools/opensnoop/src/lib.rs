@@ -176,6 +176,7 @@ impl Tool for Opensnoop {
             cgroup: self.args.cgroup.clone(),
             uid: self.args.uid,
             command_pid: true,
+            ..Filters::default()
         }
     }
 

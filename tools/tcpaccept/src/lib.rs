@@ -21,7 +21,7 @@ use common::output::{c_bytes, Clock, Out};
 use common::run::lifecycle::{self, Setup, Tool};
 
 common::skeleton!("tcpaccept");
-use skel::{types, OpenTcpacceptProgs, OpenTcpacceptSkel, TcpacceptSkel, TcpacceptSkelBuilder};
+use skel::{types, OpenTcpacceptProgs, OpenTcpacceptSkel, TcpacceptSkelBuilder};
 
 // SAFETY: a repr(C) struct of integers and byte arrays, valid for any bytes.
 unsafe impl plain::Plain for types::event {}
@@ -107,14 +107,16 @@ impl Tool for Tcpaccept {
     }
 
     fn filters(&self) -> Filters {
-        Filters::processes(&self.args.pid, &self.args.cgroup)
+        Filters {
+            lports: self.args.port.clone(),
+            family: tcp::family(self.args.ipv4, self.args.ipv6),
+            ..Filters::processes(&self.args.pid, &self.args.cgroup)
+        }
     }
 
     fn configure(&mut self, open: &mut OpenTcpacceptSkel<'_>, _: &Setup) -> Result<()> {
         let mode = choose_programs(&mut open.progs)?;
         let rodata = maps::rodata(&mut open.maps.rodata_data)?;
-        rodata.target_family = tcp::family(self.args.ipv4, self.args.ipv6);
-        rodata.filter_lports = self.args.port.is_some();
         // Classic tracepoint programs follow the task's pointers with probe
         // reads (files.bpf.h).
         rodata.current_task_btf = false;
@@ -130,11 +132,6 @@ impl Tool for Tcpaccept {
             )],
             _ => Vec::new(),
         }
-    }
-
-    fn loaded(&mut self, skel: &mut TcpacceptSkel<'_>) -> Result<()> {
-        tcp::set_ports(&skel.maps.lport_filter, &self.args.port)?;
-        Ok(())
     }
 
     fn table(&self) -> Option<&Table<Self>> {

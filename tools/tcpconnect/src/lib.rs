@@ -135,6 +135,8 @@ impl Tool for Tcpconnect {
     fn filters(&self) -> Filters {
         Filters {
             uid: self.args.uid,
+            dports: self.args.port.clone(),
+            family: tcp::family(self.args.ipv4, self.args.ipv6),
             ..Filters::processes(&self.args.pid, &self.args.cgroup)
         }
     }
@@ -142,8 +144,6 @@ impl Tool for Tcpconnect {
     fn configure(&mut self, open: &mut OpenTcpconnectSkel<'_>, _: &Setup) -> Result<()> {
         let mode = choose_programs(&mut open.progs)?;
         let rodata = maps::rodata(&mut open.maps.rodata_data)?;
-        rodata.target_family = tcp::family(self.args.ipv4, self.args.ipv6);
-        rodata.filter_dports = self.args.port.is_some();
         rodata.count_connects = self.args.count;
         rodata.wait_for_lport = matches!(mode, Variant::State(_)) && self.args.lport;
         self.mode = Some(mode);
@@ -160,11 +160,6 @@ impl Tool for Tcpconnect {
             ],
             _ => Vec::new(),
         }
-    }
-
-    fn loaded(&mut self, skel: &mut TcpconnectSkel<'_>) -> Result<()> {
-        tcp::set_ports(&skel.maps.dport_filter, &self.args.port)?;
-        Ok(())
     }
 
     fn table(&self) -> Option<&Table<Self>> {

@@ -105,12 +105,14 @@ impl Tool for Tcpconnlat {
     }
 
     fn filters(&self) -> Filters {
-        Filters::processes(&self.args.pid, &self.args.cgroup)
+        Filters {
+            family: tcp::family(self.args.ipv4, self.args.ipv6),
+            ..Filters::processes(&self.args.pid, &self.args.cgroup)
+        }
     }
 
     fn configure(&mut self, open: &mut OpenTcpconnlatSkel<'_>, _: &Setup) -> Result<()> {
         let rodata = maps::rodata(&mut open.maps.rodata_data)?;
-        rodata.target_family = tcp::family(self.args.ipv4, self.args.ipv6);
         let ms = self.args.min.or(self.args.duration_ms).unwrap_or(0.0);
         rodata.min_latency_ns = (ms * 1e6) as u64;
         common::choose_state_programs!(open.progs)?;

@@ -155,21 +155,18 @@ impl Tool for Tcpdrop {
     }
 
     fn filters(&self) -> Filters {
-        Filters::pids(&self.args.pid)
+        Filters {
+            lports: self.args.port.clone(),
+            family: tcp::family(self.args.ipv4, self.args.ipv6),
+            ..Filters::pids(&self.args.pid)
+        }
     }
 
     fn configure(&mut self, open: &mut OpenTcpdropSkel<'_>, _: &Setup) -> Result<()> {
         choose_programs(&mut open.progs)?;
         let rodata = maps::rodata(&mut open.maps.rodata_data)?;
-        rodata.target_family = tcp::family(self.args.ipv4, self.args.ipv6);
-        rodata.filter_lports = self.args.port.is_some();
         rodata.all_reasons = self.args.all_reasons;
         rodata.want_stack = !self.args.no_stack;
-        Ok(())
-    }
-
-    fn loaded(&mut self, skel: &mut skel::TcpdropSkel<'_>) -> Result<()> {
-        tcp::set_ports(&skel.maps.lport_filter, &self.args.port)?;
         Ok(())
     }
 

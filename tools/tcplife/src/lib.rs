@@ -113,21 +113,16 @@ impl Tool for Tcplife {
     }
 
     fn filters(&self) -> Filters {
-        Filters::pids(&self.args.pid)
+        Filters {
+            lports: self.args.lport.clone(),
+            dports: self.args.dport.clone(),
+            family: tcp::family(self.args.ipv4, self.args.ipv6),
+            ..Filters::pids(&self.args.pid)
+        }
     }
 
     fn configure(&mut self, open: &mut OpenTcplifeSkel<'_>, _: &Setup) -> Result<()> {
-        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
-        rodata.target_family = tcp::family(self.args.ipv4, self.args.ipv6);
-        rodata.filter_lports = self.args.lport.is_some();
-        rodata.filter_dports = self.args.dport.is_some();
         common::choose_state_programs!(open.progs)?;
-        Ok(())
-    }
-
-    fn loaded(&mut self, skel: &mut TcplifeSkel<'_>) -> Result<()> {
-        tcp::set_ports(&skel.maps.lport_filter, &self.args.lport)?;
-        tcp::set_ports(&skel.maps.dport_filter, &self.args.dport)?;
         Ok(())
     }
 

@@ -14,9 +14,9 @@ use common::export::prom::Exporter;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe::{self, Hook};
+use common::kernel::tcp;
 use common::kinds::event::Table;
 use common::note;
-use common::output::net::{AF_INET, AF_INET6};
 use common::output::{Clock, Out};
 use common::run::lifecycle::{self, Banner, Setup, Tool, When};
 use common::usage::usage;
@@ -27,7 +27,7 @@ use skel::{types, OpenTcpretransProgs, OpenTcpretransSkel, TcpretransSkel, Tcpre
 // SAFETY: repr(C) structs of integers and byte arrays, valid for any bytes.
 unsafe impl plain::Plain for types::event {}
 // SAFETY: as above.
-unsafe impl plain::Plain for types::flow_key {}
+unsafe impl plain::Plain for types::flow {}
 
 const LOSS_PROBE_FN: &str = "tcp_send_loss_probe";
 
@@ -125,19 +125,15 @@ impl Tool for Tcpretrans {
     }
 
     fn filters(&self) -> Filters {
-        Filters::pids(&self.args.pid)
+        Filters {
+            family: tcp::family(self.args.ipv4, self.args.ipv6),
+            ..Filters::pids(&self.args.pid)
+        }
     }
 
     fn configure(&mut self, open: &mut OpenTcpretransSkel<'_>, _: &Setup) -> Result<()> {
         let args = &self.args;
         let rodata = maps::rodata(&mut open.maps.rodata_data)?;
-        rodata.target_family = if args.ipv4 {
-            AF_INET
-        } else if args.ipv6 {
-            AF_INET6
-        } else {
-            0
-        };
         rodata.count_flows = args.count;
         choose_programs(&mut open.progs, args)
     }
@@ -252,9 +248,9 @@ fn choose_programs(p: &mut OpenTcpretransProgs, args: &Args) -> Result<()> {
         main == Hook::RawTp,
         main == Hook::Tracepoint,
     );
-    probe::load_when(btf, [&mut p.tr_btf_retransmit, &mut p.tr_btf_state]);
-    probe::load_when(raw, [&mut p.tr_raw_retransmit, &mut p.tr_raw_state]);
-    probe::load_when(tp, [&mut p.tr_tp_retransmit, &mut p.tr_tp_state]);
+    probe::load_when(btf, [&mut p.tr_btf_retransmit, &mut p.state_btf]);
+    probe::load_when(raw, [&mut p.tr_raw_retransmit, &mut p.state_raw]);
+    probe::load_when(tp, [&mut p.tr_tp_retransmit, &mut p.state_tp]);
     probe::load_when(btf && synack, [&mut p.tr_btf_synack]);
     probe::load_when(raw && synack, [&mut p.tr_raw_synack]);
     probe::load_when(tp && synack, [&mut p.tr_tp_synack]);

@@ -32,9 +32,9 @@ impl Retransmits {
         let (kind, _) = kind_name(e.kind);
         *self.by_kind.entry(kind).or_default() += 1;
         let mut key = (
-            address(e.family, &e.saddr),
-            address(e.family, &e.daddr),
-            e.dport.to_string(),
+            address(e.flow.family, &e.flow.saddr),
+            address(e.flow.family, &e.flow.daddr),
+            e.flow.dport.to_string(),
             kind,
         );
         if !self.flows.contains_key(&key) && self.flows.len() >= MAX_FLOWS {
@@ -100,12 +100,10 @@ mod tests {
     #[test]
     fn flows_past_the_bound_are_counted_as_other() {
         let mut r = Retransmits::default();
-        let mut e = types::event {
-            family: libc::AF_INET as u16,
-            ..Default::default()
-        };
+        let mut e = types::event::default();
+        e.flow.family = libc::AF_INET as u16;
         for i in 0..MAX_FLOWS + 100 {
-            e.dport = i as u16;
+            e.flow.dport = i as u16;
             r.add(&e);
         }
         assert_eq!(r.flows.len(), MAX_FLOWS + 1);

@@ -29,14 +29,16 @@ pub fn table(args: &Args) -> Table<Tcpretrans> {
             Column::json("owner_known", |t| (t.event.owner_known != 0).into()),
             Column::json("comm", |t| Cell::bytes(c_bytes(&t.event.comm))),
             Column::new("IP", 2, "ip", |t| {
-                u32::from(ip_version(t.event.family)).into()
+                u32::from(ip_version(t.event.flow.family)).into()
             }),
             Column::new("LADDR:LPORT", 20, "", |t| {
                 let e = &t.event;
-                endpoint(e.family, &e.saddr, e.lport).into()
+                endpoint(e.flow.family, &e.flow.saddr, e.flow.lport).into()
             }),
-            Column::json("saddr", |t| address(t.event.family, &t.event.saddr).into()),
-            Column::json("lport", |t| u32::from(t.event.lport).into()),
+            Column::json("saddr", |t| {
+                address(t.event.flow.family, &t.event.flow.saddr).into()
+            }),
+            Column::json("lport", |t| u32::from(t.event.flow.lport).into()),
             Column::new("T>", 2, "", |t| {
                 format!("{}>", kind_name(t.event.kind).1).into()
             }),
@@ -44,10 +46,12 @@ pub fn table(args: &Args) -> Table<Tcpretrans> {
             Column::json("kind", |t| kind_name(t.event.kind).0.into()),
             Column::new("RADDR:RPORT", 20, "", |t| {
                 let e = &t.event;
-                endpoint(e.family, &e.daddr, e.dport).into()
+                endpoint(e.flow.family, &e.flow.daddr, e.flow.dport).into()
             }),
-            Column::json("daddr", |t| address(t.event.family, &t.event.daddr).into()),
-            Column::json("dport", |t| u32::from(t.event.dport).into()),
+            Column::json("daddr", |t| {
+                address(t.event.flow.family, &t.event.flow.daddr).into()
+            }),
+            Column::json("dport", |t| u32::from(t.event.flow.dport).into()),
         ])
         .column(
             args.sequence,
@@ -75,8 +79,8 @@ pub fn kind_name(kind: u8) -> (&'static str, char) {
 }
 
 /// -c's table: one row a flow, at exit.
-fn counts_table(json: bool) -> Table<(types::flow_key, u64)> {
-    Table::<(types::flow_key, u64)>::new(json).columns([
+fn counts_table(json: bool) -> Table<(types::flow, u64)> {
+    Table::<(types::flow, u64)>::new(json).columns([
         Column::json("ip", |(k, _)| u32::from(ip_version(k.family)).into()),
         Column::new("LADDR:LPORT", 25, "", |(k, _)| {
             endpoint(k.family, &k.saddr, k.lport).into()
@@ -93,7 +97,7 @@ fn counts_table(json: bool) -> Table<(types::flow_key, u64)> {
 }
 
 pub fn print_counts(out: &mut Out, args: &Args, skel: &TcpretransSkel) -> Result<()> {
-    let mut flows: Vec<(types::flow_key, Box<u64>)> = maps::drain_as(&skel.maps.flows)?;
+    let mut flows: Vec<(types::flow, Box<u64>)> = maps::drain_as(&skel.maps.flows)?;
     // Ascending, as BCC: the busiest flows end up next to the prompt.
     flows.sort_by(|a, b| {
         a.1.cmp(&b.1)

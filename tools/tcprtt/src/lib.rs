@@ -9,6 +9,7 @@ use std::time::Duration;
 use anyhow::{bail, Result};
 use clap::Parser;
 use common::cli::{self, CommonArgs, HistogramArgs, PortList};
+use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe::{self, Hook};
 use common::kernel::tcp;
@@ -156,6 +157,16 @@ impl Tool for Tcprtt {
         &self.args.common
     }
 
+    fn filters(&self) -> Filters {
+        let a = &self.args;
+        Filters {
+            lports: a.lport.clone(),
+            dports: a.rport.clone(),
+            family: tcp::family(a.ipv4, a.ipv6),
+            ..Filters::default()
+        }
+    }
+
     fn configure(&mut self, open: &mut OpenTcprttSkel<'_>, _: &Setup) -> Result<()> {
         let a = &self.args;
         let mut candidates = Vec::new();
@@ -168,9 +179,6 @@ impl Tool for Tcprtt {
         probe::load_when(hook == Hook::TpBtf, [&mut open.progs.rtt_btf]);
         probe::load_when(hook == Hook::RawTp, [&mut open.progs.rtt_raw]);
         let rodata = maps::rodata(&mut open.maps.rodata_data)?;
-        rodata.target_family = tcp::family(a.ipv4, a.ipv6);
-        rodata.filter_lports = a.lport.is_some();
-        rodata.filter_dports = a.rport.is_some();
         rodata.fine = a.hist.fine();
         rodata.in_ms = a.milliseconds;
         rodata.key_by = if a.byladdr {
@@ -186,12 +194,6 @@ impl Tool for Tcprtt {
         if let Some(addr) = &a.raddr {
             (rodata.raddr_family, rodata.raddr) = addr_bytes(addr);
         }
-        Ok(())
-    }
-
-    fn loaded(&mut self, skel: &mut TcprttSkel<'_>) -> Result<()> {
-        tcp::set_ports(&skel.maps.lport_filter, &self.args.lport)?;
-        tcp::set_ports(&skel.maps.dport_filter, &self.args.rport)?;
         Ok(())
     }
 

@@ -9,6 +9,7 @@ use std::io;
 use anyhow::Result;
 use clap::Parser;
 use common::cli::{self, CommonArgs, PortList};
+use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::tcp;
 use common::kinds::event::{Cell, Column, Table};
@@ -17,7 +18,7 @@ use common::output::{c_bytes, Clock, Out};
 use common::run::lifecycle::{self, Setup, Tool};
 
 common::skeleton!("tcpstates");
-use skel::{types, OpenTcpstatesSkel, TcpstatesSkel, TcpstatesSkelBuilder};
+use skel::{types, OpenTcpstatesSkel, TcpstatesSkelBuilder};
 
 // SAFETY: a repr(C) struct of integers and byte arrays, valid for any bytes.
 unsafe impl plain::Plain for types::event {}
@@ -113,18 +114,17 @@ impl Tool for Tcpstates {
         &self.args.common
     }
 
-    fn configure(&mut self, open: &mut OpenTcpstatesSkel<'_>, _: &Setup) -> Result<()> {
-        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
-        rodata.target_family = tcp::family(self.args.ipv4, self.args.ipv6);
-        rodata.filter_lports = self.args.lport.is_some();
-        rodata.filter_dports = self.args.dport.is_some();
-        common::choose_state_programs!(open.progs)?;
-        Ok(())
+    fn filters(&self) -> Filters {
+        Filters {
+            lports: self.args.lport.clone(),
+            dports: self.args.dport.clone(),
+            family: tcp::family(self.args.ipv4, self.args.ipv6),
+            ..Filters::default()
+        }
     }
 
-    fn loaded(&mut self, skel: &mut TcpstatesSkel<'_>) -> Result<()> {
-        tcp::set_ports(&skel.maps.lport_filter, &self.args.lport)?;
-        tcp::set_ports(&skel.maps.dport_filter, &self.args.dport)?;
+    fn configure(&mut self, open: &mut OpenTcpstatesSkel<'_>, _: &Setup) -> Result<()> {
+        common::choose_state_programs!(open.progs)?;
         Ok(())
     }
 

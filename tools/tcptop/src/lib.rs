@@ -116,13 +116,14 @@ impl Tool for Tcptop {
     }
 
     fn filters(&self) -> Filters {
-        Filters::processes(&self.args.pid, &self.args.cgroup)
+        Filters {
+            family: tcp::family(self.args.ipv4, self.args.ipv6),
+            ..Filters::processes(&self.args.pid, &self.args.cgroup)
+        }
     }
 
     fn configure(&mut self, open: &mut OpenTcptopSkel<'_>, _: &Setup) -> Result<()> {
         choose_programs(&mut open.progs)?;
-        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
-        rodata.target_family = tcp::family(self.args.ipv4, self.args.ipv6);
         Ok(())
     }
 
