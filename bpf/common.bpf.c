@@ -10,6 +10,7 @@
 #include "ustack.h"
 #include "block.h"
 #include "fileio.h"
+#include "task.h"
 
 enum hist_layout hist_layout_btf;
 struct hist hist_btf;
@@ -23,5 +24,6 @@ enum ustack_limits ustack_limits_btf;
 struct ustack_header ustack_header_btf;
 enum block_layout block_layout_btf;
 enum file_op file_op_btf;
+struct task_header task_header_btf;
 
 char LICENSE[] SEC("license") = "GPL";

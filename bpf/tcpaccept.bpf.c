@@ -10,6 +10,7 @@
 #include <bpf/bpf_tracing.h>
 #include "tcpaccept.h"
 #include "events.bpf.h"
+#include "task.bpf.h"
 #include "filters.bpf.h"
 #include "files.bpf.h"
 #include "tcpsock.bpf.h"
@@ -28,10 +29,7 @@ static __always_inline int accepted(const struct sock *sk)
 	__builtin_memset(&e, 0, sizeof(e));
 	if (!read_flow(sk, &e.flow) || !lport_allowed(e.flow.lport))
 		return 0;
-	e.ts_ns = bpf_ktime_get_ns();
-	e.pid = id >> 32;
-	e.tid = (__u32)id;
-	bpf_get_current_comm(&e.comm, sizeof(e.comm));
+	task_header_now(&e.task);
 	emit(&e, sizeof(e));
 	return 0;
 }

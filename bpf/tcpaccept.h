@@ -7,11 +7,8 @@
 
 /* One accepted connection: the accepting task, the new socket's ends. */
 struct event {
-	__u64 ts_ns;
-	__u32 pid;
-	__u32 tid;
+	struct task_header task;
 	struct flow flow;
-	char comm[TASK_COMM_LEN];
 };
 
 #endif

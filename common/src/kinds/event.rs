@@ -4,11 +4,151 @@
 //! A column reads its cell from the tool's state `E` (the tool itself,
 //! holding the current event), so only the cells of the mode in use are
 //! made: text columns for a table, JSON keys for `--json`.
+//!
+//! Every record starts with the same header (`struct task_header`,
+//! bpf/include/task.h): [`Stamps::read`] decodes it, and [`columns`]
+//! declares its columns (TIME, TIME(s), PID, TID, COMM, the cgroup id) once.
 
 use std::borrow::Cow;
 use std::io::{self, Write};
 
-use crate::output::{escape, Out};
+use crate::output::{c_bytes, escape, Clock, Out};
+
+/// The head of every event tool's record: bpf/include/task.h's
+/// `struct task_header`, the record's first member.
+pub type Header = crate::skel::types::task_header;
+
+// SAFETY: a repr(C) struct of integers and a byte array, valid for any bytes.
+unsafe impl plain::Plain for Header {}
+
+/// Marks a tool's record type as plain bytes and checks, at compile time,
+/// that it starts with the shared header (a member `task` at offset 0 of
+/// the header's size): `common::event_record!(types::event, types::task_header);`
+#[macro_export]
+macro_rules! event_record {
+    ($record:ty, $header:ty) => {
+        // SAFETY: a repr(C) struct of integers and byte arrays (the
+        // generated skeleton type), valid for any bytes.
+        unsafe impl plain::Plain for $record {}
+        const _: () = assert!(
+            ::std::mem::offset_of!($record, task) == 0
+                && ::std::mem::size_of::<$header>()
+                    == ::std::mem::size_of::<$crate::kinds::event::Header>()
+        );
+    };
+}
+
+/// The run's view of its records' headers: the clock that turns their
+/// kernel times into wall-clock and elapsed times, the first record's time
+/// (BCC's "seconds since the first event" columns) and the current header.
+pub struct Stamps {
+    pub clock: Clock,
+    first_ns: Option<u64>,
+    head: Header,
+}
+
+impl Default for Stamps {
+    fn default() -> Self {
+        Stamps::start()
+    }
+}
+
+impl Stamps {
+    /// Times count from now.
+    pub fn start() -> Stamps {
+        Stamps {
+            clock: Clock::start(),
+            first_ns: None,
+            head: Header::default(),
+        }
+    }
+
+    /// Decodes the header at the front of a record (what the kernel sent).
+    pub fn read(&mut self, record: &[u8]) -> &Header {
+        crate::kernel::maps::copy_record(&mut self.head, record);
+        self.first_ns.get_or_insert(self.head.ts_ns);
+        &self.head
+    }
+
+    /// The current record's header.
+    pub fn head(&self) -> &Header {
+        &self.head
+    }
+
+    /// Seconds from the start of tracing to the current record.
+    pub fn elapsed(&self) -> f64 {
+        self.clock.elapsed(self.head.ts_ns)
+    }
+
+    /// Seconds from the first record to the current one.
+    pub fn since_first(&self) -> f64 {
+        let first = self.first_ns.unwrap_or(self.head.ts_ns);
+        self.head.ts_ns.saturating_sub(first) as f64 / 1e9
+    }
+
+    /// The current record's wall-clock time, `HH:MM:SS`.
+    pub fn hms(&self) -> String {
+        self.clock.hms(self.head.ts_ns)
+    }
+}
+
+/// A tool whose records carry the shared header: its columns read it here.
+pub trait Stamped {
+    fn stamps(&self) -> &Stamps;
+}
+
+/// The header's columns, declared once for every event tool. Widths and
+/// decimals follow each tool's BCC layout, so they are arguments.
+pub mod columns {
+    use super::{c_bytes, Cell, Column, Stamped};
+
+    /// `TIME`: wall-clock `HH:MM:SS` (BCC's `-T`); JSON `time`.
+    pub const fn time<E: Stamped>() -> Column<E> {
+        Column::new("TIME", 8, "time", |t| t.stamps().hms().into())
+    }
+
+    /// JSON `ts`: seconds since tracing started, to the microsecond.
+    pub const fn ts<E: Stamped>() -> Column<E> {
+        Column::json("ts", |t| Cell::Float(t.stamps().elapsed(), 6))
+    }
+
+    /// `TIME(s)`: seconds since tracing started, with `D` decimals; JSON `ts`.
+    pub const fn elapsed<E: Stamped, const D: usize>(width: usize) -> Column<E> {
+        Column::new("TIME(s)", width, "ts", |t| {
+            Cell::Float(t.stamps().elapsed(), D)
+        })
+    }
+
+    /// `TIME(s)`: seconds since the first event shown, with `D` decimals;
+    /// text only (JSON has `ts`).
+    pub const fn since_first<E: Stamped, const D: usize>(width: usize) -> Column<E> {
+        Column::new("TIME(s)", width, "", |t| {
+            Cell::Float(t.stamps().since_first(), D)
+        })
+    }
+
+    /// `PID` (the process, the kernel's tgid); JSON `pid`.
+    pub const fn pid<E: Stamped>(width: usize) -> Column<E> {
+        Column::new("PID", width, "pid", |t| t.stamps().head().pid.into())
+    }
+
+    /// `TID` (the thread); JSON `tid`.
+    pub const fn tid<E: Stamped>(width: usize) -> Column<E> {
+        Column::new("TID", width, "tid", |t| t.stamps().head().tid.into())
+    }
+
+    /// The task's name under `header` (`COMM`, or BCC's `PCOMM`); JSON `comm`.
+    pub const fn comm<E: Stamped>(header: &'static str, width: usize) -> Column<E> {
+        Column::new(header, width, "comm", |t| {
+            Cell::bytes(c_bytes(&t.stamps().head().comm))
+        })
+    }
+
+    /// JSON `cgroup_id`: the task's cgroup v2 id (its directory's inode).
+    pub const fn cgroup_id<E: Stamped>() -> Column<E> {
+        Column::json("cgroup_id", |t| t.stamps().head().cgroup_id.into())
+    }
+}
 
 /// One cell's value.
 pub enum Cell<'a> {
@@ -113,6 +253,13 @@ impl<E> Column<E> {
     /// In JSON only.
     pub const fn json(key: &'static str, value: for<'a> fn(&'a E) -> Cell<'a>) -> Column<E> {
         Column::new("", 0, key, value)
+    }
+
+    /// This column in JSON only (a shared column a tool does not show).
+    pub const fn json_only(mut self) -> Column<E> {
+        self.header = "";
+        self.width = 0;
+        self
     }
 }
 

@@ -15,16 +15,15 @@ use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe::{self, Hook};
 use common::kernel::tcp;
-use common::kinds::event::{Cell, Column, Table};
+use common::kinds::event::{columns, Column, Stamped, Stamps, Table};
 use common::output::net::{address, ip_version};
-use common::output::{c_bytes, Clock, Out};
+use common::output::Out;
 use common::run::lifecycle::{self, Setup, Tool};
 
 common::skeleton!("tcpaccept");
 use skel::{types, OpenTcpacceptProgs, OpenTcpacceptSkel, TcpacceptSkelBuilder};
 
-// SAFETY: a repr(C) struct of integers and byte arrays, valid for any bytes.
-unsafe impl plain::Plain for types::event {}
+common::event_record!(types::event, types::task_header);
 
 const ACCEPT_FN: &str = "inet_csk_accept";
 
@@ -79,8 +78,7 @@ enum Variant {
 
 pub(crate) struct Tcpaccept {
     args: Args,
-    clock: Clock,
-    first_ns: Option<u64>,
+    stamps: Stamps,
     event: types::event,
     table: Table<Tcpaccept>,
     mode: Option<Variant>,
@@ -95,8 +93,7 @@ impl Tool for Tcpaccept {
         Ok(Tcpaccept {
             table: table(&args),
             args,
-            clock: Clock::start(),
-            first_ns: None,
+            stamps: Stamps::start(),
             event: types::event::default(),
             mode: None,
         })
@@ -140,8 +137,14 @@ impl Tool for Tcpaccept {
 
     fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
         maps::copy_record(&mut self.event, data);
-        self.first_ns.get_or_insert(self.event.ts_ns);
+        self.stamps.read(data);
         self.table.row(out, self)
+    }
+}
+
+impl Stamped for Tcpaccept {
+    fn stamps(&self) -> &Stamps {
+        &self.stamps
     }
 }
 
@@ -178,25 +181,14 @@ fn choose_programs(p: &mut OpenTcpacceptProgs) -> Result<Variant> {
 /// BCC's columns: [TIME] [TIME(s)] PID COMM IP RADDR RPORT LADDR LPORT.
 fn table(args: &Args) -> Table<Tcpaccept> {
     Table::<Tcpaccept>::new(args.common.json)
-        .column(
-            args.time,
-            Column::new("TIME", 8, "time", |t| t.clock.hms(t.event.ts_ns).into()),
-        )
-        .column(
-            args.timestamp,
-            Column::new("TIME(s)", 8, "", |t| {
-                let first = t.first_ns.unwrap_or(t.event.ts_ns);
-                Cell::Float(t.event.ts_ns.saturating_sub(first) as f64 / 1e9, 3)
-            }),
-        )
-        .column(
-            false,
-            Column::json("ts", |t| Cell::Float(t.clock.elapsed(t.event.ts_ns), 6)),
-        )
+        .column(args.time, columns::time())
+        .column(args.timestamp, columns::since_first::<_, 3>(8))
         .columns([
-            Column::new("PID", 7, "pid", |t| t.event.pid.into()),
-            Column::json("tid", |t| t.event.tid.into()),
-            Column::new("COMM", 12, "comm", |t| Cell::bytes(c_bytes(&t.event.comm))),
+            columns::ts(),
+            columns::pid(7),
+            columns::tid(0).json_only(),
+            columns::cgroup_id(),
+            columns::comm("COMM", 12),
             Column::new("IP", 2, "ip", |t| {
                 u32::from(ip_version(t.event.flow.family)).into()
             }),
