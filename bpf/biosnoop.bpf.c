@@ -25,16 +25,14 @@ static int request_done(struct request *rq, struct blk_req *r, __u64 now)
 	struct event e = {};
 	__u64 end, *next;
 
+	__builtin_memcpy(&e.task, &r->task, sizeof(e.task));
+	e.task.ts_ns = now;
 	e.latency_ns = now - r->ts_issue;
-	e.ts_ns = now;
 	e.queue_ns = r->ts_start ? r->ts_issue - r->ts_start : 0;
 	e.sector = r->sector;
 	e.bytes = r->bytes;
 	e.dev = r->dev;
 	e.op = r->op;
-	e.pid = r->pid;
-	e.tid = r->tid;
-	__builtin_memcpy(e.comm, r->comm, sizeof(e.comm));
 	if (pattern) {
 		next = bpf_map_lookup_elem(&next_sector, &e.dev);
 		if (next)

@@ -14,19 +14,16 @@ enum io_pattern {
 
 /* One completed request. */
 struct event {
-	/* Completion (ktime). */
-	__u64 ts_ns;
+	/* The submitter; ts_ns is the completion (ktime). */
+	struct task_header task;
 	__u64 sector;
 	/* Started to issued (0: issued without a queue); issued to done. */
 	__u64 queue_ns;
 	__u64 latency_ns;
-	__u32 pid;
-	__u32 tid;
 	__u32 dev;
 	__u32 bytes;
 	__u32 op;
 	__u32 pattern;
-	char comm[TASK_COMM_LEN];
 };
 
 #endif

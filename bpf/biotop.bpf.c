@@ -23,10 +23,10 @@ static int request_done(struct request *rq, struct blk_req *r, __u64 now)
 	struct who_key key = {};
 	struct io_total *t;
 
-	key.pid = r->pid;
+	key.pid = r->task.pid;
 	key.dev = r->dev;
 	key.op = r->op;
-	__builtin_memcpy(key.comm, r->comm, sizeof(key.comm));
+	__builtin_memcpy(key.comm, r->task.comm, sizeof(key.comm));
 	t = lookup_or_try_init(&totals, &key, &zero_total);
 	if (!t)
 		return 0;

@@ -40,9 +40,9 @@ static int request_done(struct request *rq, struct blk_req *r, __u64 now)
 	struct fine_hist *fh = 0;
 	struct hist *h;
 
-	if (!comm_wanted(r->comm))
+	if (!comm_wanted(r->task.comm))
 		return 0;
-	__builtin_memcpy(key.comm, r->comm, sizeof(key.comm));
+	__builtin_memcpy(key.comm, r->task.comm, sizeof(key.comm));
 	h = lookup_or_try_init(&hists, &key, &zero_hist);
 	if (!h)
 		return 0;

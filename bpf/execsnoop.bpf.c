@@ -13,6 +13,7 @@
 #include <bpf/bpf_tracing.h>
 #include "execsnoop.h"
 #include "events.bpf.h"
+#include "task.bpf.h"
 #include "filters.bpf.h"
 
 const volatile bool include_failed = false;
@@ -69,7 +70,6 @@ static __always_inline int exec_enter(void *ctx, const char *const *argv)
 	e = bpf_map_lookup_elem(&execs, &tgid);
 	if (!e)
 		return 0;
-	e->pid = tgid;
 	e->ppid = ppid;
 	e->uid = uid;
 
@@ -150,9 +150,8 @@ static __always_inline int exec_exit(long ret)
 	if (ret < 0 && !include_failed)
 		goto cleanup;
 	e->retval = ret;
-	e->ts_ns = bpf_ktime_get_ns();
+	task_header_now(&e->task);
 	e->cpu = bpf_get_smp_processor_id();
-	bpf_get_current_comm(&e->comm, sizeof(e->comm));
 	task = (struct task_struct *)bpf_get_current_task();
 	BPF_CORE_READ_STR_INTO(&e->pcomm, task, real_parent, comm);
 	len = __builtin_offsetof(struct event, args) + e->args_size;
@@ -202,8 +201,7 @@ struct {
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(exec_btf_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32, uid = (__u32)bpf_get_current_uid_gid();
-	__u32 zero = 0, ppid;
+	__u32 uid = (__u32)bpf_get_current_uid_gid(), zero = 0, ppid;
 	unsigned long start, len;
 	struct mm_struct *mm;
 	struct event *e;
@@ -216,14 +214,12 @@ int BPF_PROG(exec_btf_exec, struct task_struct *p, pid_t old_pid, struct linux_b
 	e = bpf_map_lookup_elem(&scratch, &zero);
 	if (!e)
 		return 0;
-	e->ts_ns = bpf_ktime_get_ns();
-	e->pid = tgid;
+	task_header_now(&e->task);
 	e->ppid = ppid;
 	e->uid = uid;
 	e->cpu = bpf_get_smp_processor_id();
 	e->retval = 0;
 	e->truncated = 0;
-	bpf_get_current_comm(&e->comm, sizeof(e->comm));
 	BPF_CORE_READ_STR_INTO(&e->pcomm, p, real_parent, comm);
 	mm = BPF_CORE_READ(p, mm);
 	start = BPF_CORE_READ(mm, arg_start);

@@ -15,8 +15,8 @@ enum execsnoop_limits {
 /* Only the used part of args[] crosses into user space: args_size bytes of
  * NUL-terminated strings (the front end applies --max-args). */
 struct event {
-	__u64 ts_ns;
-	__u32 pid;
+	/* At the exec's return: the new image's comm. */
+	struct task_header task;
 	__u32 ppid;
 	__u32 uid;
 	__u32 cpu;
@@ -24,8 +24,7 @@ struct event {
 	__u32 args_size;
 	/* An argument was cut at ARGSIZE, or more arguments followed max_args. */
 	__u8 truncated;
-	__u8 pad[7];
-	char comm[TASK_COMM_LEN];
+	__u8 pad[3];
 	char pcomm[TASK_COMM_LEN];
 	char args[FULL_MAX_ARGS_ARR];
 };

@@ -13,6 +13,7 @@
 #include <bpf/bpf_tracing.h>
 #include "filelife.h"
 #include "events.bpf.h"
+#include "task.bpf.h"
 #include "files.bpf.h"
 #include "filters.bpf.h"
 
@@ -67,18 +68,14 @@ static __always_inline void opened(struct path *path, struct file *f)
 static __always_inline void died(struct dentry *d)
 {
 	__u64 *birth = bpf_map_lookup_elem(&births, &d);
-	__u64 id = bpf_get_current_pid_tgid();
 	struct life_event e = {};
 	const unsigned char *name;
 
 	if (!birth)
 		return;
-	e.ts_ns = bpf_ktime_get_ns();
-	e.age_ns = e.ts_ns - *birth;
+	task_header_now(&e.task);
+	e.age_ns = e.task.ts_ns - *birth;
 	bpf_map_delete_elem(&births, &d);
-	e.pid = id >> 32;
-	e.tid = (__u32)id;
-	bpf_get_current_comm(e.comm, sizeof(e.comm));
 	name = BPF_CORE_READ(d, d_name.name);
 	bpf_probe_read_kernel_str(e.name, sizeof(e.name), name);
 	emit(&e, sizeof(e));

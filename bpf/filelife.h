@@ -7,14 +7,10 @@
 #define LIFE_NAME_LEN 256
 
 struct life_event {
-	/* The deletion (ktime). */
-	__u64 ts_ns;
+	/* The deleting thread; ts_ns is the deletion (ktime). */
+	struct task_header task;
 	/* From the creation. */
 	__u64 age_ns;
-	/* The deleting thread. */
-	__u32 pid;
-	__u32 tid;
-	char comm[TASK_COMM_LEN];
 	char name[LIFE_NAME_LEN];
 };
 

@@ -15,6 +15,7 @@
 #include <bpf/bpf_tracing.h>
 #include "opensnoop.h"
 #include "events.bpf.h"
+#include "task.bpf.h"
 #include "filters.bpf.h"
 #include "syscalls.bpf.h"
 
@@ -187,7 +188,7 @@ int open_walk_dirs(void *ctx)
 
 /* Builds and sends the event for one finished open; with -F and a relative
  * path, the walker program finishes and sends it. */
-static __always_inline int send_open(void *ctx, __u64 id, long ret, __s32 dfd, const char *fname,
+static __always_inline int send_open(void *ctx, long ret, __s32 dfd, const char *fname,
 				     __s32 flags, __u32 mode, bool walk_inline)
 {
 	__u32 zero = 0;
@@ -199,9 +200,7 @@ static __always_inline int send_open(void *ctx, __u64 id, long ret, __s32 dfd, c
 	e = bpf_map_lookup_elem(&scratch, &zero);
 	if (!e)
 		return 0;
-	e->ts_ns = bpf_ktime_get_ns();
-	e->pid = id >> 32;
-	e->tid = (__u32)id;
+	task_header_now(&e->task);
 	e->uid = (__u32)bpf_get_current_uid_gid();
 	e->ret = ret;
 	e->flags = flags;
@@ -209,7 +208,6 @@ static __always_inline int send_open(void *ctx, __u64 id, long ret, __s32 dfd, c
 	e->dfd = dfd;
 	e->dir_depth = 0;
 	e->dir_truncated = 0;
-	bpf_get_current_comm(&e->comm, sizeof(e->comm));
 	len = bpf_probe_read_user_str(e->buf, PATH_MAX, fname);
 	if (len <= 0) {
 		e->buf[0] = 0;
@@ -239,7 +237,7 @@ static __always_inline int open_exit(struct trace_event_raw_sys_exit *ctx)
 		return 0;
 	args = *found;
 	bpf_map_delete_elem(&start, &tid);
-	return send_open(ctx, id, ctx->ret, args.dfd, args.fname, args.flags, args.mode, false);
+	return send_open(ctx, ctx->ret, args.dfd, args.fname, args.flags, args.mode, false);
 }
 
 /* The registers the task entered the syscall with; they still hold its
@@ -256,7 +254,7 @@ static __always_inline int regs_exit(void *ctx, long ret, __s32 dfd, const char 
 
 	if (!open_allowed(id, flags))
 		return 0;
-	return send_open(ctx, id, ret, dfd, fname, flags, mode, walk_inline);
+	return send_open(ctx, ret, dfd, fname, flags, mode, walk_inline);
 }
 
 SEC("tracepoint/syscalls/sys_exit_open")

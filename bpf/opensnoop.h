@@ -12,9 +12,8 @@
  * relative path, dir_depth directory names from the base directory up to
  * the root, each NUL-terminated. Only offsetof(buf) + size bytes are sent. */
 struct event {
-	__u64 ts_ns;
-	__u32 pid;
-	__u32 tid;
+	/* At the open's return. */
+	struct task_header task;
 	__u32 uid;
 	__s32 ret;
 	__s32 flags;
@@ -25,8 +24,7 @@ struct event {
 	__u16 dir_depth;
 	/* The walk to the root stopped early (too deep, or out of room). */
 	__u8 dir_truncated;
-	__u8 pad;
-	char comm[TASK_COMM_LEN];
+	__u8 pad[5];
 	char buf[BUF_SIZE];
 };
 

@@ -10,6 +10,7 @@
 #include <bpf/bpf_tracing.h>
 #include "tcpconnect.h"
 #include "events.bpf.h"
+#include "task.bpf.h"
 #include "filters.bpf.h"
 #include "errors.bpf.h"
 #include "maps.bpf.h"
@@ -53,10 +54,8 @@ static __always_inline bool caller_allowed(struct event *e)
 
 	if (!task_allowed(id) || !uid_allowed(uid) || !cgroup_allowed())
 		return false;
-	e->pid = id >> 32;
-	e->tid = (__u32)id;
+	task_header_now(&e->task);
 	e->uid = uid;
-	bpf_get_current_comm(&e->comm, sizeof(e->comm));
 	return true;
 }
 
@@ -97,7 +96,6 @@ static __always_inline int connected(const struct sock *sk, int ret)
 		return 0;
 	if (!caller_allowed(&e))
 		return 0;
-	e.ts_ns = bpf_ktime_get_ns();
 	report(&e);
 	return 0;
 }
@@ -174,7 +172,6 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 			return 0;
 		if (!caller_allowed(&e))
 			return 0;
-		e.ts_ns = bpf_ktime_get_ns();
 		if (wait_for_lport)
 			bpf_map_update_elem(&pending, &key, &e, BPF_ANY);
 		else

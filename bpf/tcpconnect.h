@@ -14,13 +14,10 @@ enum tcpconnect_error {
 
 /* One connect: the calling task, and the socket's endpoints. */
 struct event {
-	__u64 ts_ns;
-	__u32 pid;
-	__u32 tid;
+	struct task_header task;
 	__u32 uid;
 	__u32 pad;
 	struct flow flow;
-	char comm[TASK_COMM_LEN];
 };
 
 /* -c's key: the local and remote address, and the remote port. */

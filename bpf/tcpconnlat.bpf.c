@@ -7,16 +7,16 @@
 #include <bpf/bpf_tracing.h>
 #include "tcpconnlat.h"
 #include "events.bpf.h"
+#include "task.bpf.h"
 #include "filters.bpf.h"
 #include "tcpsock.bpf.h"
 
 /* -m: only connects slower than this. */
 const volatile __u64 min_latency_ns = 0;
 
+/* The connecting task at CLOSE -> SYN_SENT; owner.ts_ns: the SYN sent. */
 struct start {
-	__u64 ts_ns;
-	__u32 tgid;
-	char comm[TASK_COMM_LEN];
+	struct task_header owner;
 };
 
 /* LRU: a connect still pending when the tool stops is never completed. */
@@ -41,9 +41,7 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 		id = bpf_get_current_pid_tgid();
 		if (!task_allowed(id) || !cgroup_allowed())
 			return 0;
-		ns.ts_ns = bpf_ktime_get_ns();
-		ns.tgid = id >> 32;
-		bpf_get_current_comm(&ns.comm, sizeof(ns.comm));
+		task_header_now(&ns.owner);
 		bpf_map_update_elem(&starts, &key, &ns, BPF_ANY);
 		return 0;
 	}
@@ -53,13 +51,12 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 	if (!s)
 		return 0;
 	now = bpf_ktime_get_ns();
-	if (newstate == TCP_ESTABLISHED && now - s->ts_ns >= min_latency_ns) {
+	if (newstate == TCP_ESTABLISHED && now - s->owner.ts_ns >= min_latency_ns) {
 		__builtin_memset(&e, 0, sizeof(e));
 		if (read_flow(sk, &e.flow)) {
-			e.ts_ns = now;
-			e.latency_ns = now - s->ts_ns;
-			e.pid = s->tgid;
-			__builtin_memcpy(e.comm, s->comm, sizeof(e.comm));
+			__builtin_memcpy(&e.task, &s->owner, sizeof(e.task));
+			e.task.ts_ns = now;
+			e.latency_ns = now - s->owner.ts_ns;
 			emit(&e, sizeof(e));
 		}
 	}

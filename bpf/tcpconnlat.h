@@ -6,15 +6,12 @@
 #include "tcpsock.h"
 
 /* One active open that completed: from the SYN sent (connect()) to the
- * handshake's completion (SYN_SENT -> ESTABLISHED). pid/comm: the task
- * that called connect(). */
+ * handshake's completion (SYN_SENT -> ESTABLISHED). task: the task that
+ * called connect(), its ts_ns the completion. */
 struct event {
-	__u64 ts_ns;
+	struct task_header task;
 	__u64 latency_ns;
-	__u32 pid;
-	__u32 pad;
 	struct flow flow;
-	char comm[TASK_COMM_LEN];
 };
 
 #endif

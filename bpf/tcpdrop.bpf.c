@@ -10,6 +10,7 @@
 #include <bpf/bpf_tracing.h>
 #include "tcpdrop.h"
 #include "events.bpf.h"
+#include "task.bpf.h"
 #include "filters.bpf.h"
 #include "tcpsock.bpf.h"
 
@@ -101,12 +102,10 @@ static __always_inline int on_drop(void *ctx, const struct sk_buff *skb, void *l
 	if (!sk)
 		sk = BPF_CORE_READ(skb, sk);
 	e->state = sk ? BPF_CORE_READ(sk, __sk_common.skc_state) : 0;
-	e->ts_ns = bpf_ktime_get_ns();
+	task_header_now(&e->task);
 	e->location = (__u64)location;
-	e->pid = id >> 32;
 	e->has_reason = has_reason;
 	e->reason = reason;
-	bpf_get_current_comm(&e->comm, sizeof(e->comm));
 	n = want_stack ? bpf_get_stack(ctx, e->stack, sizeof(e->stack), 0) : 0;
 	e->stack_frames = n > 0 ? n / sizeof(__u64) : 0;
 	emit(e, sizeof(*e));

@@ -10,9 +10,9 @@
 /* One TCP segment the kernel dropped, as its headers say: saddr/sport are
  * the segment's source (for a received segment, the remote end). */
 struct event {
-	__u64 ts_ns;
+	/* The task current at the drop (softirq: whichever it interrupted). */
+	struct task_header task;
 	__u64 location;
-	__u32 pid;
 	/* The kernel's enum skb_drop_reason value; has_reason 0 before 5.17. */
 	__u32 reason;
 	/* The socket's TCP state where a socket is known, else 0. */
@@ -21,7 +21,7 @@ struct event {
 	__u8 tcp_flags;
 	__u16 stack_frames;
 	struct flow flow;
-	char comm[TASK_COMM_LEN];
+	__u32 pad;
 	__u64 stack[DROP_STACK_DEPTH];
 };
 

@@ -6,17 +6,19 @@
 #include <bpf/bpf_tracing.h>
 #include "tcplife.h"
 #include "events.bpf.h"
+#include "task.bpf.h"
 #include "filters.bpf.h"
 #include "tcpsock.bpf.h"
 
 /* What is known of a session before its end: one map entry, so that a
  * state change costs one lookup, and most changes no update. */
 struct session {
+	/* The span's start: the last opening state. */
 	__u64 ts_ns;
-	__u32 tgid;
+	/* Valid when owner_known. */
+	struct task_header owner;
 	bool active;
 	bool owner_known;
-	char comm[TASK_COMM_LEN];
 };
 
 /* LRU: sessions open when tracing began may close unseen, or never. */
@@ -34,8 +36,7 @@ struct event event_layout = {};
  * FIN (LAST_ACK). The first seen names the owner. */
 static __always_inline void note_owner(struct session *s)
 {
-	s->tgid = bpf_get_current_pid_tgid() >> 32;
-	bpf_get_current_comm(&s->comm, sizeof(s->comm));
+	task_header_now(&s->owner);
 	s->owner_known = true;
 }
 
@@ -81,20 +82,18 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 	if (!lport_allowed(e.flow.lport) || !dport_allowed(e.flow.dport))
 		goto done;
 	if (s->owner_known) {
-		e.pid = s->tgid;
+		__builtin_memcpy(&e.task, &s->owner, sizeof(e.task));
 		e.owner_known = 1;
-		__builtin_memcpy(e.comm, s->comm, sizeof(e.comm));
 	} else {
-		e.pid = bpf_get_current_pid_tgid() >> 32;
-		bpf_get_current_comm(&e.comm, sizeof(e.comm));
+		task_header_now(&e.task);
 	}
 	/* Only a known owner can be the tool itself: else current is whoever
 	 * the CPU ran when the session closed (a softirq). */
-	if ((e.owner_known && !not_self(e.pid)) ||
-	    (filter_pids && !bpf_map_lookup_elem(&pid_filter, &e.pid)))
+	if ((e.owner_known && !not_self(e.task.pid)) ||
+	    (filter_pids && !bpf_map_lookup_elem(&pid_filter, &e.task.pid)))
 		goto done;
-	e.ts_ns = bpf_ktime_get_ns();
-	e.span_ns = e.ts_ns - s->ts_ns;
+	e.task.ts_ns = bpf_ktime_get_ns();
+	e.span_ns = e.task.ts_ns - s->ts_ns;
 	e.active = s->active;
 	/* As tcp_get_info()'s tcpi_bytes_received and tcpi_bytes_acked. */
 	e.rx_bytes = BPF_CORE_READ((const struct tcp_sock *)sk, bytes_received);

@@ -10,6 +10,7 @@
 #include <bpf/bpf_endian.h>
 #include "tcpretrans.h"
 #include "events.bpf.h"
+#include "task.bpf.h"
 #include "filters.bpf.h"
 #include "maps.bpf.h"
 #include "errors.bpf.h"
@@ -25,8 +26,7 @@ const volatile bool count_flows = false;
  * nothing about whose socket it is. The owner is noted where the kernel
  * runs in the owner's context: connect() (SYN_SENT) and sendmsg. */
 struct owner {
-	__u32 tgid;
-	char comm[TASK_COMM_LEN];
+	struct task_header owner;
 };
 
 struct {
@@ -55,10 +55,9 @@ static __always_inline void note_owner(const struct sock *sk)
 	struct owner o = {};
 
 	/* The common case, a socket sending again: one lookup, no update. */
-	if (known && known->tgid == tgid)
+	if (known && known->owner.pid == tgid)
 		return;
-	o.tgid = tgid;
-	bpf_get_current_comm(&o.comm, sizeof(o.comm));
+	task_header_now(&o.owner);
 	bpf_map_update_elem(&owners, &key, &o, BPF_ANY);
 }
 
@@ -97,16 +96,22 @@ static __always_inline int report(const struct sock_common *skc, const struct sk
 	if (!read_flow_common(skc, &k))
 		return 0;
 	o = bpf_map_lookup_elem(&owners, &key);
-	if (o && !not_self(o->tgid))
+	if (o && !not_self(o->owner.pid))
 		return 0;
-	if (filter_pids && (!o || !bpf_map_lookup_elem(&pid_filter, &o->tgid)))
+	if (filter_pids && (!o || !bpf_map_lookup_elem(&pid_filter, &o->owner.pid)))
 		return 0;
 	if (count_flows) {
 		count_flow(&k);
 		return 0;
 	}
 	__builtin_memset(&e, 0, sizeof(e));
-	e.ts_ns = bpf_ktime_get_ns();
+	if (o) {
+		__builtin_memcpy(&e.task, &o->owner, sizeof(e.task));
+		e.task.ts_ns = bpf_ktime_get_ns();
+		e.owner_known = 1;
+	} else {
+		task_header_now(&e.task);
+	}
 	e.kind = kind;
 	e.flow = k;
 	e.state = BPF_CORE_READ(skc, skc_state);
@@ -114,14 +119,6 @@ static __always_inline int report(const struct sock_common *skc, const struct sk
 	if (skb)
 		bpf_probe_read_kernel(&e.seq, sizeof(e.seq),
 				      (void *)skb + bpf_core_field_offset(struct sk_buff, cb));
-	if (o) {
-		e.pid = o->tgid;
-		e.owner_known = 1;
-		__builtin_memcpy(e.comm, o->comm, sizeof(e.comm));
-	} else {
-		e.pid = bpf_get_current_pid_tgid() >> 32;
-		bpf_get_current_comm(&e.comm, sizeof(e.comm));
-	}
 	emit(&e, sizeof(e));
 	return 0;
 }

@@ -18,18 +18,17 @@ enum retrans_kind {
 	KIND_SYNACK = 3,
 };
 
-/* `pid` is the socket's owner where known (owner_known), else the task
- * the retransmit ran in, usually none (softirq, timer). */
+/* `task` is the socket's owner where known (owner_known), else the task
+ * the retransmit ran in, usually none (softirq, timer); its ts_ns the
+ * retransmit. */
 struct event {
-	__u64 ts_ns;
-	__u32 pid;
+	struct task_header task;
 	__u32 seq;
 	__u32 state;
 	__u8 kind;
 	__u8 owner_known;
-	__u16 pad;
+	__u8 pad[6];
 	struct flow flow;
-	char comm[TASK_COMM_LEN];
 };
 
 #endif

@@ -6,6 +6,7 @@
 #include <bpf/bpf_tracing.h>
 #include "tcpstates.h"
 #include "events.bpf.h"
+#include "task.bpf.h"
 #include "tcpsock.bpf.h"
 
 /* When each socket entered its current state. LRU: sockets that were
@@ -38,12 +39,12 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 		bpf_map_delete_elem(&entered, &key);
 	else
 		bpf_map_update_elem(&entered, &key, &now, BPF_ANY);
+	task_header_now(&e.task);
+	/* The change: the time delta_ns ends at, and the next one's start. */
+	e.task.ts_ns = now;
 	e.skaddr = key;
-	e.ts_ns = now;
-	e.pid = bpf_get_current_pid_tgid() >> 32;
 	e.oldstate = oldstate;
 	e.newstate = newstate;
-	bpf_get_current_comm(&e.comm, sizeof(e.comm));
 	emit(&e, sizeof(e));
 	return 0;
 }

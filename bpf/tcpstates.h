@@ -5,20 +5,17 @@
 #include "task.h"
 #include "tcpsock.h"
 
-/* One state change. pid/comm: the task that ran it (softirq changes run
- * in whatever task was interrupted, as BCC's C-PID says). */
+/* One state change. task: the task that ran it (softirq changes run in
+ * whatever task was interrupted, as BCC's C-PID says), ts_ns the change. */
 struct event {
+	struct task_header task;
 	__u64 skaddr;
-	__u64 ts_ns;
 	/* Time spent in oldstate; 0 when this socket's previous change was
 	 * not seen. */
 	__u64 delta_ns;
-	__u32 pid;
 	__u32 oldstate;
 	__u32 newstate;
-	__u32 pad;
 	struct flow flow;
-	char comm[TASK_COMM_LEN];
 };
 
 #endif

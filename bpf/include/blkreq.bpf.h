@@ -22,12 +22,15 @@
 #include "block.h"
 #include "core_fixes.bpf.h"
 #include "filters.bpf.h"
-#include "task.h"
+#include "task.bpf.h"
 
 const volatile bool filter_dev = false;
 const volatile __u32 targ_dev = 0;
 
 struct blk_req {
+	/* The submitter, when it was seen (task_header_now): a record's
+	 * header copies it and sets its own time. */
+	struct task_header task;
 	/* Started (io_start or insert); 0 when first seen at issue. */
 	__u64 ts_start;
 	/* Issued to the driver; 0 until then. */
@@ -35,12 +38,9 @@ struct blk_req {
 	__u64 sector;
 	__u32 bytes;
 	__u32 dev;
-	__u32 pid;
-	__u32 tid;
 	/* The op (BLK_OP_MASK bits of cmd_flags: 0 read, 1 write, ...). */
 	__u32 op;
 	__u32 pad;
-	char comm[TASK_COMM_LEN];
 };
 
 /* LRU: a request whose completion is never seen must not pin a slot. */
@@ -61,15 +61,6 @@ static __always_inline bool blk_req_wanted(struct request *rq)
 	return !filter_dev || request_dev(rq) == targ_dev;
 }
 
-static __always_inline void blk_req_submitter(struct blk_req *r)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-
-	r->pid = id >> 32;
-	r->tid = (__u32)id;
-	bpf_get_current_comm(r->comm, sizeof(r->comm));
-}
-
 /* io_start or insert (only one of them is loaded): a new use of the
  * request, whatever an earlier one left (a request merged away is freed
  * without being issued). */
@@ -81,8 +72,8 @@ static __always_inline int blk_req_start(struct request *rq)
 		bpf_map_delete_elem(&blk_reqs, &rq);
 		return 0;
 	}
-	blk_req_submitter(&r);
-	r.ts_start = bpf_ktime_get_ns();
+	task_header_now(&r.task);
+	r.ts_start = r.task.ts_ns;
 	bpf_map_update_elem(&blk_reqs, &rq, &r, BPF_ANY);
 	return 0;
 }
@@ -99,7 +90,7 @@ static __always_inline int blk_req_issue(struct request *rq)
 				bpf_map_delete_elem(&blk_reqs, &rq);
 			return 0;
 		}
-		blk_req_submitter(&fresh);
+		task_header_now(&fresh.task);
 		r = &fresh;
 	}
 	r->ts_issue = bpf_ktime_get_ns();

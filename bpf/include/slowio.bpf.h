@@ -9,6 +9,7 @@
 
 #include "slowio.h"
 #include "events.bpf.h"
+#include "task.bpf.h"
 #include "fileio.bpf.h"
 #include "filters.bpf.h"
 #include "syscalls.bpf.h"
@@ -100,13 +101,12 @@ static __always_inline void slow_exit(__s64 ret)
 			goto done;
 		ret = 0;
 	}
-	e.ts_ns = now;
+	task_header_now(&e.task);
+	/* The completion: the time the latency ends at. */
+	e.task.ts_ns = now;
 	e.ret = ret;
 	e.offset = s->offset;
 	e.op = s->op;
-	e.pid = id >> 32;
-	e.tid = tid;
-	bpf_get_current_comm(e.comm, sizeof(e.comm));
 	file_name(f, e.name, sizeof(e.name));
 	emit(&e, sizeof(e));
 done:

@@ -15,6 +15,7 @@
 //! ```no_run
 //! use common::kernel::probe::load_when;
 //! use common::cli::TopArgs;
+//! use common::kinds::event::{columns, Stamps};
 //! use common::kinds::stack::{ShownArgs, Spec, StackArgs};
 //! use common::run::lifecycle::{Entry, Tool};
 //! ```

@@ -261,6 +261,18 @@ impl<E> Column<E> {
         self.width = 0;
         self
     }
+
+    /// This column in the text only (its JSON key dropped).
+    pub const fn text_only(mut self) -> Column<E> {
+        self.key = "";
+        self
+    }
+
+    /// This column under another header (`C-PID` for `PID`).
+    pub const fn titled(mut self, header: &'static str) -> Column<E> {
+        self.header = header;
+        self
+    }
 }
 
 /// The columns a run shows: text columns by the options, every JSON key.
@@ -482,6 +494,63 @@ mod tests {
         };
         t.line(&mut v, |c| (c.value)(&e)).unwrap();
         assert_eq!(String::from_utf8(v).unwrap(), "42,\"a,\"\"b\"\"\",-2");
+    }
+
+    struct Headed(Stamps);
+
+    impl Stamped for Headed {
+        fn stamps(&self) -> &Stamps {
+            &self.0
+        }
+    }
+
+    /// A record as the kernel sends it: the header, then the tool's fields.
+    fn record(ts_ns: u64, pid: u32, comm: &[u8]) -> Vec<u8> {
+        let mut h = Header {
+            ts_ns,
+            cgroup_id: 4242,
+            pid,
+            tid: pid + 1,
+            ..Header::default()
+        };
+        for (d, s) in h.comm.iter_mut().zip(comm) {
+            *d = *s as i8;
+        }
+        // SAFETY: Header is Plain (repr(C) integers and bytes).
+        let mut v = unsafe { plain::as_bytes(&h) }.to_vec();
+        v.extend_from_slice(&[0xee; 8]);
+        v
+    }
+
+    #[test]
+    fn the_shared_header_is_decoded_once_and_its_columns_follow() {
+        let table = |json| {
+            Table::<Headed>::new(json).columns([
+                columns::since_first::<_, 3>(8),
+                columns::ts(),
+                columns::pid(7),
+                columns::tid(0).json_only(),
+                columns::cgroup_id(),
+                columns::comm("COMM", 0),
+            ])
+        };
+        assert_eq!(table(false).header(), "TIME(s)  PID     COMM");
+        let mut t = Headed(Stamps::start());
+        t.0.read(&record(5_000_000_000, 7, b"first"));
+        t.0.read(&record(6_250_000_000, 42, b"a\nb"));
+        assert_eq!(t.0.head().cgroup_id, 4242);
+        assert_eq!(t.0.since_first(), 1.25);
+        let mut v = Vec::new();
+        table(false).line(&mut v, |c| (c.value)(&t)).unwrap();
+        assert_eq!(String::from_utf8(v).unwrap(), "1.250    42      a\\nb");
+        let mut v = Vec::new();
+        table(true).object(&mut v, &t).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&v).unwrap();
+        assert_eq!(v["pid"], 42);
+        assert_eq!(v["tid"], 43);
+        assert_eq!(v["cgroup_id"], 4242);
+        assert_eq!(v["comm"], "a\nb");
+        assert!(v.get("TIME(s)").is_none() && v["ts"].is_number());
     }
 
     #[test]

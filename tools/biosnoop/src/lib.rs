@@ -12,15 +12,14 @@ use common::cli::{self, CommonArgs, IdList};
 use common::kernel::disks;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
-use common::kinds::event::{Cell, Column, Table};
-use common::output::{c_bytes, Clock, Out};
+use common::kinds::event::{columns, Cell, Column, Stamped, Stamps, Table};
+use common::output::Out;
 use common::run::lifecycle::{self, Schedule, Setup, Tool};
 
 common::skeleton!("biosnoop");
 use skel::{types, BiosnoopSkelBuilder, OpenBiosnoopSkel};
 
-// SAFETY: a repr(C) struct of integers and byte arrays, valid for any bytes.
-unsafe impl plain::Plain for types::event {}
+common::event_record!(types::event, types::task_header);
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -77,9 +76,9 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Biosnoop>();
 pub(crate) struct Biosnoop {
     args: Args,
     targ_dev: Option<u32>,
-    clock: Clock,
-    /// The first I/O's completion: TIME(s) counts from it (BCC's).
-    first_ns: Option<u64>,
+    /// The header's time is the completion: TIME(s) counts from the first
+    /// I/O's (BCC's).
+    stamps: Stamps,
     event: Box<types::event>,
     disks: disks::Names,
     table: Table<Biosnoop>,
@@ -96,8 +95,7 @@ impl Tool for Biosnoop {
             table: table(&args),
             args,
             targ_dev,
-            clock: Clock::start(),
-            first_ns: None,
+            stamps: Stamps::start(),
             event: Box::default(),
             disks: disks::Names::default(),
         })
@@ -134,9 +132,15 @@ impl Tool for Biosnoop {
 
     fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
         maps::copy_record(&mut *self.event, data);
+        self.stamps.read(data);
         self.disks.learn(self.event.dev);
-        self.first_ns.get_or_insert(self.event.ts_ns);
         self.table.row(out, self)
+    }
+}
+
+impl Stamped for Biosnoop {
+    fn stamps(&self) -> &Stamps {
+        &self.stamps
     }
 }
 
@@ -155,31 +159,23 @@ fn pattern(p: u32) -> &'static str {
 
 /// BCC's columns: TIME(s) COMM PID DISK T SECTOR BYTES [P] [QUE(ms)] LAT(ms).
 fn table(args: &Args) -> Table<Biosnoop> {
-    Table::<Biosnoop>::new(args.common.json)
-        .column(
-            !args.time,
-            Column::new("TIME(s)", 11, "", |t| {
-                let e = &t.event;
-                let secs = if t.args.timestamp {
-                    t.clock.elapsed(e.ts_ns)
-                } else {
-                    e.ts_ns.saturating_sub(t.first_ns.unwrap_or(e.ts_ns)) as f64 / 1e9
-                };
-                Cell::Float(secs, 6)
-            }),
-        )
-        .column(
-            args.time,
-            Column::new("TIME", 8, "time", |t| t.clock.hms(t.event.ts_ns).into()),
-        )
-        .column(
-            false,
-            Column::json("ts", |t| Cell::Float(t.clock.elapsed(t.event.ts_ns), 6)),
-        )
+    // TIME and TIME(s) are never both shown (-t conflicts with -T).
+    let table = Table::<Biosnoop>::new(args.common.json).column(args.time, columns::time());
+    // TIME(s): with -t from the start of tracing (JSON ts), else from the
+    // first I/O (text only, JSON still has ts).
+    let table = if args.timestamp {
+        table.column(!args.time, columns::elapsed::<_, 6>(11))
+    } else {
+        table
+            .column(!args.time, columns::since_first::<_, 6>(11))
+            .column(false, columns::ts())
+    };
+    table
         .columns([
-            Column::new("COMM", 16, "comm", |t| Cell::bytes(c_bytes(&t.event.comm))),
-            Column::new("PID", 7, "pid", |t| t.event.pid.into()),
-            Column::json("tid", |t| t.event.tid.into()),
+            columns::comm("COMM", 16),
+            columns::pid(7),
+            columns::tid(0).json_only(),
+            columns::cgroup_id(),
             Column::new("DISK", 9, "disk", |t| t.disks.of(t.event.dev).into()),
             Column::new("T", 1, "op", |t| disks::op_letter(t.event.op).into()),
             Column::new("SECTOR", 10, "sector", |t| t.event.sector.into()),

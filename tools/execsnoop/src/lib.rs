@@ -11,8 +11,8 @@ use common::cli::{self, CommonArgs};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
-use common::kinds::event::{Cell, Column, Table};
-use common::output::{self, escape, Clock, Out};
+use common::kinds::event::{columns, Cell, Column, Stamped, Stamps, Table};
+use common::output::{self, escape, Out};
 use common::run::lifecycle::{self, Setup, Tool};
 use regex::bytes::Regex;
 
@@ -20,8 +20,7 @@ common::skeleton!("execsnoop");
 use skel::{types, ExecsnoopSkel, ExecsnoopSkelBuilder, OpenExecsnoopSkel};
 use types::execsnoop_limits as Limits;
 
-// SAFETY: a repr(C) struct of integers and byte arrays, valid for any bytes.
-unsafe impl plain::Plain for types::event {}
+common::event_record!(types::event, types::task_header);
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -92,7 +91,7 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Execsnoop>();
 
 struct Execsnoop {
     args: Args,
-    clock: Clock,
+    stamps: Stamps,
     event: Box<types::event>,
     table: Table<Execsnoop>,
 }
@@ -106,7 +105,7 @@ impl Tool for Execsnoop {
         Ok(Execsnoop {
             table: table(&args),
             args,
-            clock: Clock::start(),
+            stamps: Stamps::start(),
             event: Box::default(),
         })
     }
@@ -160,10 +159,17 @@ impl Tool for Execsnoop {
 
     fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
         maps::copy_record(&mut *self.event, data);
+        self.stamps.read(data);
         if !self.wanted() {
             return Ok(());
         }
         self.table.row(out, self)
+    }
+}
+
+impl Stamped for Execsnoop {
+    fn stamps(&self) -> &Stamps {
+        &self.stamps
     }
 }
 
@@ -184,16 +190,8 @@ fn arguments(e: &types::event, max: usize) -> (Vec<&[u8]>, bool) {
 /// The columns, as BCC's: those the options ask for, every JSON key.
 fn table(args: &Args) -> Table<Execsnoop> {
     Table::<Execsnoop>::new(args.common.json)
-        .column(
-            args.time,
-            Column::new("TIME", 8, "time", |t| t.clock.hms(t.event.ts_ns).into()),
-        )
-        .column(
-            args.timestamp,
-            Column::new("TIME(s)", 8, "ts", |t| {
-                Cell::Float(t.clock.elapsed(t.event.ts_ns), 3)
-            }),
-        )
+        .column(args.time, columns::time())
+        .column(args.timestamp, columns::elapsed::<_, 3>(8))
         .column(
             args.print_uid,
             Column::new("UID", 6, "uid", |t| t.event.uid.into()),
@@ -203,11 +201,10 @@ fn table(args: &Args) -> Table<Execsnoop> {
             Column::new("CPU", 3, "cpu", |t| t.event.cpu.into()),
         )
         .columns([
-            Column::new("PCOMM", 16, "comm", |t| {
-                Cell::bytes(output::c_bytes(&t.event.comm))
-            }),
-            Column::new("PID", 7, "pid", |t| t.event.pid.into()),
+            columns::comm("PCOMM", 16),
+            columns::pid(7),
             Column::new("PPID", 7, "ppid", |t| t.event.ppid.into()),
+            columns::cgroup_id(),
         ])
         .column(
             args.print_pcomm,
@@ -255,7 +252,7 @@ impl Execsnoop {
     /// The -n and -l filters, applied here (regexes).
     fn wanted(&self) -> bool {
         if let Some(re) = &self.args.name {
-            if !re.is_match(output::c_bytes(&self.event.comm)) {
+            if !re.is_match(output::c_bytes(&self.event.task.comm)) {
                 return false;
             }
         }

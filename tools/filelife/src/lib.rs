@@ -12,15 +12,14 @@ use common::kernel::fileio::Variant;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
-use common::kinds::event::{Cell, Column, Table};
-use common::output::{c_bytes, Clock, Out};
+use common::kinds::event::{columns, Cell, Column, Stamped, Stamps, Table};
+use common::output::{c_bytes, Out};
 use common::run::lifecycle::{self, Setup, Tool};
 
 common::skeleton!("filelife");
 use skel::{types, FilelifeSkelBuilder, OpenFilelifeSkel};
 
-// SAFETY: a repr(C) struct of integers and byte arrays, valid for any bytes.
-unsafe impl plain::Plain for types::life_event {}
+common::event_record!(types::life_event, types::task_header);
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -55,7 +54,7 @@ pub(crate) struct Filelife {
     mode: Variant,
     /// security_inode_create is hooked (else vfs_create and vfs_open).
     inode_create: bool,
-    clock: Clock,
+    stamps: Stamps,
     event: Box<types::life_event>,
     table: Table<Filelife>,
 }
@@ -87,7 +86,7 @@ impl Tool for Filelife {
             args,
             mode,
             inode_create,
-            clock: Clock::start(),
+            stamps: Stamps::start(),
             event: Box::default(),
         })
     }
@@ -148,18 +147,27 @@ impl Tool for Filelife {
 
     fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
         maps::copy_record(&mut *self.event, data);
+        self.stamps.read(data);
         self.table.row(out, self)
+    }
+}
+
+impl Stamped for Filelife {
+    fn stamps(&self) -> &Stamps {
+        &self.stamps
     }
 }
 
 /// BCC's columns: TIME PID COMM AGE(s) FILE.
 fn table(json: bool) -> Table<Filelife> {
     Table::<Filelife>::new(json).columns([
-        Column::new("TIME", 8, "", |t| t.clock.hms(t.event.ts_ns).into()),
-        Column::json("ts", |t| Cell::Float(t.clock.elapsed(t.event.ts_ns), 6)),
-        Column::new("PID", 7, "pid", |t| t.event.pid.into()),
-        Column::json("tid", |t| t.event.tid.into()),
-        Column::new("COMM", 16, "comm", |t| Cell::bytes(c_bytes(&t.event.comm))),
+        // Text only: the JSON has ts, and no time key.
+        columns::time().text_only(),
+        columns::ts(),
+        columns::pid(7),
+        columns::tid(0).json_only(),
+        columns::cgroup_id(),
+        columns::comm("COMM", 16),
         Column::new("AGE(s)", 7, "age_s", |t| {
             Cell::Float(t.event.age_ns as f64 / 1e9, 2)
         }),

@@ -12,16 +12,15 @@ use common::kernel::fileio::{self, Variant, READ, WRITE};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
-use common::kinds::event::{Cell, Column, Table};
+use common::kinds::event::{columns, Cell, Column, Stamped, Stamps, Table};
 use common::note;
-use common::output::{c_bytes, Clock, Out};
+use common::output::{c_bytes, Out};
 use common::run::lifecycle::{self, Setup, Tool};
 
 common::skeleton!("fileslower");
 use skel::{types, FileslowerSkel, FileslowerSkelBuilder, OpenFileslowerSkel};
 
-// SAFETY: a repr(C) struct of integers and byte arrays, valid for any bytes.
-unsafe impl plain::Plain for types::slow_event {}
+common::event_record!(types::slow_event, types::task_header);
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -61,7 +60,7 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Fileslower>();
 pub(crate) struct Fileslower {
     args: Args,
     mode: Variant,
-    clock: Clock,
+    stamps: Stamps,
     event: Box<types::slow_event>,
     table: Table<Fileslower>,
 }
@@ -81,7 +80,7 @@ impl Tool for Fileslower {
             table: table(args.common.json),
             args,
             mode,
-            clock: Clock::start(),
+            stamps: Stamps::start(),
             event: Box::default(),
         })
     }
@@ -147,7 +146,14 @@ impl Tool for Fileslower {
 
     fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
         maps::copy_record(&mut *self.event, data);
+        self.stamps.read(data);
         self.table.row(out, self)
+    }
+}
+
+impl Stamped for Fileslower {
+    fn stamps(&self) -> &Stamps {
+        &self.stamps
     }
 }
 
@@ -162,12 +168,11 @@ fn op(e: &types::slow_event) -> &'static str {
 /// BCC's columns: TIME(s) COMM TID D BYTES LAT(ms) FILENAME.
 fn table(json: bool) -> Table<Fileslower> {
     Table::<Fileslower>::new(json).columns([
-        Column::new("TIME(s)", 8, "ts", |t| {
-            Cell::Float(t.clock.elapsed(t.event.ts_ns), 3)
-        }),
-        Column::new("COMM", 16, "comm", |t| Cell::bytes(c_bytes(&t.event.comm))),
-        Column::new("TID", 7, "tid", |t| t.event.tid.into()),
-        Column::json("pid", |t| t.event.pid.into()),
+        columns::elapsed::<_, 3>(8),
+        columns::comm("COMM", 16),
+        columns::tid(7),
+        columns::pid(0).json_only(),
+        columns::cgroup_id(),
         Column::new("D", 1, "op", |t| op(&t.event).into()),
         Column::new("BYTES", 7, "bytes", |t| t.event.ret.into()),
         Column::json("offset", |t| t.event.offset.into()),

@@ -14,9 +14,9 @@ use common::kernel::fileio::{self, Variant, FSYNC, OPEN, READ, WRITE};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
-use common::kinds::event::{Cell, Column, Table};
+use common::kinds::event::{columns, Cell, Column, Stamped, Stamps, Table};
 use common::note;
-use common::output::{c_bytes, Clock, Out};
+use common::output::{c_bytes, Out};
 use common::run::lifecycle::{self, attach_all, Schedule, Setup, SkelOf, Tool};
 use common::usage::usage;
 use libbpf_rs::skel::Skel;
@@ -25,8 +25,7 @@ use libbpf_rs::Link;
 common::skeleton!("fsslower");
 use skel::{types, FsslowerSkel, FsslowerSkelBuilder, OpenFsslowerSkel};
 
-// SAFETY: a repr(C) struct of integers and byte arrays, valid for any bytes.
-unsafe impl plain::Plain for types::slow_event {}
+common::event_record!(types::slow_event, types::task_header);
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -158,7 +157,7 @@ pub(crate) struct Fsslower {
     args: Args,
     fs: Fs,
     mode: Variant,
-    clock: Clock,
+    stamps: Stamps,
     event: Box<types::slow_event>,
     table: Table<Fsslower>,
 }
@@ -206,7 +205,7 @@ impl Tool for Fsslower {
             args,
             fs,
             mode,
-            clock: Clock::start(),
+            stamps: Stamps::start(),
             event: Box::default(),
         })
     }
@@ -364,7 +363,14 @@ impl Tool for Fsslower {
 
     fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
         maps::copy_record(&mut *self.event, data);
+        self.stamps.read(data);
         self.table.row(out, self)
+    }
+}
+
+impl Stamped for Fsslower {
+    fn stamps(&self) -> &Stamps {
+        &self.stamps
     }
 }
 
@@ -388,9 +394,11 @@ fn latency_ms(t: &Fsslower) -> f64 {
 fn table(csv: bool, json: bool) -> Table<Fsslower> {
     if csv {
         return Table::csv().columns([
-            Column::new("ENDTIME_us", 0, "", |t| (t.event.ts_ns / 1000).into()),
-            Column::new("TASK", 0, "", |t| Cell::bytes(c_bytes(&t.event.comm))),
-            Column::new("PID", 0, "", |t| t.event.pid.into()),
+            Column::new("ENDTIME_us", 0, "", |t| {
+                (t.stamps.head().ts_ns / 1000).into()
+            }),
+            columns::comm("TASK", 0),
+            columns::pid(0),
             Column::new("TYPE", 0, "", |t| op(&t.event).into()),
             Column::new("BYTES", 0, "", |t| t.event.ret.into()),
             Column::new("OFFSET_b", 0, "", |t| t.event.offset.into()),
@@ -399,11 +407,13 @@ fn table(csv: bool, json: bool) -> Table<Fsslower> {
         ]);
     }
     Table::<Fsslower>::new(json).columns([
-        Column::new("TIME", 8, "", |t| t.clock.hms(t.event.ts_ns).into()),
-        Column::json("ts", |t| Cell::Float(t.clock.elapsed(t.event.ts_ns), 6)),
-        Column::new("COMM", 16, "comm", |t| Cell::bytes(c_bytes(&t.event.comm))),
-        Column::new("PID", 7, "pid", |t| t.event.pid.into()),
-        Column::json("tid", |t| t.event.tid.into()),
+        // TIME in the text only: the JSON has ts.
+        columns::time().text_only(),
+        columns::ts(),
+        columns::comm("COMM", 16),
+        columns::pid(7),
+        columns::tid(0).json_only(),
+        columns::cgroup_id(),
         Column::new("T", 1, "op", |t| op(&t.event).into()),
         Column::new("BYTES", 7, "bytes", |t| t.event.ret.into()),
         Column::new("OFF_KB", 8, "", |t| (t.event.offset / 1024).into()),

@@ -14,15 +14,14 @@ use common::cli::{self, CommonArgs, IdList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
-use common::kinds::event::Table;
-use common::output::{self, Clock, Out};
+use common::kinds::event::{Stamped, Stamps, Table};
+use common::output::{self, Out};
 use common::run::lifecycle::{self, Schedule, Setup, Tool};
 
 common::skeleton!("opensnoop");
 use skel::{types, OpenOpensnoopSkel, OpensnoopSkel, OpensnoopSkelBuilder};
 
-// SAFETY: a repr(C) struct of integers and byte arrays, valid for any bytes.
-unsafe impl plain::Plain for types::event {}
+common::event_record!(types::event, types::task_header);
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -141,7 +140,7 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Opensnoop>();
 
 pub(crate) struct Opensnoop {
     args: Args,
-    clock: Clock,
+    stamps: Stamps,
     event: Box<types::event>,
     table: Table<Opensnoop>,
 }
@@ -155,7 +154,7 @@ impl Tool for Opensnoop {
         Ok(Opensnoop {
             table: print::table(&args),
             args,
-            clock: Clock::start(),
+            stamps: Stamps::start(),
             event: Box::default(),
         })
     }
@@ -253,13 +252,20 @@ impl Tool for Opensnoop {
 
     fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
         maps::copy_record(&mut *self.event, data);
+        self.stamps.read(data);
         if let Some(name) = &self.args.name {
-            let comm = output::c_bytes(&self.event.comm);
+            let comm = output::c_bytes(&self.event.task.comm);
             if !comm.windows(name.len()).any(|w| w == name.as_bytes()) {
                 return Ok(());
             }
         }
         self.table.row(out, self)
+    }
+}
+
+impl Stamped for Opensnoop {
+    fn stamps(&self) -> &Stamps {
+        &self.stamps
     }
 }
 

@@ -2,8 +2,8 @@
 
 use std::borrow::Cow;
 
-use common::kinds::event::{Cell, Column, Table};
-use common::output::{c_bytes, c_bytes_n};
+use common::kinds::event::{columns, Cell, Column, Table};
+use common::output::c_bytes_n;
 
 use crate::skel::types;
 use crate::{Args, Opensnoop};
@@ -11,22 +11,17 @@ use crate::{Args, Opensnoop};
 /// The columns, as BCC's: those the options ask for, every JSON key.
 pub fn table(args: &Args) -> Table<Opensnoop> {
     Table::<Opensnoop>::new(args.common.json)
-        .column(
-            args.timestamp,
-            Column::new("TIME", 8, "time", |t| t.clock.hms(t.event.ts_ns).into()),
-        )
-        .column(
-            false,
-            Column::json("ts", |t| Cell::Float(t.clock.elapsed(t.event.ts_ns), 6)),
-        )
+        .column(args.timestamp, columns::time())
+        .column(false, columns::ts())
         .column(
             args.print_uid,
             Column::new("UID", 7, "uid", |t| t.event.uid.into()),
         )
         .columns([
-            Column::new("PID", 7, "pid", |t| t.event.pid.into()),
-            Column::json("tid", |t| t.event.tid.into()),
-            Column::new("COMM", 16, "comm", |t| Cell::bytes(c_bytes(&t.event.comm))),
+            columns::pid(7),
+            columns::tid(0).json_only(),
+            columns::cgroup_id(),
+            columns::comm("COMM", 16),
             Column::right("FD", 3, "fd", |t| fd_err(&t.event).0.into()),
             Column::right("ERR", 3, "err", |t| fd_err(&t.event).1.into()),
         ])

@@ -14,18 +14,17 @@ use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe::{self, Hook};
 use common::kernel::tcp;
-use common::kinds::event::{Cell, Column, Table};
+use common::kinds::event::{columns, Column, Stamped, Stamps, Table};
 use common::output::net::{address, ip_version, AF_INET};
-use common::output::{c_bytes, Clock, Out};
+use common::output::Out;
 use common::run::lifecycle::{self, Banner, Setup, Tool, When};
 use common::usage::usage;
 
 common::skeleton!("tcpconnect");
 use skel::{types, OpenTcpconnectProgs, OpenTcpconnectSkel, TcpconnectSkel, TcpconnectSkelBuilder};
 
-// SAFETY: repr(C) structs of integers and byte arrays, valid for any bytes.
-unsafe impl plain::Plain for types::event {}
-// SAFETY: as above.
+common::event_record!(types::event, types::task_header);
+// SAFETY: a repr(C) struct of integers and byte arrays, valid for any bytes.
 unsafe impl plain::Plain for types::count_key {}
 
 const FUNCTIONS: [&str; 2] = ["tcp_v4_connect", "tcp_v6_connect"];
@@ -99,8 +98,7 @@ enum Variant {
 
 pub(crate) struct Tcpconnect {
     args: Args,
-    clock: Clock,
-    first_ns: Option<u64>,
+    stamps: Stamps,
     event: types::event,
     table: Table<Tcpconnect>,
     mode: Option<Variant>,
@@ -121,8 +119,7 @@ impl Tool for Tcpconnect {
         Ok(Tcpconnect {
             table: table(&args),
             args,
-            clock: Clock::start(),
-            first_ns: None,
+            stamps: Stamps::start(),
             event: types::event::default(),
             mode: None,
         })
@@ -179,7 +176,7 @@ impl Tool for Tcpconnect {
 
     fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
         maps::copy_record(&mut self.event, data);
-        self.first_ns.get_or_insert(self.event.ts_ns);
+        self.stamps.read(data);
         self.table.row(out, self)
     }
 
@@ -197,6 +194,12 @@ impl Tool for Tcpconnect {
             }
             _ => None,
         }
+    }
+}
+
+impl Stamped for Tcpconnect {
+    fn stamps(&self) -> &Stamps {
+        &self.stamps
     }
 }
 
@@ -236,25 +239,17 @@ fn choose_programs(p: &mut OpenTcpconnectProgs) -> Result<Variant> {
 /// BCC's columns: [TIME(s)] [UID] PID COMM IP SADDR [LPORT] DADDR DPORT.
 fn table(args: &Args) -> Table<Tcpconnect> {
     Table::<Tcpconnect>::new(args.common.json)
-        .column(
-            args.timestamp,
-            Column::new("TIME(s)", 8, "", |t| {
-                let first = t.first_ns.unwrap_or(t.event.ts_ns);
-                Cell::Float(t.event.ts_ns.saturating_sub(first) as f64 / 1e9, 3)
-            }),
-        )
-        .column(
-            false,
-            Column::json("ts", |t| Cell::Float(t.clock.elapsed(t.event.ts_ns), 6)),
-        )
+        .column(args.timestamp, columns::since_first::<_, 3>(8))
+        .column(false, columns::ts())
         .column(
             args.print_uid,
             Column::new("UID", 5, "uid", |t| t.event.uid.into()),
         )
         .columns([
-            Column::new("PID", 7, "pid", |t| t.event.pid.into()),
-            Column::json("tid", |t| t.event.tid.into()),
-            Column::new("COMM", 12, "comm", |t| Cell::bytes(c_bytes(&t.event.comm))),
+            columns::pid(7),
+            columns::tid(0).json_only(),
+            columns::cgroup_id(),
+            columns::comm("COMM", 12),
             Column::new("IP", 2, "ip", |t| {
                 u32::from(ip_version(t.event.flow.family)).into()
             }),

@@ -12,16 +12,15 @@ use common::cli::{self, CommonArgs, IdList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::tcp;
-use common::kinds::event::{Cell, Column, Table};
+use common::kinds::event::{columns, Cell, Column, Stamped, Stamps, Table};
 use common::output::net::{address, ip_version};
-use common::output::{c_bytes, Clock, Out};
+use common::output::Out;
 use common::run::lifecycle::{self, Setup, Tool};
 
 common::skeleton!("tcpconnlat");
 use skel::{types, OpenTcpconnlatSkel, TcpconnlatSkelBuilder};
 
-// SAFETY: a repr(C) struct of integers and byte arrays, valid for any bytes.
-unsafe impl plain::Plain for types::event {}
+common::event_record!(types::event, types::task_header);
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -79,8 +78,7 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Tcpconnlat>();
 
 pub(crate) struct Tcpconnlat {
     args: Args,
-    clock: Clock,
-    first_ns: Option<u64>,
+    stamps: Stamps,
     event: types::event,
     table: Table<Tcpconnlat>,
 }
@@ -94,8 +92,7 @@ impl Tool for Tcpconnlat {
         Ok(Tcpconnlat {
             table: table(&args),
             args,
-            clock: Clock::start(),
-            first_ns: None,
+            stamps: Stamps::start(),
             event: types::event::default(),
         })
     }
@@ -125,28 +122,26 @@ impl Tool for Tcpconnlat {
 
     fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
         maps::copy_record(&mut self.event, data);
-        self.first_ns.get_or_insert(self.event.ts_ns);
+        self.stamps.read(data);
         self.table.row(out, self)
+    }
+}
+
+impl Stamped for Tcpconnlat {
+    fn stamps(&self) -> &Stamps {
+        &self.stamps
     }
 }
 
 /// BCC's columns: [TIME(s)] PID COMM IP SADDR [LPORT] DADDR DPORT LAT(ms).
 fn table(args: &Args) -> Table<Tcpconnlat> {
     Table::<Tcpconnlat>::new(args.common.json)
-        .column(
-            args.timestamp,
-            Column::new("TIME(s)", 9, "", |t| {
-                let first = t.first_ns.unwrap_or(t.event.ts_ns);
-                Cell::Float(t.event.ts_ns.saturating_sub(first) as f64 / 1e9, 3)
-            }),
-        )
-        .column(
-            false,
-            Column::json("ts", |t| Cell::Float(t.clock.elapsed(t.event.ts_ns), 6)),
-        )
+        .column(args.timestamp, columns::since_first::<_, 3>(9))
+        .column(false, columns::ts())
         .columns([
-            Column::new("PID", 7, "pid", |t| t.event.pid.into()),
-            Column::new("COMM", 12, "comm", |t| Cell::bytes(c_bytes(&t.event.comm))),
+            columns::pid(7),
+            columns::cgroup_id(),
+            columns::comm("COMM", 12),
             Column::new("IP", 2, "ip", |t| {
                 u32::from(ip_version(t.event.flow.family)).into()
             }),

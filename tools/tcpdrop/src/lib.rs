@@ -14,17 +14,16 @@ use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe::{self, Hook};
 use common::kernel::tcp;
-use common::kinds::event::{Cell, Column, Table};
+use common::kinds::event::{columns, Cell, Column, Stamped, Stamps, Table};
 use common::output::net::{endpoint, ip_version, tcp_state_name};
-use common::output::{c_bytes, Clock, Out};
+use common::output::Out;
 use common::run::lifecycle::{self, Setup, Tool};
 use common::sym::{trim_tracing_frames, Symbolizer};
 
 common::skeleton!("tcpdrop");
 use skel::{types, OpenTcpdropProgs, OpenTcpdropSkel, TcpdropSkelBuilder};
 
-// SAFETY: a repr(C) struct of integers and byte arrays, valid for any bytes.
-unsafe impl plain::Plain for types::event {}
+common::event_record!(types::event, types::task_header);
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -67,7 +66,7 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Tcpdrop>();
 
 pub(crate) struct Tcpdrop {
     args: Args,
-    clock: Clock,
+    stamps: Stamps,
     event: Box<types::event>,
     table: Table<Tcpdrop>,
     /// The kernel's drop reasons, from its BTF (never a table of numbers:
@@ -142,7 +141,7 @@ impl Tool for Tcpdrop {
         Ok(Tcpdrop {
             table: table(args.common.json),
             args,
-            clock: Clock::start(),
+            stamps: Stamps::start(),
             event: Box::default(),
             reasons: drop_reasons(),
             symbolizer,
@@ -176,6 +175,7 @@ impl Tool for Tcpdrop {
 
     fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
         maps::copy_record(&mut *self.event, data);
+        self.stamps.read(data);
         self.stack.clear();
         if !self.args.no_stack {
             let n = (self.event.stack_frames as usize).min(self.event.stack.len());
@@ -193,6 +193,12 @@ impl Tool for Tcpdrop {
             writeln!(out)?;
         }
         Ok(())
+    }
+}
+
+impl Stamped for Tcpdrop {
+    fn stamps(&self) -> &Stamps {
+        &self.stamps
     }
 }
 
@@ -215,10 +221,11 @@ fn choose_programs(p: &mut OpenTcpdropProgs) -> Result<()> {
 /// REASON (CODE).
 fn table(json: bool) -> Table<Tcpdrop> {
     Table::<Tcpdrop>::new(json).columns([
-        Column::new("TIME", 8, "time", |t| t.clock.hms(t.event.ts_ns).into()),
-        Column::json("ts", |t| Cell::Float(t.clock.elapsed(t.event.ts_ns), 6)),
-        Column::new("PID", 7, "pid", |t| t.event.pid.into()),
-        Column::json("comm", |t| Cell::bytes(c_bytes(&t.event.comm))),
+        columns::time(),
+        columns::ts(),
+        columns::pid(7),
+        columns::comm("COMM", 0).json_only(),
+        columns::cgroup_id(),
         Column::new("IP", 2, "ip", |t| {
             u32::from(ip_version(t.event.flow.family)).into()
         }),

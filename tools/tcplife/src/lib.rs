@@ -13,17 +13,16 @@ use common::export::prom::Exporter;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::tcp;
-use common::kinds::event::{Cell, Column, Table};
+use common::kinds::event::{columns, Cell, Column, Stamped, Stamps, Table};
 use common::note;
 use common::output::net::{address, ip_version};
-use common::output::{c_bytes, Clock, Out};
+use common::output::Out;
 use common::run::lifecycle::{self, Setup, Tool, When};
 
 common::skeleton!("tcplife");
 use skel::{types, OpenTcplifeSkel, TcplifeSkel, TcplifeSkelBuilder};
 
-// SAFETY: a repr(C) struct of integers and byte arrays, valid for any bytes.
-unsafe impl plain::Plain for types::event {}
+common::event_record!(types::event, types::task_header);
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -81,9 +80,9 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Tcplife>();
 
 pub(crate) struct Tcplife {
     args: Args,
-    clock: Clock,
-    /// The first session shown: TIME(s) counts from it (BCC's).
-    first_ns: Option<u64>,
+    /// The clock, and the first session shown: TIME(s) counts from it
+    /// (BCC's).
+    stamps: Stamps,
     event: types::event,
     table: Table<Tcplife>,
     exporter: Option<Exporter>,
@@ -100,8 +99,7 @@ impl Tool for Tcplife {
         Ok(Tcplife {
             table: table(&args),
             args,
-            clock: Clock::start(),
-            first_ns: None,
+            stamps: Stamps::start(),
             event: types::event::default(),
             exporter,
             sessions: metrics::Sessions::default(),
@@ -132,7 +130,7 @@ impl Tool for Tcplife {
 
     fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
         maps::copy_record(&mut self.event, data);
-        self.first_ns.get_or_insert(self.event.ts_ns);
+        self.stamps.read(data);
         if self.exporter.is_some() {
             self.sessions.add(&self.event);
         }
@@ -167,6 +165,12 @@ impl Tool for Tcplife {
     }
 }
 
+impl Stamped for Tcplife {
+    fn stamps(&self) -> &Stamps {
+        &self.stamps
+    }
+}
+
 /// BCC's columns: PID COMM [IP] LADDR LPORT RADDR RPORT TX_KB RX_KB MS;
 /// wider with -w, comma-separated with -s.
 fn table(args: &Args) -> Table<Tcplife> {
@@ -177,27 +181,14 @@ fn table(args: &Args) -> Table<Tcplife> {
         Table::new(args.common.json)
     };
     table
-        .column(
-            args.time,
-            Column::new("TIME", 8, "time", |t| t.clock.hms(t.event.ts_ns).into()),
-        )
-        .column(
-            args.timestamp,
-            Column::new("TIME(s)", 9, "", |t| {
-                let first = t.first_ns.unwrap_or(t.event.ts_ns);
-                Cell::Float(t.event.ts_ns.saturating_sub(first) as f64 / 1e9, 6)
-            }),
-        )
-        .column(
-            false,
-            Column::json("ts", |t| Cell::Float(t.clock.elapsed(t.event.ts_ns), 6)),
-        )
+        .column(args.time, columns::time())
+        .column(args.timestamp, columns::since_first::<_, 6>(9))
+        .column(false, columns::ts())
         .columns([
-            Column::new("PID", 5, "pid", |t| t.event.pid.into()),
+            columns::pid(5),
             Column::json("owner_known", |t| (t.event.owner_known != 0).into()),
-            Column::new("COMM", comm, "comm", |t| {
-                Cell::bytes(c_bytes(&t.event.comm))
-            }),
+            columns::cgroup_id(),
+            columns::comm("COMM", comm),
             Column::json("role", |t| {
                 if t.event.active != 0 {
                     "client"

@@ -15,18 +15,17 @@ use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe::{self, Hook};
 use common::kernel::tcp;
-use common::kinds::event::Table;
+use common::kinds::event::{Stamped, Stamps, Table};
 use common::note;
-use common::output::{Clock, Out};
+use common::output::Out;
 use common::run::lifecycle::{self, Banner, Setup, Tool, When};
 use common::usage::usage;
 
 common::skeleton!("tcpretrans");
 use skel::{types, OpenTcpretransProgs, OpenTcpretransSkel, TcpretransSkel, TcpretransSkelBuilder};
 
-// SAFETY: repr(C) structs of integers and byte arrays, valid for any bytes.
-unsafe impl plain::Plain for types::event {}
-// SAFETY: as above.
+common::event_record!(types::event, types::task_header);
+// SAFETY: a repr(C) struct of integers and byte arrays, valid for any bytes.
 unsafe impl plain::Plain for types::flow {}
 
 const LOSS_PROBE_FN: &str = "tcp_send_loss_probe";
@@ -90,7 +89,7 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Tcpretrans>();
 
 pub(crate) struct Tcpretrans {
     args: Args,
-    clock: Clock,
+    stamps: Stamps,
     event: types::event,
     table: Table<Tcpretrans>,
     exporter: Option<Exporter>,
@@ -113,7 +112,7 @@ impl Tool for Tcpretrans {
         Ok(Tcpretrans {
             table: print::table(&args),
             args,
-            clock: Clock::start(),
+            stamps: Stamps::start(),
             event: types::event::default(),
             exporter,
             retransmits: metrics::Retransmits::default(),
@@ -151,6 +150,7 @@ impl Tool for Tcpretrans {
 
     fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
         maps::copy_record(&mut self.event, data);
+        self.stamps.read(data);
         if self.exporter.is_some() {
             self.retransmits.add(&self.event);
         }
@@ -194,6 +194,12 @@ impl Tool for Tcpretrans {
             }
             _ => None,
         }
+    }
+}
+
+impl Stamped for Tcpretrans {
+    fn stamps(&self) -> &Stamps {
+        &self.stamps
     }
 }
 

@@ -4,9 +4,9 @@ use std::io::Write;
 
 use anyhow::Result;
 use common::kernel::maps;
-use common::kinds::event::{Cell, Column, Table};
+use common::kinds::event::{columns, Column, Table};
 use common::output::net::{address, endpoint, ip_version, tcp_state_name};
-use common::output::{c_bytes, Out};
+use common::output::Out;
 
 use crate::skel::{types, TcpretransSkel};
 use crate::{Args, Tcpretrans};
@@ -14,20 +14,13 @@ use crate::{Args, Tcpretrans};
 /// The columns, as BCC's: those the options ask for, every JSON key.
 pub fn table(args: &Args) -> Table<Tcpretrans> {
     Table::<Tcpretrans>::new(args.common.json)
-        .column(
-            !args.timestamp,
-            Column::new("TIME", 8, "time", |t| t.clock.hms(t.event.ts_ns).into()),
-        )
-        .column(
-            args.timestamp,
-            Column::new("TIME(s)", 8, "ts", |t| {
-                Cell::Float(t.clock.elapsed(t.event.ts_ns), 6)
-            }),
-        )
+        .column(!args.timestamp, columns::time())
+        .column(args.timestamp, columns::elapsed::<_, 6>(8))
         .columns([
-            Column::new("PID", 7, "pid", |t| t.event.pid.into()),
+            columns::pid(7),
             Column::json("owner_known", |t| (t.event.owner_known != 0).into()),
-            Column::json("comm", |t| Cell::bytes(c_bytes(&t.event.comm))),
+            columns::cgroup_id(),
+            columns::comm("COMM", 0).json_only(),
             Column::new("IP", 2, "ip", |t| {
                 u32::from(ip_version(t.event.flow.family)).into()
             }),

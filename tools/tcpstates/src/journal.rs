@@ -61,7 +61,7 @@ pub fn entry(e: &types::event) -> Vec<u8> {
     let prefix = if f.family == AF_INET6 { "IPV6" } else { "IPV4" };
     let (saddr, daddr) = (address(f.family, &f.saddr), address(f.family, &f.daddr));
     let (old, new) = (tcp_state_name(e.oldstate), tcp_state_name(e.newstate));
-    let comm = String::from_utf8_lossy(c_bytes(&e.comm));
+    let comm = String::from_utf8_lossy(c_bytes(&e.task.comm));
     let mut out = Vec::with_capacity(512);
     let message = format!(
         "{comm} {saddr} {} \u{2192} {daddr} {} {old} \u{2192} {new}",
@@ -70,7 +70,7 @@ pub fn entry(e: &types::event) -> Vec<u8> {
     field(&mut out, "MESSAGE", message.as_bytes());
     field(&mut out, "SYSLOG_IDENTIFIER", b"tcpstates");
     field(&mut out, "PRIORITY", b"5");
-    field(&mut out, "OBJECT_PID", e.pid.to_string().as_bytes());
+    field(&mut out, "OBJECT_PID", e.task.pid.to_string().as_bytes());
     field(&mut out, "OBJECT_COMM", comm.as_bytes());
     field(
         &mut out,

@@ -12,16 +12,15 @@ use common::cli::{self, CommonArgs, PortList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::tcp;
-use common::kinds::event::{Cell, Column, Table};
+use common::kinds::event::{columns, Cell, Column, Stamped, Stamps, Table};
 use common::output::net::{address, ip_version, tcp_state_name};
-use common::output::{c_bytes, Clock, Out};
+use common::output::Out;
 use common::run::lifecycle::{self, Setup, Tool};
 
 common::skeleton!("tcpstates");
 use skel::{types, OpenTcpstatesSkel, TcpstatesSkelBuilder};
 
-// SAFETY: a repr(C) struct of integers and byte arrays, valid for any bytes.
-unsafe impl plain::Plain for types::event {}
+common::event_record!(types::event, types::task_header);
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -81,9 +80,8 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Tcpstates>();
 
 pub(crate) struct Tcpstates {
     args: Args,
-    clock: Clock,
-    /// The first change shown: TIME(s) counts from it (BCC's).
-    first_ns: Option<u64>,
+    /// TIME(s) counts from the first change shown (BCC's).
+    stamps: Stamps,
     event: types::event,
     table: Table<Tcpstates>,
     journal: Option<journal::Journal>,
@@ -103,8 +101,7 @@ impl Tool for Tcpstates {
         Ok(Tcpstates {
             table: table(&args),
             args,
-            clock: Clock::start(),
-            first_ns: None,
+            stamps: Stamps::start(),
             event: types::event::default(),
             journal,
         })
@@ -134,11 +131,17 @@ impl Tool for Tcpstates {
 
     fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
         maps::copy_record(&mut self.event, data);
-        self.first_ns.get_or_insert(self.event.ts_ns);
+        self.stamps.read(data);
         if let Some(journal) = &self.journal {
             journal.send(&self.event);
         }
         self.table.row(out, self)
+    }
+}
+
+impl Stamped for Tcpstates {
+    fn stamps(&self) -> &Stamps {
+        &self.stamps
     }
 }
 
@@ -162,29 +165,17 @@ fn table(args: &Args) -> Table<Tcpstates> {
         Table::new(args.common.json)
     };
     table
-        .column(
-            args.time,
-            Column::new("TIME", 8, "time", |t| t.clock.hms(t.event.ts_ns).into()),
-        )
-        .column(
-            args.timestamp,
-            Column::new("TIME(s)", 9, "", |t| {
-                let first = t.first_ns.unwrap_or(t.event.ts_ns);
-                Cell::Float(t.event.ts_ns.saturating_sub(first) as f64 / 1e9, 6)
-            }),
-        )
-        .column(
-            false,
-            Column::json("ts", |t| Cell::Float(t.clock.elapsed(t.event.ts_ns), 6)),
-        )
+        .column(args.time, columns::time())
+        .column(args.timestamp, columns::since_first::<_, 6>(9))
         .columns([
+            columns::ts(),
             Column::new("SKADDR", 16, "skaddr", |t| {
                 format!("{:x}", t.event.skaddr).into()
             }),
-            Column::new("C-PID", 5, "pid", |t| t.event.pid.into()),
-            Column::new("C-COMM", comm, "comm", |t| {
-                Cell::bytes(c_bytes(&t.event.comm))
-            }),
+            // BCC's C-PID: the task the change ran in.
+            columns::pid(5).titled("C-PID"),
+            columns::comm("C-COMM", comm),
+            columns::cgroup_id(),
         ])
         .column(
             args.wide || args.csv,

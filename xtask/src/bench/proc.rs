@@ -18,12 +18,17 @@ pub struct Guarded {
 
 impl Guarded {
     pub fn spawn(cmd: &mut Command) -> Result<Guarded> {
-        // SAFETY: prctl is async-signal-safe and touches no memory of ours.
-        // It makes the kernel kill the child if the bench dies before the
-        // guard can act (killed, or crashed).
+        // SAFETY: prctl and signal are async-signal-safe and touch no
+        // memory of ours. PR_SET_PDEATHSIG makes the kernel kill the child
+        // if the bench dies before the guard can act (killed, or crashed).
+        // SIGINT back to its default: a shell starting the bench in the
+        // background without job control leaves it ignored, and exec keeps
+        // an ignored signal ignored, so `interrupt` would not be heard.
         unsafe {
             cmd.pre_exec(|| {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0
+                    || libc::signal(libc::SIGINT, libc::SIG_DFL) == libc::SIG_ERR
+                {
                     return Err(std::io::Error::last_os_error());
                 }
                 Ok(())
