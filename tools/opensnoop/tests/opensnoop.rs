@@ -2,7 +2,7 @@
 
 use std::ffi::CString;
 use std::fs::{self, File, OpenOptions};
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -273,13 +273,12 @@ fn opensnoop_cgroup_filter_keeps_only_that_cgroup() {
     assert!(status.success());
     Command::new("cat").arg(&outside).output().unwrap();
     let finished = tool.stop();
+    // The record's header carries the cgroup's id: its directory's inode.
+    let id = fs::metadata(&cg).map(|m| m.ino());
     let _ = fs::remove_dir(&cg);
-    assert_eq!(
-        opens_of(&finished, &inside).len(),
-        1,
-        "{:?}",
-        finished.stdout
-    );
+    let seen = opens_of(&finished, &inside);
+    assert_eq!(seen.len(), 1, "{:?}", finished.stdout);
+    assert_eq!(seen[0]["cgroup_id"], id.unwrap(), "{:?}", seen[0]);
     assert!(opens_of(&finished, &outside).is_empty());
 }
 
