@@ -415,9 +415,30 @@ pub fn unique_copy_named(name: &str, source: &str) -> std::path::PathBuf {
     copy_executable(&dir, name, source)
 }
 
+/// The directories the copies went to, removed when the test binary exits
+/// (a tool under test may still look a program up by path until then).
+static COPIES: Mutex<Vec<std::path::PathBuf>> = Mutex::new(Vec::new());
+
+extern "C" fn remove_copies() {
+    if let Ok(dirs) = COPIES.lock() {
+        for d in dirs.iter() {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
 /// `source` copied to `dir/name`, both readable and runnable by anyone.
 fn copy_executable(dir: &std::path::Path, name: &str, source: &str) -> std::path::PathBuf {
     use std::os::unix::fs::PermissionsExt;
+    {
+        let mut dirs = COPIES.lock().unwrap();
+        if dirs.is_empty() {
+            // SAFETY: registers a plain function with no arguments, which
+            // libc's exit calls once, after the test harness has returned.
+            unsafe { libc::atexit(remove_copies) };
+        }
+        dirs.push(dir.to_path_buf());
+    }
     std::fs::create_dir_all(dir).unwrap();
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
     let path = dir.join(name);
