@@ -24,6 +24,16 @@ pub struct CommonArgs {
     pub dry_run: bool,
 }
 
+/// `--containers`, flattened into the event tools' arguments.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ContainerArgs {
+    /// Add a CONTAINER column: the container's id (Docker, containerd,
+    /// CRI-O, Podman), else the systemd unit, else the cgroup path; JSON
+    /// gains cgroup, container, pod and unit
+    #[arg(long)]
+    pub containers: bool,
+}
+
 /// `[interval] [count]`, for tools that print every interval.
 #[derive(Args, Debug, Clone, Default)]
 pub struct IntervalCount {

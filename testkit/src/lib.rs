@@ -623,3 +623,104 @@ macro_rules! contract_tests {
         }
     };
 }
+
+/// A cgroup named as a container runtime names its containers, made below
+/// a slice of the test's own under the cgroup v2 root and removed on drop:
+/// Docker's `docker-<id>.scope`, or a Kubernetes pod's
+/// `kubepods-burstable-pod<uid>.slice/cri-containerd-<id>.scope`. No runtime
+/// is needed: the tools name containers from the path.
+pub struct FakeContainer {
+    /// The container's cgroup directory.
+    pub dir: std::path::PathBuf,
+    /// Its 64 hex digits; tools show the first 12.
+    pub id: String,
+    /// The pod's UID (Kubernetes only).
+    pub pod: Option<String>,
+    top: std::path::PathBuf,
+}
+
+impl FakeContainer {
+    fn id() -> String {
+        let u = unique("");
+        let mut hex: String = u
+            .bytes()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+            .chars()
+            .rev()
+            .collect();
+        hex.extend(std::iter::repeat_n('a', 64));
+        hex.truncate(64);
+        hex
+    }
+
+    fn make(top: std::path::PathBuf, below: &str, id: String, pod: Option<String>) -> Self {
+        let dir = top.join(below);
+        std::fs::create_dir_all(&dir).expect("making a cgroup (cgroup v2, as root)");
+        FakeContainer { dir, id, pod, top }
+    }
+
+    /// `…/<unique>.slice/docker-<id>.scope`.
+    pub fn docker() -> Self {
+        let top = cgroup2_root().join(format!("{}.slice", unique("bpftools-test-")));
+        let id = Self::id();
+        Self::make(top, &format!("docker-{id}.scope"), id, None)
+    }
+
+    /// `…/<unique>.slice/kubepods-burstable-pod<uid>.slice/cri-containerd-<id>.scope`.
+    pub fn kubernetes() -> Self {
+        let top = cgroup2_root().join(format!("{}.slice", unique("bpftools-test-")));
+        let id = Self::id();
+        let uid = format!(
+            "{}-{}-{}-{}-{}",
+            &id[..8],
+            &id[8..12],
+            &id[12..16],
+            &id[16..20],
+            &id[20..32]
+        );
+        let below = format!(
+            "kubepods-burstable-pod{}.slice/cri-containerd-{id}.scope",
+            uid.replace('-', "_")
+        );
+        Self::make(top, &below, id, Some(uid))
+    }
+
+    /// The id as `docker ps` shows it.
+    pub fn short_id(&self) -> &str {
+        &self.id[..12]
+    }
+
+    /// Runs `sh -c script ARGS…` inside this cgroup (the shell moves
+    /// itself in first) and waits for it.
+    pub fn run(&self, script: &str, args: &[&str]) -> ExitStatus {
+        Command::new("sh")
+            .arg("-c")
+            .arg(format!("echo $$ > \"$0/cgroup.procs\" && {script}"))
+            .arg(&self.dir)
+            .args(args)
+            .status()
+            .expect("running sh")
+    }
+}
+
+impl Drop for FakeContainer {
+    fn drop(&mut self) {
+        // Deepest first; a process just ended may hold a cgroup a moment.
+        let mut dirs: Vec<_> = self
+            .dir
+            .ancestors()
+            .take_while(|d| d.starts_with(&self.top))
+            .map(|d| d.to_path_buf())
+            .collect();
+        dirs.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
+        for d in dirs {
+            for _ in 0..50 {
+                if std::fs::remove_dir(&d).is_ok() || !d.exists() {
+                    break;
+                }
+                thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+}

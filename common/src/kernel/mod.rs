@@ -2,6 +2,7 @@
 //! variants ([`probe`]), maps ([`maps`]), the shared filters ([`filters`]),
 //! tracefs ([`tracefs`]).
 
+pub mod cgroups;
 pub mod disks;
 pub mod fileio;
 pub mod filters;

@@ -12,6 +12,9 @@
 use std::borrow::Cow;
 use std::io::{self, Write};
 
+use std::rc::Rc;
+
+use crate::kernel::cgroups::{Names, Resolver};
 use crate::output::{c_bytes, escape, Clock, Out};
 
 /// The head of every event tool's record: bpf/include/task.h's
@@ -45,6 +48,10 @@ pub struct Stamps {
     pub clock: Clock,
     first_ns: Option<u64>,
     head: Header,
+    /// With `--containers`: names for the records' cgroups, and the
+    /// current record's.
+    resolver: Option<Resolver>,
+    names: Option<Rc<Names>>,
 }
 
 impl Default for Stamps {
@@ -60,14 +67,31 @@ impl Stamps {
             clock: Clock::start(),
             first_ns: None,
             head: Header::default(),
+            resolver: None,
+            names: None,
         }
+    }
+
+    /// Names each record's cgroup (container, pod, unit) when `on`.
+    pub fn containers(mut self, on: bool) -> Stamps {
+        self.resolver = on.then(Resolver::default);
+        self
     }
 
     /// Decodes the header at the front of a record (what the kernel sent).
     pub fn read(&mut self, record: &[u8]) -> &Header {
         crate::kernel::maps::copy_record(&mut self.head, record);
         self.first_ns.get_or_insert(self.head.ts_ns);
+        if let Some(r) = &mut self.resolver {
+            self.names = r.names(self.head.cgroup_id);
+        }
         &self.head
+    }
+
+    /// The current record's cgroup names (with `--containers`; None for a
+    /// cgroup gone before it could be looked up).
+    pub fn names(&self) -> Option<&Names> {
+        self.names.as_deref()
     }
 
     /// The current record's header.
@@ -148,6 +172,33 @@ pub mod columns {
     pub const fn cgroup_id<E: Stamped>() -> Column<E> {
         Column::json("cgroup_id", |t| t.stamps().head().cgroup_id.into())
     }
+
+    /// `--containers`: `CONTAINER` (the container's id, else the systemd
+    /// unit, else the cgroup's path; the id for a cgroup already gone),
+    /// and in JSON the cgroup's path, container, pod and unit.
+    pub const fn containers<E: Stamped>() -> [Column<E>; 5] {
+        fn text<'a>(s: Option<&'a str>) -> Cell<'a> {
+            s.map_or(Cell::Null, Cell::from)
+        }
+        [
+            Column::new("CONTAINER", 12, "", |t| match t.stamps().names() {
+                Some(n) => n.label().into(),
+                None => t.stamps().head().cgroup_id.into(),
+            }),
+            Column::json("cgroup", |t| {
+                text(t.stamps().names().map(|n| n.path.as_str()))
+            }),
+            Column::json("container", |t| {
+                text(t.stamps().names().and_then(|n| n.container.as_deref()))
+            }),
+            Column::json("pod", |t| {
+                text(t.stamps().names().and_then(|n| n.pod.as_deref()))
+            }),
+            Column::json("unit", |t| {
+                text(t.stamps().names().and_then(|n| n.unit.as_deref()))
+            }),
+        ]
+    }
 }
 
 /// One cell's value.
@@ -165,6 +216,8 @@ pub enum Cell<'a> {
     Text(Cow<'a, str>),
     /// A JSON array of strings from the traced system (arguments).
     List(Vec<&'a [u8]>),
+    /// Not known: `-` in text, null in JSON.
+    Null,
 }
 
 impl Cell<'_> {
@@ -320,6 +373,20 @@ impl<E> Table<E> {
         self
     }
 
+    /// `--containers`: the CONTAINER column first in the text, and the
+    /// cgroup's names in JSON ([`columns::containers`]).
+    pub fn containers(mut self, on: bool) -> Table<E>
+    where
+        E: Stamped,
+    {
+        if on {
+            let [label, json @ ..] = columns::containers::<E>();
+            self.text.insert(0, label);
+            self.keys.extend(json);
+        }
+        self
+    }
+
     /// Adds columns that are always shown.
     pub fn columns<const N: usize>(self, cs: [Column<E>; N]) -> Table<E> {
         cs.into_iter().fold(self, |t, c| t.column(true, c))
@@ -394,6 +461,7 @@ impl<E> Table<E> {
                         items.iter().map(|b| String::from_utf8_lossy(b)).collect();
                     crate::output::json_to_writer(&mut *out, &items)?
                 }
+                Cell::Null => out.write_all(b"null")?,
             }
         }
         out.write_all(b"}")
@@ -424,6 +492,7 @@ fn write_padded(out: &mut Vec<u8>, cell: &Cell, w: usize, right: bool) -> io::Re
             let line: Vec<Cow<str>> = items.iter().map(|b| escape(b)).collect();
             pad!("{:<w$}", "{:>w$}", line.join(" "), w = w)
         }
+        Cell::Null => pad!("{:<w$}", "{:>w$}", "-", w = w),
     }
 }
 
@@ -437,6 +506,7 @@ fn write_csv(out: &mut Vec<u8>, cell: &Cell) -> io::Result<()> {
             let line: Vec<Cow<str>> = items.iter().map(|b| escape(b)).collect();
             Cow::Owned(line.join(" "))
         }
+        Cell::Null => return Ok(()),
         number => return write_padded(out, number, 0, false),
     };
     if text.contains([',', '"', '\n', '\r']) {

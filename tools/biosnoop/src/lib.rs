@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use clap::Parser;
-use common::cli::{self, CommonArgs, IdList};
+use common::cli::{self, CommonArgs, ContainerArgs, IdList};
 use common::kernel::disks;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
@@ -68,6 +68,8 @@ pub(crate) struct Args {
     #[arg(value_name = "DURATION", value_parser = cli::seconds)]
     duration: Option<u64>,
     #[command(flatten)]
+    containers: ContainerArgs,
+    #[command(flatten)]
     common: CommonArgs,
 }
 
@@ -90,12 +92,13 @@ impl Tool for Biosnoop {
     const INFO: &'static registry::ToolInfo = &info::INFO;
 
     fn new(args: Args) -> Result<Self> {
+        let containers = args.containers.containers;
         let targ_dev = args.disk.as_deref().map(disks::resolve).transpose()?;
         Ok(Biosnoop {
-            table: table(&args),
+            table: table(&args).containers(containers),
             args,
             targ_dev,
-            stamps: Stamps::start(),
+            stamps: Stamps::start().containers(containers),
             event: Box::default(),
             disks: disks::Names::default(),
         })

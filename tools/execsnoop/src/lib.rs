@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Parser;
-use common::cli::{self, CommonArgs};
+use common::cli::{self, CommonArgs, ContainerArgs};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
@@ -84,6 +84,8 @@ struct Args {
     #[arg(short = 'c', long, value_name = "PATH", value_parser = cli::cgroup_path)]
     cgroup: Option<PathBuf>,
     #[command(flatten)]
+    containers: ContainerArgs,
+    #[command(flatten)]
     common: CommonArgs,
 }
 
@@ -102,10 +104,11 @@ impl Tool for Execsnoop {
     const INFO: &'static registry::ToolInfo = &info::INFO;
 
     fn new(args: Args) -> Result<Self> {
+        let containers = args.containers.containers;
         Ok(Execsnoop {
-            table: table(&args),
+            table: table(&args).containers(containers),
             args,
-            stamps: Stamps::start(),
+            stamps: Stamps::start().containers(containers),
             event: Box::default(),
         })
     }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::Parser;
-use common::cli::{self, CommonArgs, IdList};
+use common::cli::{self, CommonArgs, ContainerArgs, IdList};
 use common::kernel::fileio::Variant;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
@@ -39,6 +39,8 @@ pub(crate) struct Args {
     #[arg(short = 'c', long, value_name = "PATH", value_parser = cli::cgroup_path)]
     cgroup: Option<PathBuf>,
     #[command(flatten)]
+    containers: ContainerArgs,
+    #[command(flatten)]
     common: CommonArgs,
 }
 
@@ -65,6 +67,7 @@ impl Tool for Filelife {
     const INFO: &'static registry::ToolInfo = &info::INFO;
 
     fn new(args: Args) -> Result<Self> {
+        let containers = args.containers.containers;
         // The first set whose every function takes fentry, else kprobes.
         let (mode, inode_create) = [
             (Variant::Fentry, &INODE_CREATE[..]),
@@ -82,11 +85,11 @@ impl Tool for Filelife {
         .map(|(mode, functions)| (mode, functions.len() == INODE_CREATE.len()))
         .unwrap_or((Variant::Syscalls, false));
         Ok(Filelife {
-            table: table(args.common.json),
+            table: table(args.common.json).containers(containers),
             args,
             mode,
             inode_create,
-            stamps: Stamps::start(),
+            stamps: Stamps::start().containers(containers),
             event: Box::default(),
         })
     }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Parser;
-use common::cli::{self, CommonArgs, IdList};
+use common::cli::{self, CommonArgs, ContainerArgs, IdList};
 use common::kernel::fileio::{self, Variant, READ, WRITE};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
@@ -49,6 +49,8 @@ pub(crate) struct Args {
     #[arg(value_name = "MIN_MS", default_value_t = 10)]
     min_ms: u64,
     #[command(flatten)]
+    containers: ContainerArgs,
+    #[command(flatten)]
     common: CommonArgs,
 }
 
@@ -75,12 +77,13 @@ impl Tool for Fileslower {
     const INFO: &'static registry::ToolInfo = &info::INFO;
 
     fn new(args: Args) -> Result<Self> {
+        let containers = args.containers.containers;
         let mode = Variant::choose(&FUNCTIONS);
         Ok(Fileslower {
-            table: table(args.common.json),
+            table: table(args.common.json).containers(containers),
             args,
             mode,
-            stamps: Stamps::start(),
+            stamps: Stamps::start().containers(containers),
             event: Box::default(),
         })
     }

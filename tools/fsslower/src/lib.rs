@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Parser, ValueEnum};
-use common::cli::{self, CommonArgs, IdList};
+use common::cli::{self, CommonArgs, ContainerArgs, IdList};
 use common::kernel::fileio::{self, Variant, FSYNC, OPEN, READ, WRITE};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
@@ -70,6 +70,8 @@ pub(crate) struct Args {
     /// Minimum latency in milliseconds, as BCC's ext4slower takes it
     #[arg(value_name = "MIN_MS")]
     min_ms: Option<u64>,
+    #[command(flatten)]
+    containers: ContainerArgs,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -184,6 +186,7 @@ impl Tool for Fsslower {
     const INFO: &'static registry::ToolInfo = &info::INFO;
 
     fn new(args: Args) -> Result<Self> {
+        let containers = args.containers.containers;
         let Some(fs) = args
             .fs
             .or_else(|| Fs::of_program(&common::run::program_name()))
@@ -201,11 +204,11 @@ impl Tool for Fsslower {
         }
         let mode = Variant::choose(&fs.functions());
         Ok(Fsslower {
-            table: table(args.csv, args.common.json),
+            table: table(args.csv, args.common.json).containers(containers),
             args,
             fs,
             mode,
-            stamps: Stamps::start(),
+            stamps: Stamps::start().containers(containers),
             event: Box::default(),
         })
     }

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use clap::Parser;
-use common::cli::{self, CommonArgs, IdList};
+use common::cli::{self, CommonArgs, ContainerArgs, IdList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
@@ -91,6 +91,8 @@ struct Args {
           conflicts_with_all = ["pid", "tid"])]
     exec: Vec<OsString>,
     #[command(flatten)]
+    containers: ContainerArgs,
+    #[command(flatten)]
     common: CommonArgs,
 }
 
@@ -151,10 +153,11 @@ impl Tool for Opensnoop {
     const INFO: &'static registry::ToolInfo = &info::INFO;
 
     fn new(args: Args) -> Result<Self> {
+        let containers = args.containers.containers;
         Ok(Opensnoop {
-            table: print::table(&args),
+            table: print::table(&args).containers(containers),
             args,
-            stamps: Stamps::start(),
+            stamps: Stamps::start().containers(containers),
             event: Box::default(),
         })
     }

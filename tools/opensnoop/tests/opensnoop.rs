@@ -283,6 +283,55 @@ fn opensnoop_cgroup_filter_keeps_only_that_cgroup() {
 }
 
 #[test]
+fn opensnoop_names_each_opens_container_and_pod() {
+    require_root();
+    let dir = scratch_dir("os-ctr");
+    let (a, b, c) = (dir.join("docker"), dir.join("pod"), dir.join("host"));
+    for f in [&a, &b, &c] {
+        fs::write(f, b"x").unwrap();
+    }
+    let (docker, pod) = (
+        testkit::FakeContainer::docker(),
+        testkit::FakeContainer::kubernetes(),
+    );
+    let json = Traced::start(BIN, &["--containers", "--json", "-n", "cat"]);
+    let text = Traced::start(BIN, &["--containers", "-n", "cat"]);
+    assert!(docker.run(r#"cat "$1""#, &[a.to_str().unwrap()]).success());
+    assert!(pod.run(r#"cat "$1""#, &[b.to_str().unwrap()]).success());
+    Command::new("cat").arg(&c).output().unwrap();
+    let (json, text) = (json.stop(), text.stop());
+    let one = |path: &Path| {
+        let seen = opens_of(&json, path);
+        assert_eq!(seen.len(), 1, "{:?}", json.stdout);
+        seen[0].clone()
+    };
+    let (ea, eb, ec) = (one(&a), one(&b), one(&c));
+    assert_eq!(ea["container"], docker.short_id());
+    assert_eq!(ea["pod"], Value::Null);
+    assert!(ea["cgroup"]
+        .as_str()
+        .unwrap()
+        .ends_with(&format!("docker-{}.scope", docker.id)));
+    assert_eq!(eb["container"], pod.short_id());
+    assert_eq!(eb["pod"], pod.pod.as_deref().unwrap());
+    assert_eq!(ec["container"], Value::Null, "{ec}");
+    assert_ne!(ec["cgroup_id"], ea["cgroup_id"]);
+    // The text table's first column: the short id, on the line of its file.
+    assert!(
+        text.stdout[0].starts_with("CONTAINER    PID"),
+        "{:?}",
+        text.stdout
+    );
+    for (path, id) in [(&a, docker.short_id()), (&b, pod.short_id())] {
+        let line = text
+            .stdout
+            .iter()
+            .find(|l| l.ends_with(path.to_str().unwrap()));
+        assert!(line.is_some_and(|l| l.starts_with(id)), "{:?}", text.stdout);
+    }
+}
+
+#[test]
 fn opensnoop_piped_into_head_exits_at_once() {
     require_root();
     // Filtered on an idle process, the tool prints nothing after its header:

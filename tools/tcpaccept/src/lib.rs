@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::Parser;
-use common::cli::{self, CommonArgs, IdList, PortList};
+use common::cli::{self, CommonArgs, ContainerArgs, IdList, PortList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe::{self, Hook};
@@ -64,6 +64,8 @@ pub(crate) struct Args {
     #[arg(short = '6', long)]
     ipv6: bool,
     #[command(flatten)]
+    containers: ContainerArgs,
+    #[command(flatten)]
     common: CommonArgs,
 }
 
@@ -90,10 +92,11 @@ impl Tool for Tcpaccept {
     const INFO: &'static registry::ToolInfo = &info::INFO;
 
     fn new(args: Args) -> Result<Self> {
+        let containers = args.containers.containers;
         Ok(Tcpaccept {
-            table: table(&args),
+            table: table(&args).containers(containers),
             args,
-            stamps: Stamps::start(),
+            stamps: Stamps::start().containers(containers),
             event: types::event::default(),
             mode: None,
         })

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Parser;
-use common::cli::{self, CommonArgs, IdList, PortList};
+use common::cli::{self, CommonArgs, ContainerArgs, IdList, PortList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe::{self, Hook};
@@ -68,7 +68,7 @@ pub(crate) struct Args {
     #[arg(short = 'u', long, value_parser = cli::uid)]
     uid: Option<u32>,
     /// Count connects per source and destination; print at the end
-    #[arg(short = 'c', long)]
+    #[arg(short = 'c', long, conflicts_with = "containers")]
     count: bool,
     /// Only connects by tasks in this cgroup v2 (directory path)
     #[arg(long, value_name = "PATH", value_parser = cli::cgroup_path)]
@@ -83,6 +83,8 @@ pub(crate) struct Args {
     /// receive functions and Python libraries
     #[arg(short = 'd', long, hide = true)]
     dns: bool,
+    #[command(flatten)]
+    containers: ContainerArgs,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -110,6 +112,7 @@ impl Tool for Tcpconnect {
     const INFO: &'static registry::ToolInfo = &info::INFO;
 
     fn new(args: Args) -> Result<Self> {
+        let containers = args.containers.containers;
         if args.dns {
             return Err(usage(
                 "-d (DNS names) is not supported: BCC's reads DNS answers with kprobes on \
@@ -117,9 +120,9 @@ impl Tool for Tcpconnect {
             ));
         }
         Ok(Tcpconnect {
-            table: table(&args),
+            table: table(&args).containers(containers),
             args,
-            stamps: Stamps::start(),
+            stamps: Stamps::start().containers(containers),
             event: types::event::default(),
             mode: None,
         })

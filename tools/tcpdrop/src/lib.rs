@@ -9,7 +9,7 @@ use std::io::{self, Write};
 
 use anyhow::{bail, Result};
 use clap::Parser;
-use common::cli::{self, CommonArgs, IdList, PortList};
+use common::cli::{self, CommonArgs, ContainerArgs, IdList, PortList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe::{self, Hook};
@@ -58,6 +58,8 @@ pub(crate) struct Args {
     /// Trace IPv6 only
     #[arg(short = '6', long)]
     ipv6: bool,
+    #[command(flatten)]
+    containers: ContainerArgs,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -134,14 +136,15 @@ impl Tool for Tcpdrop {
     const INFO: &'static registry::ToolInfo = &info::INFO;
 
     fn new(args: Args) -> Result<Self> {
+        let containers = args.containers.containers;
         let mut symbolizer = Symbolizer::new();
         if !args.no_stack {
             symbolizer.warm_kernel();
         }
         Ok(Tcpdrop {
-            table: table(args.common.json),
+            table: table(args.common.json).containers(containers),
             args,
-            stamps: Stamps::start(),
+            stamps: Stamps::start().containers(containers),
             event: Box::default(),
             reasons: drop_reasons(),
             symbolizer,

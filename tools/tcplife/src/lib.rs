@@ -8,7 +8,7 @@ use std::io;
 
 use anyhow::Result;
 use clap::Parser;
-use common::cli::{self, CommonArgs, IdList, PortList};
+use common::cli::{self, CommonArgs, ContainerArgs, IdList, PortList};
 use common::export::prom::Exporter;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
@@ -73,6 +73,8 @@ pub(crate) struct Args {
     #[command(flatten)]
     metrics: cli::MetricsArgs,
     #[command(flatten)]
+    containers: ContainerArgs,
+    #[command(flatten)]
     common: CommonArgs,
 }
 
@@ -95,11 +97,12 @@ impl Tool for Tcplife {
     const INFO: &'static registry::ToolInfo = &info::INFO;
 
     fn new(args: Args) -> Result<Self> {
+        let containers = args.containers.containers;
         let exporter = args.metrics.exporter()?;
         Ok(Tcplife {
-            table: table(&args),
+            table: table(&args).containers(containers),
             args,
-            stamps: Stamps::start(),
+            stamps: Stamps::start().containers(containers),
             event: types::event::default(),
             exporter,
             sessions: metrics::Sessions::default(),

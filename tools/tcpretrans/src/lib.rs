@@ -9,7 +9,7 @@ use std::io;
 
 use anyhow::{bail, Result};
 use clap::Parser;
-use common::cli::{self, CommonArgs, IdList};
+use common::cli::{self, CommonArgs, ContainerArgs, IdList};
 use common::export::prom::Exporter;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
@@ -61,7 +61,7 @@ struct Args {
     #[arg(long, conflicts_with = "lossprobe")]
     lossprobe_if_available: bool,
     /// Count retransmits per flow in the kernel; print the counts at Ctrl-C
-    #[arg(short = 'c', long, conflicts_with = "sequence")]
+    #[arg(short = 'c', long, conflicts_with_all = ["sequence", "containers"])]
     count: bool,
     /// Trace IPv4 only
     #[arg(short = '4', long, conflicts_with = "ipv6")]
@@ -81,6 +81,8 @@ struct Args {
     synack: bool,
     #[command(flatten)]
     metrics: cli::MetricsArgs,
+    #[command(flatten)]
+    containers: ContainerArgs,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -102,6 +104,7 @@ impl Tool for Tcpretrans {
     const INFO: &'static registry::ToolInfo = &info::INFO;
 
     fn new(args: Args) -> Result<Self> {
+        let containers = args.containers.containers;
         if args.count && (args.metrics.prometheus.is_some() || args.metrics.prom_file.is_some()) {
             return Err(usage(
                 "-c counts in the kernel and prints at the end: metrics come from the \
@@ -110,9 +113,9 @@ impl Tool for Tcpretrans {
         }
         let exporter = args.metrics.exporter()?;
         Ok(Tcpretrans {
-            table: print::table(&args),
+            table: print::table(&args).containers(containers),
             args,
-            stamps: Stamps::start(),
+            stamps: Stamps::start().containers(containers),
             event: types::event::default(),
             exporter,
             retransmits: metrics::Retransmits::default(),

@@ -8,7 +8,7 @@ use std::io;
 
 use anyhow::Result;
 use clap::Parser;
-use common::cli::{self, CommonArgs, PortList};
+use common::cli::{self, CommonArgs, ContainerArgs, PortList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::tcp;
@@ -73,6 +73,8 @@ pub(crate) struct Args {
     #[arg(short = '6', long)]
     ipv6: bool,
     #[command(flatten)]
+    containers: ContainerArgs,
+    #[command(flatten)]
     common: CommonArgs,
 }
 
@@ -93,15 +95,16 @@ impl Tool for Tcpstates {
     const INFO: &'static registry::ToolInfo = &info::INFO;
 
     fn new(args: Args) -> Result<Self> {
+        let containers = args.containers.containers;
         let journal = if args.journal {
             Some(journal::Journal::connect()?)
         } else {
             None
         };
         Ok(Tcpstates {
-            table: table(&args),
+            table: table(&args).containers(containers),
             args,
-            stamps: Stamps::start(),
+            stamps: Stamps::start().containers(containers),
             event: types::event::default(),
             journal,
         })
