@@ -691,6 +691,30 @@ impl FakeContainer {
         &self.id[..12]
     }
 
+    /// Makes `cmd` start inside this cgroup (it moves itself in between
+    /// fork and exec).
+    pub fn adopt<'c>(&self, cmd: &'c mut Command) -> &'c mut Command {
+        use std::os::unix::ffi::OsStrExt;
+        let procs = std::ffi::CString::new(self.dir.join("cgroup.procs").as_os_str().as_bytes())
+            .expect("a cgroup path without NUL");
+        // SAFETY: open, write and close are async-signal-safe, and the
+        // path was made before the fork; "0" moves the writing process.
+        unsafe {
+            cmd.pre_exec(move || {
+                let fd = libc::open(procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+                if fd < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                let wrote = libc::write(fd, b"0".as_ptr().cast(), 1);
+                libc::close(fd);
+                if wrote != 1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            })
+        }
+    }
+
     /// Runs `sh -c script ARGS…` inside this cgroup (the shell moves
     /// itself in first) and waits for it.
     pub fn run(&self, script: &str, args: &[&str]) -> ExitStatus {

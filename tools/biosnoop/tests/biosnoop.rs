@@ -74,6 +74,34 @@ fn biosnoop_shows_each_direct_read_with_its_process() {
     );
 }
 
+/// The request's submitter is named at its completion (an interrupt, in
+/// whatever task it found): its container comes from the request's stash.
+#[test]
+fn biosnoop_names_the_submitters_container() {
+    let lo = loop_device();
+    let dd = Dd::new("bsc");
+    let docker = testkit::FakeContainer::docker();
+    let tool = start(&["--json", "--containers"]);
+    let mut cmd = dd.command(
+        Path::new(&lo.dev),
+        Direct::Read {
+            bs: 4096,
+            skip: SKIP,
+            count: READS,
+        },
+    );
+    let mut child = docker.adopt(&mut cmd).spawn().unwrap();
+    let pid = child.id();
+    assert!(child.wait().unwrap().success());
+    let f = stop_and_check_unloaded(tool);
+    assert!(f.status.success(), "{f:?}");
+    let lines = of_comm(&f, dd.comm());
+    assert_reads(&lines, pid, lo.name());
+    for e in &lines {
+        assert_eq!(e["container"], docker.short_id(), "{e}");
+    }
+}
+
 /// As many completions on the device as bpftrace counts on
 /// block_rq_complete in the same run.
 #[test]

@@ -259,6 +259,37 @@ fn execsnoop_prints_time_columns() {
 }
 
 #[test]
+fn execsnoop_names_the_container_of_each_exec() {
+    let docker = testkit::FakeContainer::docker();
+    let pod = testkit::FakeContainer::kubernetes();
+    let (a, b, c) = (
+        unique_program("ctr-d"),
+        unique_program("ctr-k"),
+        unique_program("ctr-h"),
+    );
+    let tool = start(&["--containers", "--json"]);
+    assert!(docker.run(r#""$1""#, &[a.to_str().unwrap()]).success());
+    assert!(pod.run(r#""$1""#, &[b.to_str().unwrap()]).success());
+    assert!(Command::new(&c).status().unwrap().success());
+    let finished = tool.stop();
+    let one = |p: &Path| {
+        let seen = execs_of(&finished, p);
+        assert_eq!(seen.len(), 1, "{:?}", finished.stdout);
+        seen[0].clone()
+    };
+    let (ea, eb, ec) = (one(&a), one(&b), one(&c));
+    assert_eq!(ea["container"], docker.short_id(), "{ea}");
+    assert_eq!(eb["container"], pod.short_id(), "{eb}");
+    assert_eq!(eb["pod"], pod.pod.as_deref().unwrap(), "{eb}");
+    assert_eq!(ec["container"], Value::Null, "{ec}");
+    // The cgroup ids differ, and the container's is its directory's inode.
+    use std::os::unix::fs::MetadataExt;
+    let ino = std::fs::metadata(&docker.dir).unwrap().ino();
+    assert_eq!(ea["cgroup_id"], ino);
+    assert_ne!(ec["cgroup_id"], ino);
+}
+
+#[test]
 fn execsnoop_piped_into_head_exits_at_once() {
     require_root();
     // Filtered on an idle process, the tool prints nothing after its header:
