@@ -296,13 +296,8 @@ mod tests {
         }
     }
 
-    /// A mount point of file system type `fstype`, from /proc/mounts.
     fn cgroup_mount(fstype: &str) -> Option<String> {
-        let mounts = std::fs::read_to_string("/proc/mounts").ok()?;
-        mounts.lines().find_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            (f.get(2) == Some(&fstype)).then(|| f[1].to_string())
-        })
+        crate::kernel::cgroups::mount_of(fstype).map(|p| p.display().to_string())
     }
 
     #[test]

@@ -640,18 +640,18 @@ pub struct FakeContainer {
 }
 
 impl FakeContainer {
+    /// 64 hex digits: this process's count of them and the clock's low
+    /// bits first (the short id), so that two containers of one test never
+    /// share a short id and two test binaries hardly ever; then the pid.
     fn id() -> String {
-        let u = unique("");
-        let mut hex: String = u
-            .bytes()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>()
-            .chars()
-            .rev()
-            .collect();
-        hex.extend(std::iter::repeat_n('a', 64));
-        hex.truncate(64);
-        hex
+        static COUNT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64;
+        let pid = std::process::id();
+        format!("{n:04x}{:08x}{pid:08x}{nanos:016x}{:028x}", nanos as u32, 0)
     }
 
     fn make(top: std::path::PathBuf, below: &str, id: String, pod: Option<String>) -> Self {

@@ -126,10 +126,15 @@ fn pod_of(part: &str, parent: Option<&str>) -> Option<(String, &'static str)> {
 /// Where the cgroup v2 hierarchy is mounted (/sys/fs/cgroup, or
 /// /sys/fs/cgroup/unified on a hybrid host).
 pub fn root() -> Option<PathBuf> {
+    mount_of("cgroup2")
+}
+
+/// The first mount point of file system type `fstype`.
+pub fn mount_of(fstype: &str) -> Option<PathBuf> {
     let mounts = std::fs::read_to_string("/proc/self/mounts").ok()?;
     mounts.lines().find_map(|l| {
         let f: Vec<&str> = l.split_whitespace().collect();
-        (f.get(2) == Some(&"cgroup2")).then(|| PathBuf::from(f[1]))
+        (f.get(2) == Some(&fstype)).then(|| PathBuf::from(f[1]))
     })
 }
 

@@ -318,6 +318,7 @@ mod tests {
             &["tcpconnect", "-p", "x"],
             &["tcpconnect", "-u", "no-such-user-here"],
             &["tcpconnect", "5"],
+            &["tcpconnect", "-c", "--containers"],
         ]);
         assert!(Args::try_parse_from(["tcpconnect", "-s"]).unwrap().lport);
     }

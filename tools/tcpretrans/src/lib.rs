@@ -282,6 +282,7 @@ mod tests {
             &["tcpretrans", "-c", "-s"],
             &["tcpretrans", "-l", "--lossprobe-if-available"],
             &["tcpretrans", "5"],
+            &["tcpretrans", "-c", "--containers"],
         ]);
     }
 }
