@@ -116,6 +116,15 @@ mod tests {
         }
     }
 
+    /// clap's debug assertions over every tool's options (each tool's
+    /// refused arguments are its contract test's `refused`).
+    #[test]
+    fn every_tool_declares_its_options_consistently() {
+        for entry in TOOLS {
+            (entry.command)().debug_assert();
+        }
+    }
+
     #[test]
     fn aliases_have_their_own_pages_and_list_lines() {
         let mut page = Vec::new();

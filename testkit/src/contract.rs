@@ -22,6 +22,9 @@ pub struct Spec {
     /// Option sets that cannot all hold, each with the names its usage
     /// error must show (clap names an option by its long form).
     pub conflicts: &'static [Conflict],
+    /// The tool's own arguments that its parser must refuse (bad values,
+    /// options that cannot hold together without a name to show).
+    pub refused: &'static [&'static [&'static str]],
 }
 
 /// Arguments that cannot all hold, and the options the error must name.
@@ -91,12 +94,13 @@ pub fn output_files_keep_what_they_name(spec: &Spec) {
 
 pub fn bad_arguments_exit_2_with_one_line(spec: &Spec) {
     require_root();
-    for bad in [
-        &["--no-such-flag"][..],
+    let shared: [&[&str]; 4] = [
+        &["--no-such-flag"],
         &["--json", "--json"],
         &["-p", "notapid"],
         &["-p", "999999999"],
-    ] {
+    ];
+    for bad in shared.iter().chain(spec.refused) {
         let f = run(spec.bin, bad);
         assert_eq!(f.status.code(), Some(2), "{bad:?}: {f:?}");
         let lines: Vec<&str> = f.stderr.lines().collect();

@@ -584,15 +584,6 @@ impl Drop for ReadyProcess {
     }
 }
 
-/// A tool's argument definitions are consistent (clap's debug assertions)
-/// and reject each of `bad`: every tool's unit test of its options.
-pub fn check_arguments<A: clap::Parser + clap::CommandFactory + std::fmt::Debug>(bad: &[&[&str]]) {
-    A::command().debug_assert();
-    for args in bad {
-        assert!(A::try_parse_from(*args).is_err(), "{args:?} was accepted");
-    }
-}
-
 /// The contract tests for one tool: `contract_tests!(Spec { … })`. Each
 /// check of [`contract`] becomes a test `contract::<check>`.
 #[macro_export]

@@ -6,4 +6,12 @@ testkit::contract_tests!(testkit::contract::Spec {
     final_report: None,
     needs: None,
     conflicts: &[],
+    refused: &[
+        &["0"],
+        &["-1"],
+        &["1", "0"],
+        &["x"],
+        &["-c", "/no/such/cgroup"],
+        &["18446744073709551615"],
+    ],
 });

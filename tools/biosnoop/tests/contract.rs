@@ -6,4 +6,13 @@ testkit::contract_tests!(testkit::contract::Spec {
     final_report: None,
     needs: None,
     conflicts: &[],
+    refused: &[
+        &["0"],
+        &["x"],
+        &["-p", "x"],
+        &["-m", "-1"],
+        &["-t", "-T"],
+        &["-c", "/no/such/cgroup"],
+        &["1", "2"],
+    ],
 });

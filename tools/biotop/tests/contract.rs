@@ -6,4 +6,11 @@ testkit::contract_tests!(testkit::contract::Spec {
     final_report: None,
     needs: None,
     conflicts: &[],
+    refused: &[
+        &["0"],
+        &["1", "0"],
+        &["-r", "0"],
+        &["-s", "size"],
+        &["-p", "x"],
+    ],
 });

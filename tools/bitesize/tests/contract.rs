@@ -6,4 +6,11 @@ testkit::contract_tests!(testkit::contract::Spec {
     final_report: None,
     needs: None,
     conflicts: &[],
+    refused: &[
+        &["0"],
+        &["1", "0"],
+        &["-c", ""],
+        &["-c", "a-name-of-16-byt"],
+        &["-p", "x"],
+    ],
 });

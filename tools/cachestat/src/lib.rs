@@ -375,19 +375,3 @@ fn choose_programs<'obj>(
     };
     Ok((mode, kprobes))
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn arguments_are_checked() {
-        testkit::check_arguments::<Args>(&[
-            &["cachestat", "0"][..],
-            &["cachestat", "1", "0"],
-            &["cachestat", "-p", "x"],
-            &["cachestat", "-2"],
-            &["cachestat", "18446744073709551615"],
-        ]);
-    }
-}

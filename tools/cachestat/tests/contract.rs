@@ -6,4 +6,11 @@ testkit::contract_tests!(testkit::contract::Spec {
     final_report: None,
     needs: None,
     conflicts: &[],
+    refused: &[
+        &["0"],
+        &["1", "0"],
+        &["-p", "x"],
+        &["-2"],
+        &["18446744073709551615"],
+    ],
 });

@@ -6,4 +6,13 @@ testkit::contract_tests!(testkit::contract::Spec {
     final_report: None,
     needs: None,
     conflicts: &[],
+    refused: &[
+        &["--max-args", "0"],
+        &["--max-args", "61"],
+        &["--max-args", "-3"],
+        &["-P", "notapid"],
+        &["-n", "("],
+        &["-u", "no-such-user-xyz"],
+        &["-c", "/no/such/cgroup"],
+    ],
 });

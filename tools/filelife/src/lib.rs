@@ -177,17 +177,3 @@ fn table(json: bool) -> Table<Filelife> {
         Column::new("FILE", 0, "file", |t| Cell::bytes(c_bytes(&t.event.name))),
     ])
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn arguments_are_checked() {
-        testkit::check_arguments::<Args>(&[
-            &["filelife", "-p", "x"][..],
-            &["filelife", "1"],
-            &["filelife", "-x"],
-        ]);
-    }
-}

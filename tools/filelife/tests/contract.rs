@@ -9,4 +9,5 @@ testkit::contract_tests!(testkit::contract::Spec {
         f.fentry || f.kprobe
     })),
     conflicts: &[],
+    refused: &[&["-p", "x"], &["1"], &["-x"]],
 });

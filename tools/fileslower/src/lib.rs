@@ -194,13 +194,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn arguments_are_checked() {
-        testkit::check_arguments::<Args>(&[
-            &["fileslower", "-1"][..],
-            &["fileslower", "x"],
-            &["fileslower", "-p", "x"],
-            &["fileslower", "1", "2"],
-        ]);
+    fn good_arguments_parse() {
         assert_eq!(Args::try_parse_from(["fileslower"]).unwrap().min_ms, 10);
     }
 }

@@ -6,4 +6,5 @@ testkit::contract_tests!(testkit::contract::Spec {
     final_report: None,
     needs: None,
     conflicts: &[],
+    refused: &[&["-1"], &["x"], &["-p", "x"], &["1", "2"]],
 });

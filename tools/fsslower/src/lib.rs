@@ -435,15 +435,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn arguments_are_checked() {
-        testkit::check_arguments::<Args>(&[
-            &["fsslower", "-t", "zfs"][..],
-            &["fsslower", "-m", "x"],
-            &["fsslower", "-m", "1", "2"],
-            &["fsslower", "-j", "--json"],
-            &["fsslower", "-p", "x"],
-            &["fsslower", "1", "2"],
-        ]);
+    fn good_arguments_parse() {
         let a = Args::try_parse_from(["fsslower", "-t", "ext4"]).unwrap();
         assert_eq!((a.fs, a.min, a.min_ms), (Some(Fs::Ext4), None, None));
         let a = Args::try_parse_from(["ext4slower", "-c", "-d", "5", "3"]).unwrap();

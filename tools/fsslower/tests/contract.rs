@@ -6,4 +6,12 @@ testkit::contract_tests!(testkit::contract::Spec {
     final_report: None,
     needs: None,
     conflicts: &[],
+    refused: &[
+        &["-t", "zfs"],
+        &["-m", "x"],
+        &["-m", "1", "2"],
+        &["-j", "--json"],
+        &["-p", "x"],
+        &["1", "2"],
+    ],
 });

@@ -418,24 +418,3 @@ impl Tool for Memleak {
         report::error_note(index)
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn arguments_are_checked() {
-        testkit::check_arguments::<Args>(&[
-            &["memleak", "0"][..],
-            &["memleak", "-p", "x"],
-            &["memleak", "-p", "1", "-c", "ls"],
-            &["memleak", "-s", "0"],
-            &["memleak", "-T", "0"],
-            &["memleak", "--sort", "name"],
-            &["memleak", "-f", "--json"],
-            &["memleak", "--perf-max-stack-depth", "200"],
-            &["memleak", "18446744073709551615"],
-            &["memleak", "-p", "1", "--unwind", "lbr"],
-        ]);
-    }
-}

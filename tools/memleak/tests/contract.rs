@@ -6,4 +6,16 @@ testkit::contract_tests!(testkit::contract::Spec {
     final_report: Some("stacks with outstanding allocations"),
     needs: None,
     conflicts: &[(&["-f", "--json"], &["--folded", "--json"])],
+    refused: &[
+        &["0"],
+        &["-p", "x"],
+        &["-p", "1", "-c", "ls"],
+        &["-s", "0"],
+        &["-T", "0"],
+        &["--sort", "name"],
+        &["-f", "--json"],
+        &["--perf-max-stack-depth", "200"],
+        &["18446744073709551615"],
+        &["-p", "1", "--unwind", "lbr"],
+    ],
 });

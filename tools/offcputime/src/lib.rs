@@ -194,24 +194,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn arguments_are_checked() {
-        testkit::check_arguments::<Args>(&[
-            &["offcputime", "0"][..],
-            &["offcputime", "-p", "x"],
-            &["offcputime", "-u", "-k"],
-            &["offcputime", "-U", "-K"],
-            &["offcputime", "-p", "1", "-t", "1"],
-            &["offcputime", "--perf-max-stack-depth", "128"],
-            &["offcputime", "--stack-storage-size", "0"],
-            &["offcputime", "-f", "--json"],
-            &["offcputime", "-m", "x"],
-            &["offcputime", "18446744073709551615"],
-            &["offcputime", "--unwind", "frames"],
-            &["offcputime", "--stack-copy-size", "65537"],
-        ]);
-    }
-
-    #[test]
     fn banner_names_the_threads_and_stacks() {
         let args = Args::try_parse_from(["offcputime", "-p", "3,4", "-U", "5"]).unwrap();
         assert_eq!(

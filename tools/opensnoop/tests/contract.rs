@@ -6,4 +6,14 @@ testkit::contract_tests!(testkit::contract::Spec {
     final_report: None,
     needs: None,
     conflicts: &[],
+    refused: &[
+        &["-p", "notapid"],
+        &["-p", "1, x"],
+        &["-d", "0"],
+        &["-f", "O_NOPE"],
+        &["--exec"],
+        &["-p", "1", "--exec", "true"],
+        &["-n", ""],
+        &["-d", "18446744073709551615"],
+    ],
 });

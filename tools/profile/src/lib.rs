@@ -243,25 +243,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn arguments_are_checked() {
-        testkit::check_arguments::<Args>(&[
-            &["profile", "0"][..],
-            &["profile", "-p", "x"],
-            &["profile", "-U", "-K"],
-            &["profile", "-p", "1", "-L", "1"],
-            &["profile", "-F", "0"],
-            &["profile", "-F", "99", "-c", "1000"],
-            &["profile", "-c", "0"],
-            &["profile", "-C", "x"],
-            &["profile", "--perf-max-stack-depth", "128"],
-            &["profile", "--stack-storage-size", "0"],
-            &["profile", "-f", "--json"],
-            &["profile", "--unwind", "frames"],
-            &["profile", "--cgroup", "/nonexistent"],
-        ]);
-    }
-
-    #[test]
     fn banner_says_the_rate_threads_and_stacks() {
         let args = Args::try_parse_from(["profile", "-p", "3,4", "-U", "5"]).unwrap();
         assert_eq!(

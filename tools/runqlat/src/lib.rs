@@ -199,21 +199,3 @@ fn collect(args: &Args, skel: &RunqlatSkel, drain: bool) -> Result<Vec<hist::Sec
         })
         .collect())
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn arguments_are_checked() {
-        testkit::check_arguments::<Args>(&[
-            &["runqlat", "0"][..],
-            &["runqlat", "-3"],
-            &["runqlat", "1", "0"],
-            &["runqlat", "-p", "notapid"],
-            &["runqlat", "-P", "-L"],
-            &["runqlat", "-c", "/no/such/cgroup"],
-            &["runqlat", "18446744073709551615"],
-        ]);
-    }
-}

@@ -6,4 +6,13 @@ testkit::contract_tests!(testkit::contract::Spec {
     final_report: Some("usecs"),
     needs: None,
     conflicts: &[],
+    refused: &[
+        &["0"],
+        &["-3"],
+        &["1", "0"],
+        &["-p", "notapid"],
+        &["-P", "-L"],
+        &["-c", "/no/such/cgroup"],
+        &["18446744073709551615"],
+    ],
 });

@@ -211,16 +211,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn arguments_are_checked() {
-        testkit::check_arguments::<Args>(&[
-            &["tcpaccept", "-4", "-6"][..],
-            &["tcpaccept", "-P", "http"],
-            &["tcpaccept", "-p", "x"],
-            &["tcpaccept", "5"],
-        ]);
-    }
-
-    #[test]
     fn columns_are_bccs() {
         let h = |args: &[&str]| table(&Args::try_parse_from(args).unwrap()).header();
         assert_eq!(

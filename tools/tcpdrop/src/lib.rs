@@ -276,15 +276,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn arguments_are_checked() {
-        testkit::check_arguments::<Args>(&[
-            &["tcpdrop", "-4", "-6"][..],
-            &["tcpdrop", "-P", "http"],
-            &["tcpdrop", "5"],
-        ]);
-    }
-
-    #[test]
     fn flags_and_reasons_are_named() {
         assert_eq!(flags(0x12), "SYN|ACK");
         assert_eq!(flags(0), "");

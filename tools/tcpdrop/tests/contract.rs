@@ -6,4 +6,5 @@ testkit::contract_tests!(testkit::contract::Spec {
     final_report: None,
     needs: None,
     conflicts: &[(&["-4", "-6"], &["--ipv4", "--ipv6"])],
+    refused: &[&["-4", "-6"], &["-P", "http"], &["5"]],
 });

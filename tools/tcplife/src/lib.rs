@@ -231,18 +231,6 @@ fn table(args: &Args) -> Table<Tcplife> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn arguments_are_checked() {
-        testkit::check_arguments::<Args>(&[
-            &["tcplife", "-4", "-6"][..],
-            &["tcplife", "-L", "http"],
-            &["tcplife", "-D", "70000"],
-            &["tcplife", "-p", "x"],
-            &["tcplife", "-s", "-w"],
-            &["tcplife", "5"],
-        ]);
-    }
-
     fn header(args: &[&str]) -> String {
         table(&Args::try_parse_from(args).unwrap()).header()
     }

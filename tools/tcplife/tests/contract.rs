@@ -9,4 +9,12 @@ testkit::contract_tests!(testkit::contract::Spec {
         (&["-4", "-6"], &["--ipv4", "--ipv6"]),
         (&["--json", "-s"], &["--json", "--csv"]),
     ],
+    refused: &[
+        &["-4", "-6"],
+        &["-L", "http"],
+        &["-D", "70000"],
+        &["-p", "x"],
+        &["-s", "-w"],
+        &["5"],
+    ],
 });

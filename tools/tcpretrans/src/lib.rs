@@ -269,20 +269,3 @@ fn choose_programs(p: &mut OpenTcpretransProgs, args: &Args) -> Result<()> {
     probe::load_when(tlp == Some(Hook::Kprobe), [&mut p.tr_kprobe_tlp]);
     Ok(())
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn arguments_are_checked() {
-        testkit::check_arguments::<Args>(&[
-            &["tcpretrans", "-4", "-6"][..],
-            &["tcpretrans", "-p", "notapid"],
-            &["tcpretrans", "-c", "-s"],
-            &["tcpretrans", "-l", "--lossprobe-if-available"],
-            &["tcpretrans", "5"],
-            &["tcpretrans", "-c", "--containers"],
-        ]);
-    }
-}

@@ -287,15 +287,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn arguments_are_checked() {
-        testkit::check_arguments::<Args>(&[
-            &["tcprtt", "-4", "-6"][..],
-            &["tcprtt", "-b", "-B"],
-            &["tcprtt", "-a", "localhost"],
-            &["tcprtt", "-p", "http"],
-            &["tcprtt", "-i", "0"],
-            &["tcprtt", "-d", "x"],
-        ]);
+    fn good_arguments_parse() {
         let a = Args::try_parse_from(["tcprtt", "-A", "::1", "-i", "1", "-d", "3"]).unwrap();
         assert_eq!(addr_bytes(&a.raddr.unwrap()).0, AF_INET6);
     }

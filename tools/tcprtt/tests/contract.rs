@@ -14,4 +14,12 @@ testkit::contract_tests!(testkit::contract::Spec {
             &["-a/--laddr", "-A/--raddr"]
         ),
     ],
+    refused: &[
+        &["-4", "-6"],
+        &["-b", "-B"],
+        &["-a", "localhost"],
+        &["-p", "http"],
+        &["-i", "0"],
+        &["-d", "x"],
+    ],
 });

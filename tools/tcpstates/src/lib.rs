@@ -210,17 +210,6 @@ fn table(args: &Args) -> Table<Tcpstates> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn arguments_are_checked() {
-        testkit::check_arguments::<Args>(&[
-            &["tcpstates", "-4", "-6"][..],
-            &["tcpstates", "-L", "http"],
-            &["tcpstates", "-D", "0"],
-            &["tcpstates", "-s", "-w"],
-            &["tcpstates", "5"],
-        ]);
-    }
-
     fn header(args: &[&str]) -> Vec<String> {
         let args = Args::try_parse_from(args).unwrap();
         let h = table(&args).header();

@@ -9,4 +9,11 @@ testkit::contract_tests!(testkit::contract::Spec {
         (&["-4", "-6"], &["--ipv4", "--ipv6"]),
         (&["--json", "-s"], &["--json", "--csv"]),
     ],
+    refused: &[
+        &["-4", "-6"],
+        &["-L", "http"],
+        &["-D", "0"],
+        &["-s", "-w"],
+        &["5"],
+    ],
 });

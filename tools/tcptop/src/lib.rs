@@ -265,17 +265,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn arguments_are_checked() {
-        testkit::check_arguments::<Args>(&[
-            &["tcptop", "-4", "-6"][..],
-            &["tcptop", "-s", "bytes"],
-            &["tcptop", "-r", "0"],
-            &["tcptop", "0"],
-            &["tcptop", "-p", "x"],
-        ]);
-    }
-
-    #[test]
     fn columns_are_bccs() {
         assert_eq!(
             table(false, 21, "LADDR", "RADDR").header(),

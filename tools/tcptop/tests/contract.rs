@@ -6,4 +6,11 @@ testkit::contract_tests!(testkit::contract::Spec {
     final_report: None,
     needs: None,
     conflicts: &[(&["-4", "-6"], &["--ipv4", "--ipv6"])],
+    refused: &[
+        &["-4", "-6"],
+        &["-s", "bytes"],
+        &["-r", "0"],
+        &["0"],
+        &["-p", "x"],
+    ],
 });

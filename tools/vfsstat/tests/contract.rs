@@ -6,4 +6,5 @@ testkit::contract_tests!(testkit::contract::Spec {
     final_report: None,
     needs: None,
     conflicts: &[],
+    refused: &[&["0"], &["1", "0"], &["-p", "x"], &["x"]],
 });
