@@ -34,6 +34,29 @@ pub struct ContainerArgs {
     pub containers: bool,
 }
 
+/// `-4`/`-6`, flattened into the TCP tools' arguments.
+#[derive(Args, Debug, Clone, Default)]
+pub struct FamilyArgs {
+    /// Trace IPv4 only
+    #[arg(short = '4', long, conflicts_with = "ipv6")]
+    pub ipv4: bool,
+    /// Trace IPv6 only
+    #[arg(short = '6', long)]
+    pub ipv6: bool,
+}
+
+impl FamilyArgs {
+    /// The address family the BPF side keeps (`target_family`), 0 for both.
+    pub fn family(&self) -> u16 {
+        use crate::output::net::{AF_INET, AF_INET6};
+        match (self.ipv4, self.ipv6) {
+            (true, _) => AF_INET,
+            (_, true) => AF_INET6,
+            _ => 0,
+        }
+    }
+}
+
 /// `[interval] [count]`, for tools that print every interval.
 #[derive(Args, Debug, Clone, Default)]
 pub struct IntervalCount {

@@ -33,6 +33,8 @@ pub struct Filters {
     pub lports: Option<PortList>,
     pub dports: Option<PortList>,
     pub family: u16,
+    /// The block tools' disk (blkreq.bpf.h), `-d`: its device number.
+    pub disk: Option<u32>,
 }
 
 impl Filters {
@@ -107,6 +109,10 @@ impl Filters {
         }
         if self.dports.is_some() {
             maps::set_rodata(obj, "filter_dports", &on(true))?;
+        }
+        if let Some(dev) = self.disk {
+            maps::set_rodata(obj, "filter_dev", &on(true))?;
+            maps::set_rodata(obj, "targ_dev", &dev.to_ne_bytes())?;
         }
         if self.family != 0 {
             maps::set_rodata(obj, "target_family", &self.family.to_ne_bytes())?;

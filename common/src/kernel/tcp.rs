@@ -4,7 +4,6 @@
 use anyhow::{bail, Result};
 
 use crate::kernel::probe::{self, Hook};
-use crate::output::net::{AF_INET, AF_INET6};
 
 /// The state-change hook (sock:inet_sock_set_state) this kernel offers,
 /// preferred first: tp_btf, raw_tp, the classic tracepoint.
@@ -39,15 +38,4 @@ macro_rules! choose_state_programs {
             hook
         })
     };
-}
-
-/// `target_family`'s value for -4 / -6.
-pub fn family(ipv4: bool, ipv6: bool) -> u16 {
-    if ipv4 {
-        AF_INET
-    } else if ipv6 {
-        AF_INET6
-    } else {
-        0
-    }
 }

@@ -116,6 +116,83 @@ impl Stamps {
     }
 }
 
+/// An event tool's current record, as the kernel sent it, with the run's
+/// [`Stamps`]: the tool's columns read its fields through `Deref`
+/// (`t.event.pid`), the shared ones its header through [`Stamped`].
+pub struct Record<R> {
+    record: Box<R>,
+    stamps: Stamps,
+}
+
+impl<R: plain::Plain + Default> Record<R> {
+    /// Times count from now; `containers`: cgroups are named (`--containers`).
+    pub fn new(containers: bool) -> Record<R> {
+        Record {
+            record: Box::default(),
+            stamps: Stamps::start().containers(containers),
+        }
+    }
+
+    /// Takes the next record: its bytes, and its header decoded.
+    pub fn read(&mut self, data: &[u8]) {
+        crate::kernel::maps::copy_record(&mut *self.record, data);
+        self.stamps.read(data);
+    }
+}
+
+impl<R> Record<R> {
+    pub fn stamps(&self) -> &Stamps {
+        &self.stamps
+    }
+}
+
+impl<R> std::ops::Deref for Record<R> {
+    type Target = R;
+    fn deref(&self) -> &R {
+        &self.record
+    }
+}
+
+impl<R> std::ops::DerefMut for Record<R> {
+    fn deref_mut(&mut self) -> &mut R {
+        &mut self.record
+    }
+}
+
+/// The event kind's part of a tool's `impl Tool`, over its fields `table`
+/// and `event` (a [`Record`]): `table()`, and `event()` that takes each
+/// record and prints its row. `common::event_kind!(table)`: `table()`
+/// alone, for a tool whose `event()` does more.
+#[macro_export]
+macro_rules! event_kind {
+    () => {
+        $crate::event_kind!(table);
+
+        fn event(&mut self, data: &[u8], out: &mut $crate::output::Out) -> ::std::io::Result<()> {
+            self.event.read(data);
+            self.table.row(out, self)
+        }
+    };
+    (table) => {
+        fn table(&self) -> Option<&$crate::kinds::event::Table<Self>> {
+            Some(&self.table)
+        }
+    };
+}
+
+/// Makes an event tool [`Stamped`] by its [`Record`], the field `event`:
+/// `common::stamped_by_record!(Opensnoop);`
+#[macro_export]
+macro_rules! stamped_by_record {
+    ($tool:ty) => {
+        impl $crate::kinds::event::Stamped for $tool {
+            fn stamps(&self) -> &$crate::kinds::event::Stamps {
+                self.event.stamps()
+            }
+        }
+    };
+}
+
 /// A tool whose records carry the shared header: its columns read it here.
 pub trait Stamped {
     fn stamps(&self) -> &Stamps;

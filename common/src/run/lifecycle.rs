@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches, Parser};
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapType, Object, RingBufferBuilder};
 
@@ -99,6 +99,19 @@ pub struct Setup {
     pub child: Option<u32>,
 }
 
+/// What every tool's `impl Tool` names the same way: its `Args`, its
+/// skeleton's builder, its `info::INFO`: `common::tool_types!(XSkelBuilder);`
+#[macro_export]
+macro_rules! tool_types {
+    ($builder:ty) => {
+        type Args = Args;
+        type Builder = $builder;
+        const INFO: &'static $crate::run::lifecycle::ToolInfo = &info::INFO;
+    };
+}
+
+pub use registry::ToolInfo;
+
 /// A tool: its options, variant choice and report.
 pub trait Tool: Sized {
     /// The tool's arguments (clap derive, with EXAMPLES).
@@ -113,12 +126,11 @@ pub trait Tool: Sized {
     /// Builds the tool from its arguments: checks that need no BPF.
     fn new(args: Self::Args) -> Result<Self>;
 
-    fn common(&self) -> &CommonArgs;
-
-    /// True when stdout is read by a program (`--json`, folded stacks):
-    /// notes then go to stderr.
+    /// True when stdout is read by a program for a reason of the tool's
+    /// own (folded stacks; `--json` is the lifecycle's): notes then go to
+    /// stderr.
     fn machine_readable(&self) -> bool {
-        self.common().json
+        false
     }
 
     /// A command to start and trace (`--exec`, `-c`): forked before the
@@ -293,11 +305,17 @@ where
     T::Args: clap::CommandFactory,
 {
     signals::install();
-    let args = match T::Args::try_parse() {
-        Ok(args) => args,
-        Err(e) => return clap_exit(shown_error::<T::Args>(e)),
+    // The shared options are read from the same matches as the tool's
+    // own, so that no tool has to hand them back.
+    let parsed = T::Args::command().try_get_matches().and_then(|m| {
+        let args = T::Args::from_arg_matches(&m)?;
+        Ok((args, CommonArgs::from_arg_matches(&m)?))
+    });
+    let (args, common) = match parsed {
+        Ok(parsed) => parsed,
+        Err(e) => return clap_exit(shown_error::<T::Args>(e.format(&mut T::Args::command()))),
     };
-    run::exit_code(run_tool::<T>(args))
+    run::exit_code(run_tool::<T>(args, &common))
 }
 
 /// A parse error as it names the arguments: clap shows them raw, and the
@@ -349,10 +367,10 @@ fn clap_exit(e: clap::Error) -> ExitCode {
     }
 }
 
-fn run_tool<T: Tool>(args: T::Args) -> Result<u8> {
+fn run_tool<T: Tool>(args: T::Args, common: &CommonArgs) -> Result<u8> {
     let mut tool = T::new(args)?;
     let mut kind = Kind::open(&tool)?;
-    run::libbpf_log(tool.common().verbose);
+    run::libbpf_log(common.verbose);
     run::check_privilege()?;
     let mut filters = tool.filters();
     filters.check()?;
@@ -360,7 +378,7 @@ fn run_tool<T: Tool>(args: T::Args) -> Result<u8> {
     // The command is forked before anything loads and held before its exec
     // until the programs are attached, so its first actions are seen.
     let held = match tool.command() {
-        Some(argv) if !tool.common().dry_run => Some(Held::spawn(&argv)?),
+        Some(argv) if !common.dry_run => Some(Held::spawn(&argv)?),
         _ => None,
     };
     let setup = Setup {
@@ -385,13 +403,13 @@ fn run_tool<T: Tool>(args: T::Args) -> Result<u8> {
     hooks.extend(tool.hook_notes());
     let mut skel = open.load().context("loading the BPF programs")?;
     probe::release_caches();
-    if tool.common().dry_run {
+    if common.dry_run {
         let mut out = Out::default();
         print_dry_run(&mut out, programs, &hooks)?;
         out.flush()?;
         return Ok(0);
     }
-    if tool.common().verbose {
+    if common.verbose {
         note!("hooks: {}", hooks.join(", "));
     }
     filters.fill(skel.object())?;
@@ -402,8 +420,9 @@ fn run_tool<T: Tool>(args: T::Args) -> Result<u8> {
     let links = tool.attach(&mut skel)?;
 
     let mut out = Out::default();
-    let machine =
-        tool.machine_readable() || Kind::stacks(&mut kind).is_some_and(|s| s.machine_readable());
+    let machine = common.json
+        || tool.machine_readable()
+        || Kind::stacks(&mut kind).is_some_and(|s| s.machine_readable());
     match tool.banner() {
         Banner::Header { header, note } => {
             if machine {

@@ -83,22 +83,17 @@ struct Biolatency {
 }
 
 impl Tool for Biolatency {
-    type Args = Args;
-    type Builder = BiolatencySkelBuilder;
-    const INFO: &'static registry::ToolInfo = &info::INFO;
+    common::tool_types!(BiolatencySkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
         let targ_dev = args.disk.as_deref().map(disks::resolve).transpose()?;
         Ok(Biolatency { args, targ_dev })
     }
 
-    fn common(&self) -> &CommonArgs {
-        &self.args.common
-    }
-
     fn filters(&self) -> Filters {
         Filters {
             cgroup: self.args.cgroup.clone(),
+            disk: self.targ_dev,
             ..Filters::default()
         }
     }
@@ -111,8 +106,6 @@ impl Tool for Biolatency {
         rodata.queued = args.queued;
         rodata.millis = args.milliseconds;
         rodata.fine = args.hist.fine();
-        rodata.filter_dev = self.targ_dev.is_some();
-        rodata.targ_dev = self.targ_dev.unwrap_or(0);
         choose_programs(&mut open.progs, args.queued)
     }
 

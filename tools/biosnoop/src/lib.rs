@@ -12,7 +12,7 @@ use common::cli::{self, CommonArgs, ContainerArgs, IdList};
 use common::kernel::disks;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
-use common::kinds::event::{columns, Cell, Column, Stamped, Stamps, Table};
+use common::kinds::event::{columns, Cell, Column, Record, Table};
 use common::output::Out;
 use common::run::lifecycle::{self, Schedule, Setup, Tool};
 
@@ -80,16 +80,13 @@ pub(crate) struct Biosnoop {
     targ_dev: Option<u32>,
     /// The header's time is the completion: TIME(s) counts from the first
     /// I/O's (BCC's).
-    stamps: Stamps,
-    event: Box<types::event>,
+    event: Record<types::event>,
     disks: disks::Names,
     table: Table<Biosnoop>,
 }
 
 impl Tool for Biosnoop {
-    type Args = Args;
-    type Builder = BiosnoopSkelBuilder;
-    const INFO: &'static registry::ToolInfo = &info::INFO;
+    common::tool_types!(BiosnoopSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
         let containers = args.containers.containers;
@@ -98,33 +95,27 @@ impl Tool for Biosnoop {
             table: table(&args).containers(containers),
             args,
             targ_dev,
-            stamps: Stamps::start().containers(containers),
-            event: Box::default(),
+            event: Record::new(containers),
             disks: disks::Names::default(),
         })
     }
 
-    fn common(&self) -> &CommonArgs {
-        &self.args.common
-    }
-
     fn filters(&self) -> Filters {
-        Filters::processes(&self.args.pid, &self.args.cgroup)
+        Filters {
+            disk: self.targ_dev,
+            ..Filters::processes(&self.args.pid, &self.args.cgroup)
+        }
     }
 
     fn configure(&mut self, open: &mut OpenBiosnoopSkel<'_>, _: &Setup) -> Result<()> {
         let rodata = maps::rodata(&mut open.maps.rodata_data)?;
-        rodata.filter_dev = self.targ_dev.is_some();
-        rodata.targ_dev = self.targ_dev.unwrap_or(0);
         rodata.min_latency_ns = self.args.min_ms.unwrap_or(0).saturating_mul(1_000_000);
         rodata.pattern = self.args.pattern;
         common::choose_block_request_programs!(open.progs)?;
         Ok(())
     }
 
-    fn table(&self) -> Option<&Table<Self>> {
-        Some(&self.table)
-    }
+    common::event_kind!(table);
 
     fn schedule(&self) -> Schedule {
         Schedule {
@@ -134,18 +125,13 @@ impl Tool for Biosnoop {
     }
 
     fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
-        maps::copy_record(&mut *self.event, data);
-        self.stamps.read(data);
+        self.event.read(data);
         self.disks.learn(self.event.dev);
         self.table.row(out, self)
     }
 }
 
-impl Stamped for Biosnoop {
-    fn stamps(&self) -> &Stamps {
-        &self.stamps
-    }
-}
+common::stamped_by_record!(Biosnoop);
 
 fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6

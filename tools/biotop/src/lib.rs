@@ -92,9 +92,7 @@ pub(crate) struct Biotop {
 }
 
 impl Tool for Biotop {
-    type Args = Args;
-    type Builder = BiotopSkelBuilder;
-    const INFO: &'static registry::ToolInfo = &info::INFO;
+    common::tool_types!(BiotopSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
         let targ_dev = args.disk.as_deref().map(disks::resolve).transpose()?;
@@ -106,18 +104,14 @@ impl Tool for Biotop {
         })
     }
 
-    fn common(&self) -> &CommonArgs {
-        &self.args.common
-    }
-
     fn filters(&self) -> Filters {
-        Filters::processes(&self.args.pid, &self.args.cgroup)
+        Filters {
+            disk: self.targ_dev,
+            ..Filters::processes(&self.args.pid, &self.args.cgroup)
+        }
     }
 
     fn configure(&mut self, open: &mut OpenBiotopSkel<'_>, _: &Setup) -> Result<()> {
-        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
-        rodata.filter_dev = self.targ_dev.is_some();
-        rodata.targ_dev = self.targ_dev.unwrap_or(0);
         common::choose_block_request_programs!(open.progs)?;
         Ok(())
     }

@@ -86,27 +86,22 @@ struct Bitesize {
 }
 
 impl Tool for Bitesize {
-    type Args = Args;
-    type Builder = BitesizeSkelBuilder;
-    const INFO: &'static registry::ToolInfo = &info::INFO;
+    common::tool_types!(BitesizeSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
         let targ_dev = args.disk.as_deref().map(disks::resolve).transpose()?;
         Ok(Bitesize { args, targ_dev })
     }
 
-    fn common(&self) -> &CommonArgs {
-        &self.args.common
-    }
-
     fn filters(&self) -> Filters {
-        Filters::processes(&self.args.pid, &self.args.cgroup)
+        Filters {
+            disk: self.targ_dev,
+            ..Filters::processes(&self.args.pid, &self.args.cgroup)
+        }
     }
 
     fn configure(&mut self, open: &mut OpenBitesizeSkel<'_>, _: &Setup) -> Result<()> {
         let rodata = maps::rodata(&mut open.maps.rodata_data)?;
-        rodata.filter_dev = self.targ_dev.is_some();
-        rodata.targ_dev = self.targ_dev.unwrap_or(0);
         rodata.fine = self.args.hist.fine();
         if let Some(comm) = &self.args.comm {
             rodata.filter_comm = true;

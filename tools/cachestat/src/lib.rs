@@ -126,9 +126,7 @@ struct Cachestat {
 }
 
 impl Tool for Cachestat {
-    type Args = Args;
-    type Builder = CachestatSkelBuilder;
-    const INFO: &'static registry::ToolInfo = &info::INFO;
+    common::tool_types!(CachestatSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
         let exporter = args.metrics.exporter()?;
@@ -140,10 +138,6 @@ impl Tool for Cachestat {
             exporter,
             totals: stats::Totals::default(),
         })
-    }
-
-    fn common(&self) -> &CommonArgs {
-        &self.args.common
     }
 
     fn filters(&self) -> Filters {

@@ -11,7 +11,7 @@ use common::cli::{self, CommonArgs, ContainerArgs};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
-use common::kinds::event::{columns, Cell, Column, Stamped, Stamps, Table};
+use common::kinds::event::{columns, Cell, Column, Record, Table};
 use common::output::{self, escape, Out};
 use common::run::lifecycle::{self, Setup, Tool};
 use regex::bytes::Regex;
@@ -93,28 +93,20 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Execsnoop>();
 
 struct Execsnoop {
     args: Args,
-    stamps: Stamps,
-    event: Box<types::event>,
+    event: Record<types::event>,
     table: Table<Execsnoop>,
 }
 
 impl Tool for Execsnoop {
-    type Args = Args;
-    type Builder = ExecsnoopSkelBuilder;
-    const INFO: &'static registry::ToolInfo = &info::INFO;
+    common::tool_types!(ExecsnoopSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
         let containers = args.containers.containers;
         Ok(Execsnoop {
             table: table(&args).containers(containers),
             args,
-            stamps: Stamps::start().containers(containers),
-            event: Box::default(),
+            event: Record::new(containers),
         })
-    }
-
-    fn common(&self) -> &CommonArgs {
-        &self.args.common
     }
 
     fn filters(&self) -> Filters {
@@ -156,13 +148,10 @@ impl Tool for Execsnoop {
         Ok(())
     }
 
-    fn table(&self) -> Option<&Table<Self>> {
-        Some(&self.table)
-    }
+    common::event_kind!(table);
 
     fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
-        maps::copy_record(&mut *self.event, data);
-        self.stamps.read(data);
+        self.event.read(data);
         if !self.wanted() {
             return Ok(());
         }
@@ -170,11 +159,7 @@ impl Tool for Execsnoop {
     }
 }
 
-impl Stamped for Execsnoop {
-    fn stamps(&self) -> &Stamps {
-        &self.stamps
-    }
-}
+common::stamped_by_record!(Execsnoop);
 
 /// The NUL-terminated arguments the kernel side captured, at most `max`;
 /// true if there were more.

@@ -2,7 +2,6 @@
 
 mod info;
 
-use std::io;
 use std::path::PathBuf;
 
 use anyhow::{bail, Result};
@@ -12,8 +11,8 @@ use common::kernel::fileio::Variant;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
-use common::kinds::event::{columns, Cell, Column, Stamped, Stamps, Table};
-use common::output::{c_bytes, Out};
+use common::kinds::event::{columns, Cell, Column, Record, Table};
+use common::output::c_bytes;
 use common::run::lifecycle::{self, Setup, Tool};
 
 common::skeleton!("filelife");
@@ -56,15 +55,12 @@ pub(crate) struct Filelife {
     mode: Variant,
     /// security_inode_create is hooked (else vfs_create and vfs_open).
     inode_create: bool,
-    stamps: Stamps,
-    event: Box<types::life_event>,
+    event: Record<types::life_event>,
     table: Table<Filelife>,
 }
 
 impl Tool for Filelife {
-    type Args = Args;
-    type Builder = FilelifeSkelBuilder;
-    const INFO: &'static registry::ToolInfo = &info::INFO;
+    common::tool_types!(FilelifeSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
         let containers = args.containers.containers;
@@ -89,13 +85,8 @@ impl Tool for Filelife {
             args,
             mode,
             inode_create,
-            stamps: Stamps::start().containers(containers),
-            event: Box::default(),
+            event: Record::new(containers),
         })
-    }
-
-    fn common(&self) -> &CommonArgs {
-        &self.args.common
     }
 
     fn filters(&self) -> Filters {
@@ -144,22 +135,10 @@ impl Tool for Filelife {
         Ok(())
     }
 
-    fn table(&self) -> Option<&Table<Self>> {
-        Some(&self.table)
-    }
-
-    fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
-        maps::copy_record(&mut *self.event, data);
-        self.stamps.read(data);
-        self.table.row(out, self)
-    }
+    common::event_kind!();
 }
 
-impl Stamped for Filelife {
-    fn stamps(&self) -> &Stamps {
-        &self.stamps
-    }
-}
+common::stamped_by_record!(Filelife);
 
 /// BCC's columns: TIME PID COMM AGE(s) FILE.
 fn table(json: bool) -> Table<Filelife> {

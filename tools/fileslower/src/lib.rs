@@ -2,7 +2,6 @@
 
 mod info;
 
-use std::io;
 use std::path::PathBuf;
 
 use anyhow::Result;
@@ -12,9 +11,9 @@ use common::kernel::fileio::{self, Variant, READ, WRITE};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
-use common::kinds::event::{columns, Cell, Column, Stamped, Stamps, Table};
+use common::kinds::event::{columns, Cell, Column, Record, Table};
 use common::note;
-use common::output::{c_bytes, Out};
+use common::output::c_bytes;
 use common::run::lifecycle::{self, Setup, Tool};
 
 common::skeleton!("fileslower");
@@ -62,8 +61,7 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Fileslower>();
 pub(crate) struct Fileslower {
     args: Args,
     mode: Variant,
-    stamps: Stamps,
-    event: Box<types::slow_event>,
+    event: Record<types::slow_event>,
     table: Table<Fileslower>,
 }
 
@@ -72,9 +70,7 @@ const SYSCALL_NOTE: &str = "system call mode (no fentry or kprobes on vfs_read a
                             includes the system call's own";
 
 impl Tool for Fileslower {
-    type Args = Args;
-    type Builder = FileslowerSkelBuilder;
-    const INFO: &'static registry::ToolInfo = &info::INFO;
+    common::tool_types!(FileslowerSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
         let containers = args.containers.containers;
@@ -83,13 +79,8 @@ impl Tool for Fileslower {
             table: table(args.common.json).containers(containers),
             args,
             mode,
-            stamps: Stamps::start().containers(containers),
-            event: Box::default(),
+            event: Record::new(containers),
         })
-    }
-
-    fn common(&self) -> &CommonArgs {
-        &self.args.common
     }
 
     fn filters(&self) -> Filters {
@@ -143,22 +134,10 @@ impl Tool for Fileslower {
         Ok(())
     }
 
-    fn table(&self) -> Option<&Table<Self>> {
-        Some(&self.table)
-    }
-
-    fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
-        maps::copy_record(&mut *self.event, data);
-        self.stamps.read(data);
-        self.table.row(out, self)
-    }
+    common::event_kind!();
 }
 
-impl Stamped for Fileslower {
-    fn stamps(&self) -> &Stamps {
-        &self.stamps
-    }
-}
+common::stamped_by_record!(Fileslower);
 
 fn op(e: &types::slow_event) -> &'static str {
     match e.op {

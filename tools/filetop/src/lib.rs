@@ -86,9 +86,7 @@ pub(crate) struct Filetop {
 }
 
 impl Tool for Filetop {
-    type Args = Args;
-    type Builder = FiletopSkelBuilder;
-    const INFO: &'static registry::ToolInfo = &info::INFO;
+    common::tool_types!(FiletopSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
         let mode = Variant::choose(&FUNCTIONS);
@@ -97,10 +95,6 @@ impl Tool for Filetop {
             args,
             mode,
         })
-    }
-
-    fn common(&self) -> &CommonArgs {
-        &self.args.common
     }
 
     fn filters(&self) -> Filters {

@@ -3,7 +3,6 @@
 
 mod info;
 
-use std::io;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -14,9 +13,9 @@ use common::kernel::fileio::{self, Variant, FSYNC, OPEN, READ, WRITE};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
-use common::kinds::event::{columns, Cell, Column, Stamped, Stamps, Table};
+use common::kinds::event::{columns, Cell, Column, Record, Table};
 use common::note;
-use common::output::{c_bytes, Out};
+use common::output::c_bytes;
 use common::run::lifecycle::{self, attach_all, Schedule, Setup, SkelOf, Tool};
 use common::usage::usage;
 use libbpf_rs::skel::Skel;
@@ -159,8 +158,7 @@ pub(crate) struct Fsslower {
     args: Args,
     fs: Fs,
     mode: Variant,
-    stamps: Stamps,
-    event: Box<types::slow_event>,
+    event: Record<types::slow_event>,
     table: Table<Fsslower>,
 }
 
@@ -181,9 +179,7 @@ impl Fsslower {
 }
 
 impl Tool for Fsslower {
-    type Args = Args;
-    type Builder = FsslowerSkelBuilder;
-    const INFO: &'static registry::ToolInfo = &info::INFO;
+    common::tool_types!(FsslowerSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
         let containers = args.containers.containers;
@@ -208,13 +204,8 @@ impl Tool for Fsslower {
             args,
             fs,
             mode,
-            stamps: Stamps::start().containers(containers),
-            event: Box::default(),
+            event: Record::new(containers),
         })
-    }
-
-    fn common(&self) -> &CommonArgs {
-        &self.args.common
     }
 
     fn filters(&self) -> Filters {
@@ -353,9 +344,7 @@ impl Tool for Fsslower {
         Ok(links)
     }
 
-    fn table(&self) -> Option<&Table<Self>> {
-        Some(&self.table)
-    }
+    common::event_kind!();
 
     fn schedule(&self) -> Schedule {
         Schedule {
@@ -363,19 +352,9 @@ impl Tool for Fsslower {
             ..Schedule::default()
         }
     }
-
-    fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
-        maps::copy_record(&mut *self.event, data);
-        self.stamps.read(data);
-        self.table.row(out, self)
-    }
 }
 
-impl Stamped for Fsslower {
-    fn stamps(&self) -> &Stamps {
-        &self.stamps
-    }
-}
+common::stamped_by_record!(Fsslower);
 
 /// BCC's T column: R read, W write, O open, S fsync.
 fn op(e: &types::slow_event) -> &'static str {
@@ -398,7 +377,7 @@ fn table(csv: bool, json: bool) -> Table<Fsslower> {
     if csv {
         return Table::csv().columns([
             Column::new("ENDTIME_us", 0, "", |t| {
-                (t.stamps.head().ts_ns / 1000).into()
+                (t.event.stamps().head().ts_ns / 1000).into()
             }),
             columns::comm("TASK", 0),
             columns::pid(0),

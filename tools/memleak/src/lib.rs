@@ -202,9 +202,7 @@ impl Copies {
 }
 
 impl Tool for Memleak {
-    type Args = Args;
-    type Builder = MemleakSkelBuilder;
-    const INFO: &'static registry::ToolInfo = &info::INFO;
+    common::tool_types!(MemleakSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
         let command = mode::check(&args)?;
@@ -253,12 +251,8 @@ impl Tool for Memleak {
         })
     }
 
-    fn common(&self) -> &CommonArgs {
-        &self.args.common
-    }
-
     fn machine_readable(&self) -> bool {
-        self.args.common.json || self.args.stacks.folded
+        self.args.stacks.folded
     }
 
     fn command(&self) -> Option<Vec<OsString>> {

@@ -88,9 +88,7 @@ struct Offcputime {
 }
 
 impl Tool for Offcputime {
-    type Args = Args;
-    type Builder = OffcputimeSkelBuilder;
-    const INFO: &'static registry::ToolInfo = &info::INFO;
+    common::tool_types!(OffcputimeSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
         if args.min_block_time > args.max_block_time {
@@ -100,10 +98,6 @@ impl Tool for Offcputime {
             )));
         }
         Ok(Offcputime { args })
-    }
-
-    fn common(&self) -> &CommonArgs {
-        &self.args.common
     }
 
     fn stacks(&self) -> Option<stacks::Spec<'_>> {

@@ -14,7 +14,7 @@ use common::cli::{self, CommonArgs, ContainerArgs, IdList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
-use common::kinds::event::{Stamped, Stamps, Table};
+use common::kinds::event::{Record, Table};
 use common::output::{self, Out};
 use common::run::lifecycle::{self, Schedule, Setup, Tool};
 
@@ -142,28 +142,20 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Opensnoop>();
 
 pub(crate) struct Opensnoop {
     args: Args,
-    stamps: Stamps,
-    event: Box<types::event>,
+    event: Record<types::event>,
     table: Table<Opensnoop>,
 }
 
 impl Tool for Opensnoop {
-    type Args = Args;
-    type Builder = OpensnoopSkelBuilder;
-    const INFO: &'static registry::ToolInfo = &info::INFO;
+    common::tool_types!(OpensnoopSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
         let containers = args.containers.containers;
         Ok(Opensnoop {
             table: print::table(&args).containers(containers),
             args,
-            stamps: Stamps::start().containers(containers),
-            event: Box::default(),
+            event: Record::new(containers),
         })
-    }
-
-    fn common(&self) -> &CommonArgs {
-        &self.args.common
     }
 
     fn command(&self) -> Option<Vec<OsString>> {
@@ -242,9 +234,7 @@ impl Tool for Opensnoop {
         Ok(())
     }
 
-    fn table(&self) -> Option<&Table<Self>> {
-        Some(&self.table)
-    }
+    common::event_kind!(table);
 
     fn schedule(&self) -> Schedule {
         Schedule {
@@ -254,8 +244,7 @@ impl Tool for Opensnoop {
     }
 
     fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
-        maps::copy_record(&mut *self.event, data);
-        self.stamps.read(data);
+        self.event.read(data);
         if let Some(name) = &self.args.name {
             let comm = output::c_bytes(&self.event.task.comm);
             if !comm.windows(name.len()).any(|w| w == name.as_bytes()) {
@@ -266,11 +255,7 @@ impl Tool for Opensnoop {
     }
 }
 
-impl Stamped for Opensnoop {
-    fn stamps(&self) -> &Stamps {
-        &self.stamps
-    }
-}
+common::stamped_by_record!(Opensnoop);
 
 #[cfg(test)]
 mod tests {

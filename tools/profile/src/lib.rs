@@ -104,9 +104,7 @@ struct Profile {
 }
 
 impl Tool for Profile {
-    type Args = Args;
-    type Builder = ProfileSkelBuilder;
-    const INFO: &'static registry::ToolInfo = &info::INFO;
+    common::tool_types!(ProfileSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
         let rate = args.rate();
@@ -120,10 +118,6 @@ impl Tool for Profile {
             counter: Counter::CpuClock,
             sampler: None,
         })
-    }
-
-    fn common(&self) -> &CommonArgs {
-        &self.args.common
     }
 
     fn stacks(&self) -> Option<stacks::Spec<'_>> {

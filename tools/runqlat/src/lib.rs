@@ -79,9 +79,7 @@ struct Runqlat {
 }
 
 impl Tool for Runqlat {
-    type Args = Args;
-    type Builder = RunqlatSkelBuilder;
-    const INFO: &'static registry::ToolInfo = &info::INFO;
+    common::tool_types!(RunqlatSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
         // A cgroup v2 directory's inode number is its cgroup id.
@@ -92,10 +90,6 @@ impl Tool for Runqlat {
             None => 0,
         };
         Ok(Runqlat { args, cgroup_id })
-    }
-
-    fn common(&self) -> &CommonArgs {
-        &self.args.common
     }
 
     fn filters(&self) -> Filters {

@@ -5,19 +5,16 @@
 
 mod info;
 
-use std::io;
 use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::Parser;
-use common::cli::{self, CommonArgs, ContainerArgs, IdList, PortList};
+use common::cli::{self, CommonArgs, ContainerArgs, FamilyArgs, IdList, PortList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe::{self, Hook};
-use common::kernel::tcp;
-use common::kinds::event::{columns, Column, Stamped, Stamps, Table};
+use common::kinds::event::{columns, Column, Record, Table};
 use common::output::net::{address, ip_version};
-use common::output::Out;
 use common::run::lifecycle::{self, Setup, Tool};
 
 common::skeleton!("tcpaccept");
@@ -57,12 +54,8 @@ pub(crate) struct Args {
     /// Only accepts by tasks in this cgroup v2 (directory path)
     #[arg(long, value_name = "PATH", value_parser = cli::cgroup_path)]
     cgroup: Option<PathBuf>,
-    /// Trace IPv4 only
-    #[arg(short = '4', long, conflicts_with = "ipv6")]
-    ipv4: bool,
-    /// Trace IPv6 only
-    #[arg(short = '6', long)]
-    ipv6: bool,
+    #[command(flatten)]
+    family: FamilyArgs,
     #[command(flatten)]
     containers: ContainerArgs,
     #[command(flatten)]
@@ -80,36 +73,28 @@ enum Variant {
 
 pub(crate) struct Tcpaccept {
     args: Args,
-    stamps: Stamps,
-    event: types::event,
+    event: Record<types::event>,
     table: Table<Tcpaccept>,
     mode: Option<Variant>,
 }
 
 impl Tool for Tcpaccept {
-    type Args = Args;
-    type Builder = TcpacceptSkelBuilder;
-    const INFO: &'static registry::ToolInfo = &info::INFO;
+    common::tool_types!(TcpacceptSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
         let containers = args.containers.containers;
         Ok(Tcpaccept {
             table: table(&args).containers(containers),
             args,
-            stamps: Stamps::start().containers(containers),
-            event: types::event::default(),
+            event: Record::new(containers),
             mode: None,
         })
-    }
-
-    fn common(&self) -> &CommonArgs {
-        &self.args.common
     }
 
     fn filters(&self) -> Filters {
         Filters {
             lports: self.args.port.clone(),
-            family: tcp::family(self.args.ipv4, self.args.ipv6),
+            family: self.args.family.family(),
             ..Filters::processes(&self.args.pid, &self.args.cgroup)
         }
     }
@@ -134,22 +119,10 @@ impl Tool for Tcpaccept {
         }
     }
 
-    fn table(&self) -> Option<&Table<Self>> {
-        Some(&self.table)
-    }
-
-    fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
-        maps::copy_record(&mut self.event, data);
-        self.stamps.read(data);
-        self.table.row(out, self)
-    }
+    common::event_kind!();
 }
 
-impl Stamped for Tcpaccept {
-    fn stamps(&self) -> &Stamps {
-        &self.stamps
-    }
-}
+common::stamped_by_record!(Tcpaccept);
 
 /// fexit (the program for the kernel's signature of inet_csk_accept),
 /// else a kretprobe, else the system calls; the others switched off.

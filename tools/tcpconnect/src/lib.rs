@@ -4,17 +4,17 @@
 
 mod info;
 
-use std::io::{self, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Parser;
-use common::cli::{self, CommonArgs, ContainerArgs, IdList, PortList};
+use common::cli::{self, CommonArgs, ContainerArgs, FamilyArgs, IdList, PortList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe::{self, Hook};
 use common::kernel::tcp;
-use common::kinds::event::{columns, Column, Stamped, Stamps, Table};
+use common::kinds::event::{columns, Column, Record, Table};
 use common::output::net::{address, ip_version, AF_INET};
 use common::output::Out;
 use common::run::lifecycle::{self, Banner, Setup, Tool, When};
@@ -73,12 +73,8 @@ pub(crate) struct Args {
     /// Only connects by tasks in this cgroup v2 (directory path)
     #[arg(long, value_name = "PATH", value_parser = cli::cgroup_path)]
     cgroup: Option<PathBuf>,
-    /// Trace IPv4 only
-    #[arg(short = '4', long, conflicts_with = "ipv6")]
-    ipv4: bool,
-    /// Trace IPv6 only
-    #[arg(short = '6', long)]
-    ipv6: bool,
+    #[command(flatten)]
+    family: FamilyArgs,
     /// Not supported: BCC's -d reads DNS answers with kprobes on UDP
     /// receive functions and Python libraries
     #[arg(short = 'd', long, hide = true)]
@@ -100,16 +96,13 @@ enum Variant {
 
 pub(crate) struct Tcpconnect {
     args: Args,
-    stamps: Stamps,
-    event: types::event,
+    event: Record<types::event>,
     table: Table<Tcpconnect>,
     mode: Option<Variant>,
 }
 
 impl Tool for Tcpconnect {
-    type Args = Args;
-    type Builder = TcpconnectSkelBuilder;
-    const INFO: &'static registry::ToolInfo = &info::INFO;
+    common::tool_types!(TcpconnectSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
         let containers = args.containers.containers;
@@ -122,21 +115,16 @@ impl Tool for Tcpconnect {
         Ok(Tcpconnect {
             table: table(&args).containers(containers),
             args,
-            stamps: Stamps::start().containers(containers),
-            event: types::event::default(),
+            event: Record::new(containers),
             mode: None,
         })
-    }
-
-    fn common(&self) -> &CommonArgs {
-        &self.args.common
     }
 
     fn filters(&self) -> Filters {
         Filters {
             uid: self.args.uid,
             dports: self.args.port.clone(),
-            family: tcp::family(self.args.ipv4, self.args.ipv6),
+            family: self.args.family.family(),
             ..Filters::processes(&self.args.pid, &self.args.cgroup)
         }
     }
@@ -162,9 +150,7 @@ impl Tool for Tcpconnect {
         }
     }
 
-    fn table(&self) -> Option<&Table<Self>> {
-        Some(&self.table)
-    }
+    common::event_kind!();
 
     fn banner(&self) -> Banner {
         if self.args.count {
@@ -175,12 +161,6 @@ impl Tool for Tcpconnect {
                 note: Self::INFO.banner.into(),
             }
         }
-    }
-
-    fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
-        maps::copy_record(&mut self.event, data);
-        self.stamps.read(data);
-        self.table.row(out, self)
     }
 
     fn report(&mut self, skel: &TcpconnectSkel<'_>, out: &mut Out, when: When) -> Result<()> {
@@ -200,11 +180,7 @@ impl Tool for Tcpconnect {
     }
 }
 
-impl Stamped for Tcpconnect {
-    fn stamps(&self) -> &Stamps {
-        &self.stamps
-    }
-}
+common::stamped_by_record!(Tcpconnect);
 
 /// fexit where it loads, else kprobes, else the state change; the others
 /// switched off.

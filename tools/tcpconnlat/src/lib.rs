@@ -3,18 +3,15 @@
 
 mod info;
 
-use std::io;
 use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Parser;
-use common::cli::{self, CommonArgs, ContainerArgs, IdList};
+use common::cli::{self, CommonArgs, ContainerArgs, FamilyArgs, IdList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
-use common::kernel::tcp;
-use common::kinds::event::{columns, Cell, Column, Stamped, Stamps, Table};
+use common::kinds::event::{columns, Cell, Column, Record, Table};
 use common::output::net::{address, ip_version};
-use common::output::Out;
 use common::run::lifecycle::{self, Setup, Tool};
 
 common::skeleton!("tcpconnlat");
@@ -57,12 +54,8 @@ pub(crate) struct Args {
     /// Include an LPORT column
     #[arg(short = 'L', long)]
     lport: bool,
-    /// Trace IPv4 only
-    #[arg(short = '4', long, conflicts_with = "ipv6")]
-    ipv4: bool,
-    /// Trace IPv6 only
-    #[arg(short = '6', long)]
-    ipv6: bool,
+    #[command(flatten)]
+    family: FamilyArgs,
     #[command(flatten)]
     containers: ContainerArgs,
     #[command(flatten)]
@@ -80,33 +73,25 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Tcpconnlat>();
 
 pub(crate) struct Tcpconnlat {
     args: Args,
-    stamps: Stamps,
-    event: types::event,
+    event: Record<types::event>,
     table: Table<Tcpconnlat>,
 }
 
 impl Tool for Tcpconnlat {
-    type Args = Args;
-    type Builder = TcpconnlatSkelBuilder;
-    const INFO: &'static registry::ToolInfo = &info::INFO;
+    common::tool_types!(TcpconnlatSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
         let containers = args.containers.containers;
         Ok(Tcpconnlat {
             table: table(&args).containers(containers),
             args,
-            stamps: Stamps::start().containers(containers),
-            event: types::event::default(),
+            event: Record::new(containers),
         })
-    }
-
-    fn common(&self) -> &CommonArgs {
-        &self.args.common
     }
 
     fn filters(&self) -> Filters {
         Filters {
-            family: tcp::family(self.args.ipv4, self.args.ipv6),
+            family: self.args.family.family(),
             ..Filters::processes(&self.args.pid, &self.args.cgroup)
         }
     }
@@ -119,22 +104,10 @@ impl Tool for Tcpconnlat {
         Ok(())
     }
 
-    fn table(&self) -> Option<&Table<Self>> {
-        Some(&self.table)
-    }
-
-    fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
-        maps::copy_record(&mut self.event, data);
-        self.stamps.read(data);
-        self.table.row(out, self)
-    }
+    common::event_kind!();
 }
 
-impl Stamped for Tcpconnlat {
-    fn stamps(&self) -> &Stamps {
-        &self.stamps
-    }
-}
+common::stamped_by_record!(Tcpconnlat);
 
 /// BCC's columns: [TIME(s)] PID COMM IP SADDR [LPORT] DADDR DPORT LAT(ms).
 fn table(args: &Args) -> Table<Tcpconnlat> {

@@ -9,12 +9,11 @@ use std::io::{self, Write};
 
 use anyhow::{bail, Result};
 use clap::Parser;
-use common::cli::{self, CommonArgs, ContainerArgs, IdList, PortList};
+use common::cli::{self, CommonArgs, ContainerArgs, FamilyArgs, IdList, PortList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe::{self, Hook};
-use common::kernel::tcp;
-use common::kinds::event::{columns, Cell, Column, Stamped, Stamps, Table};
+use common::kinds::event::{columns, Cell, Column, Record, Table};
 use common::output::net::{endpoint, ip_version, tcp_state_name};
 use common::output::Out;
 use common::run::lifecycle::{self, Setup, Tool};
@@ -52,12 +51,8 @@ pub(crate) struct Args {
     /// Don't take (or print) the kernel stack of each drop
     #[arg(long)]
     no_stack: bool,
-    /// Trace IPv4 only
-    #[arg(short = '4', long, conflicts_with = "ipv6")]
-    ipv4: bool,
-    /// Trace IPv6 only
-    #[arg(short = '6', long)]
-    ipv6: bool,
+    #[command(flatten)]
+    family: FamilyArgs,
     #[command(flatten)]
     containers: ContainerArgs,
     #[command(flatten)]
@@ -68,8 +63,7 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Tcpdrop>();
 
 pub(crate) struct Tcpdrop {
     args: Args,
-    stamps: Stamps,
-    event: Box<types::event>,
+    event: Record<types::event>,
     table: Table<Tcpdrop>,
     /// The kernel's drop reasons, from its BTF (never a table of numbers:
     /// they change between kernels).
@@ -131,9 +125,7 @@ impl Tcpdrop {
 }
 
 impl Tool for Tcpdrop {
-    type Args = Args;
-    type Builder = TcpdropSkelBuilder;
-    const INFO: &'static registry::ToolInfo = &info::INFO;
+    common::tool_types!(TcpdropSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
         let containers = args.containers.containers;
@@ -144,22 +136,17 @@ impl Tool for Tcpdrop {
         Ok(Tcpdrop {
             table: table(args.common.json).containers(containers),
             args,
-            stamps: Stamps::start().containers(containers),
-            event: Box::default(),
+            event: Record::new(containers),
             reasons: drop_reasons(),
             symbolizer,
             stack: Vec::new(),
         })
     }
 
-    fn common(&self) -> &CommonArgs {
-        &self.args.common
-    }
-
     fn filters(&self) -> Filters {
         Filters {
             lports: self.args.port.clone(),
-            family: tcp::family(self.args.ipv4, self.args.ipv6),
+            family: self.args.family.family(),
             ..Filters::pids(&self.args.pid)
         }
     }
@@ -172,13 +159,10 @@ impl Tool for Tcpdrop {
         Ok(())
     }
 
-    fn table(&self) -> Option<&Table<Self>> {
-        Some(&self.table)
-    }
+    common::event_kind!(table);
 
     fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
-        maps::copy_record(&mut *self.event, data);
-        self.stamps.read(data);
+        self.event.read(data);
         self.stack.clear();
         if !self.args.no_stack {
             let n = (self.event.stack_frames as usize).min(self.event.stack.len());
@@ -199,11 +183,7 @@ impl Tool for Tcpdrop {
     }
 }
 
-impl Stamped for Tcpdrop {
-    fn stamps(&self) -> &Stamps {
-        &self.stamps
-    }
-}
+common::stamped_by_record!(Tcpdrop);
 
 /// The program for the tracepoint's arguments on this kernel.
 fn choose_programs(p: &mut OpenTcpdropProgs) -> Result<()> {

@@ -8,12 +8,10 @@ use std::io;
 
 use anyhow::Result;
 use clap::Parser;
-use common::cli::{self, CommonArgs, ContainerArgs, IdList, PortList};
+use common::cli::{self, CommonArgs, ContainerArgs, FamilyArgs, IdList, PortList};
 use common::export::prom::Exporter;
 use common::kernel::filters::Filters;
-use common::kernel::maps;
-use common::kernel::tcp;
-use common::kinds::event::{columns, Cell, Column, Stamped, Stamps, Table};
+use common::kinds::event::{columns, Cell, Column, Record, Table};
 use common::note;
 use common::output::net::{address, ip_version};
 use common::output::Out;
@@ -64,12 +62,8 @@ pub(crate) struct Args {
     /// Only these remote ports (comma-separated)
     #[arg(short = 'D', long = "remoteport", value_name = "DPORT", value_parser = cli::port_list)]
     dport: Option<PortList>,
-    /// Trace IPv4 only
-    #[arg(short = '4', long, conflicts_with = "ipv6")]
-    ipv4: bool,
-    /// Trace IPv6 only
-    #[arg(short = '6', long)]
-    ipv6: bool,
+    #[command(flatten)]
+    family: FamilyArgs,
     #[command(flatten)]
     metrics: cli::MetricsArgs,
     #[command(flatten)]
@@ -84,17 +78,14 @@ pub(crate) struct Tcplife {
     args: Args,
     /// The clock, and the first session shown: TIME(s) counts from it
     /// (BCC's).
-    stamps: Stamps,
-    event: types::event,
+    event: Record<types::event>,
     table: Table<Tcplife>,
     exporter: Option<Exporter>,
     sessions: metrics::Sessions,
 }
 
 impl Tool for Tcplife {
-    type Args = Args;
-    type Builder = TcplifeSkelBuilder;
-    const INFO: &'static registry::ToolInfo = &info::INFO;
+    common::tool_types!(TcplifeSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
         let containers = args.containers.containers;
@@ -102,22 +93,17 @@ impl Tool for Tcplife {
         Ok(Tcplife {
             table: table(&args).containers(containers),
             args,
-            stamps: Stamps::start().containers(containers),
-            event: types::event::default(),
+            event: Record::new(containers),
             exporter,
             sessions: metrics::Sessions::default(),
         })
-    }
-
-    fn common(&self) -> &CommonArgs {
-        &self.args.common
     }
 
     fn filters(&self) -> Filters {
         Filters {
             lports: self.args.lport.clone(),
             dports: self.args.dport.clone(),
-            family: tcp::family(self.args.ipv4, self.args.ipv6),
+            family: self.args.family.family(),
             ..Filters::pids(&self.args.pid)
         }
     }
@@ -127,13 +113,10 @@ impl Tool for Tcplife {
         Ok(())
     }
 
-    fn table(&self) -> Option<&Table<Self>> {
-        Some(&self.table)
-    }
+    common::event_kind!(table);
 
     fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
-        maps::copy_record(&mut self.event, data);
-        self.stamps.read(data);
+        self.event.read(data);
         if self.exporter.is_some() {
             self.sessions.add(&self.event);
         }
@@ -168,11 +151,7 @@ impl Tool for Tcplife {
     }
 }
 
-impl Stamped for Tcplife {
-    fn stamps(&self) -> &Stamps {
-        &self.stamps
-    }
-}
+common::stamped_by_record!(Tcplife);
 
 /// BCC's columns: PID COMM [IP] LADDR LPORT RADDR RPORT TX_KB RX_KB MS;
 /// wider with -w, comma-separated with -s.

@@ -9,13 +9,12 @@ use std::io;
 
 use anyhow::{bail, Result};
 use clap::Parser;
-use common::cli::{self, CommonArgs, ContainerArgs, IdList};
+use common::cli::{self, CommonArgs, ContainerArgs, FamilyArgs, IdList};
 use common::export::prom::Exporter;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe::{self, Hook};
-use common::kernel::tcp;
-use common::kinds::event::{Stamped, Stamps, Table};
+use common::kinds::event::{Record, Table};
 use common::note;
 use common::output::Out;
 use common::run::lifecycle::{self, Banner, Setup, Tool, When};
@@ -63,12 +62,8 @@ struct Args {
     /// Count retransmits per flow in the kernel; print the counts at Ctrl-C
     #[arg(short = 'c', long, conflicts_with_all = ["sequence", "containers"])]
     count: bool,
-    /// Trace IPv4 only
-    #[arg(short = '4', long, conflicts_with = "ipv6")]
-    ipv4: bool,
-    /// Trace IPv6 only
-    #[arg(short = '6', long)]
-    ipv6: bool,
+    #[command(flatten)]
+    family: FamilyArgs,
     /// Print TIME(s), seconds since tracing began, instead of HH:MM:SS
     #[arg(short = 'T', long)]
     timestamp: bool,
@@ -91,17 +86,14 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Tcpretrans>();
 
 pub(crate) struct Tcpretrans {
     args: Args,
-    stamps: Stamps,
-    event: types::event,
+    event: Record<types::event>,
     table: Table<Tcpretrans>,
     exporter: Option<Exporter>,
     retransmits: metrics::Retransmits,
 }
 
 impl Tool for Tcpretrans {
-    type Args = Args;
-    type Builder = TcpretransSkelBuilder;
-    const INFO: &'static registry::ToolInfo = &info::INFO;
+    common::tool_types!(TcpretransSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
         let containers = args.containers.containers;
@@ -115,20 +107,15 @@ impl Tool for Tcpretrans {
         Ok(Tcpretrans {
             table: print::table(&args).containers(containers),
             args,
-            stamps: Stamps::start().containers(containers),
-            event: types::event::default(),
+            event: Record::new(containers),
             exporter,
             retransmits: metrics::Retransmits::default(),
         })
     }
 
-    fn common(&self) -> &CommonArgs {
-        &self.args.common
-    }
-
     fn filters(&self) -> Filters {
         Filters {
-            family: tcp::family(self.args.ipv4, self.args.ipv6),
+            family: self.args.family.family(),
             ..Filters::pids(&self.args.pid)
         }
     }
@@ -152,8 +139,7 @@ impl Tool for Tcpretrans {
     }
 
     fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
-        maps::copy_record(&mut self.event, data);
-        self.stamps.read(data);
+        self.event.read(data);
         if self.exporter.is_some() {
             self.retransmits.add(&self.event);
         }
@@ -200,11 +186,7 @@ impl Tool for Tcpretrans {
     }
 }
 
-impl Stamped for Tcpretrans {
-    fn stamps(&self) -> &Stamps {
-        &self.stamps
-    }
-}
+common::stamped_by_record!(Tcpretrans);
 
 /// Picks the retransmit variant and the loss probe hook (if asked for and
 /// available), and switches every other program off.

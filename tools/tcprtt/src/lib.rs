@@ -8,11 +8,10 @@ use std::time::Duration;
 
 use anyhow::{bail, Result};
 use clap::Parser;
-use common::cli::{self, CommonArgs, HistogramArgs, PortList};
+use common::cli::{self, CommonArgs, FamilyArgs, HistogramArgs, PortList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe::{self, Hook};
-use common::kernel::tcp;
 use common::kinds::histogram::{self, Unit};
 use common::output::hist;
 use common::output::net::{address, AF_INET, AF_INET6};
@@ -81,12 +80,8 @@ pub(crate) struct Args {
     /// Show each histogram's average
     #[arg(short = 'e', long = "extension")]
     extension: bool,
-    /// Trace IPv4 only
-    #[arg(short = '4', long, conflicts_with = "ipv6")]
-    ipv4: bool,
-    /// Trace IPv6 only
-    #[arg(short = '6', long)]
-    ipv6: bool,
+    #[command(flatten)]
+    family: FamilyArgs,
     #[command(flatten)]
     hist: HistogramArgs,
     #[command(flatten)]
@@ -107,8 +102,8 @@ fn family_conflicts(a: &Args) -> Result<()> {
     for (flag, addr) in addrs {
         let Some(addr) = addr else { continue };
         let (family, other) = match addr {
-            IpAddr::V4(_) => ("IPv4", (a.ipv6, "-6/--ipv6")),
-            IpAddr::V6(_) => ("IPv6", (a.ipv4, "-4/--ipv4")),
+            IpAddr::V4(_) => ("IPv4", (a.family.ipv6, "-6/--ipv6")),
+            IpAddr::V6(_) => ("IPv6", (a.family.ipv4, "-4/--ipv4")),
         };
         if other.0 {
             return Err(common::usage::usage(format!(
@@ -139,9 +134,7 @@ fn addr_bytes(addr: &IpAddr) -> (u16, [u8; 16]) {
 }
 
 impl Tool for Tcprtt {
-    type Args = Args;
-    type Builder = TcprttSkelBuilder;
-    const INFO: &'static registry::ToolInfo = &info::INFO;
+    common::tool_types!(TcprttSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
         if args.every.is_some() && args.hist.interval.interval.is_some() {
@@ -153,16 +146,12 @@ impl Tool for Tcprtt {
         Ok(Tcprtt { args })
     }
 
-    fn common(&self) -> &CommonArgs {
-        &self.args.common
-    }
-
     fn filters(&self) -> Filters {
         let a = &self.args;
         Filters {
             lports: a.lport.clone(),
             dports: a.rport.clone(),
-            family: tcp::family(a.ipv4, a.ipv6),
+            family: a.family.family(),
             ..Filters::default()
         }
     }

@@ -8,11 +8,9 @@ use std::io;
 
 use anyhow::Result;
 use clap::Parser;
-use common::cli::{self, CommonArgs, ContainerArgs, PortList};
+use common::cli::{self, CommonArgs, ContainerArgs, FamilyArgs, PortList};
 use common::kernel::filters::Filters;
-use common::kernel::maps;
-use common::kernel::tcp;
-use common::kinds::event::{columns, Cell, Column, Stamped, Stamps, Table};
+use common::kinds::event::{columns, Cell, Column, Record, Table};
 use common::output::net::{address, ip_version, tcp_state_name};
 use common::output::Out;
 use common::run::lifecycle::{self, Setup, Tool};
@@ -66,12 +64,8 @@ pub(crate) struct Args {
     /// OBJECT_TCP_* fields)
     #[arg(short = 'Y', long)]
     journal: bool,
-    /// Trace IPv4 only
-    #[arg(short = '4', long, conflicts_with = "ipv6")]
-    ipv4: bool,
-    /// Trace IPv6 only
-    #[arg(short = '6', long)]
-    ipv6: bool,
+    #[command(flatten)]
+    family: FamilyArgs,
     #[command(flatten)]
     containers: ContainerArgs,
     #[command(flatten)]
@@ -83,16 +77,13 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Tcpstates>();
 pub(crate) struct Tcpstates {
     args: Args,
     /// TIME(s) counts from the first change shown (BCC's).
-    stamps: Stamps,
-    event: types::event,
+    event: Record<types::event>,
     table: Table<Tcpstates>,
     journal: Option<journal::Journal>,
 }
 
 impl Tool for Tcpstates {
-    type Args = Args;
-    type Builder = TcpstatesSkelBuilder;
-    const INFO: &'static registry::ToolInfo = &info::INFO;
+    common::tool_types!(TcpstatesSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
         let containers = args.containers.containers;
@@ -104,21 +95,16 @@ impl Tool for Tcpstates {
         Ok(Tcpstates {
             table: table(&args).containers(containers),
             args,
-            stamps: Stamps::start().containers(containers),
-            event: types::event::default(),
+            event: Record::new(containers),
             journal,
         })
-    }
-
-    fn common(&self) -> &CommonArgs {
-        &self.args.common
     }
 
     fn filters(&self) -> Filters {
         Filters {
             lports: self.args.lport.clone(),
             dports: self.args.dport.clone(),
-            family: tcp::family(self.args.ipv4, self.args.ipv6),
+            family: self.args.family.family(),
             ..Filters::default()
         }
     }
@@ -128,13 +114,10 @@ impl Tool for Tcpstates {
         Ok(())
     }
 
-    fn table(&self) -> Option<&Table<Self>> {
-        Some(&self.table)
-    }
+    common::event_kind!(table);
 
     fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
-        maps::copy_record(&mut self.event, data);
-        self.stamps.read(data);
+        self.event.read(data);
         if let Some(journal) = &self.journal {
             journal.send(&self.event);
         }
@@ -142,11 +125,7 @@ impl Tool for Tcpstates {
     }
 }
 
-impl Stamped for Tcpstates {
-    fn stamps(&self) -> &Stamps {
-        &self.stamps
-    }
-}
+common::stamped_by_record!(Tcpstates);
 
 impl Tcpstates {
     fn saddr(&self) -> String {

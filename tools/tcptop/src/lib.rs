@@ -8,11 +8,10 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::{Parser, ValueEnum};
-use common::cli::{self, CommonArgs, IdList, TopArgs};
+use common::cli::{self, CommonArgs, FamilyArgs, IdList, TopArgs};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
-use common::kernel::tcp;
 use common::kinds::event::{Cell, Column, Table};
 use common::kinds::top::{self, Timed};
 use common::output::c_bytes;
@@ -63,12 +62,8 @@ pub(crate) struct Args {
     /// Sort by
     #[arg(short = 's', long, value_enum, default_value_t = Sort::All)]
     sort: Sort,
-    /// Trace IPv4 only
-    #[arg(short = '4', long, conflicts_with = "ipv6")]
-    ipv4: bool,
-    /// Trace IPv6 only
-    #[arg(short = '6', long)]
-    ipv6: bool,
+    #[command(flatten)]
+    family: FamilyArgs,
     #[command(flatten)]
     top: TopArgs,
     #[command(flatten)]
@@ -97,9 +92,7 @@ enum Variant {
 }
 
 impl Tool for Tcptop {
-    type Args = Args;
-    type Builder = TcptopSkelBuilder;
-    const INFO: &'static registry::ToolInfo = &info::INFO;
+    common::tool_types!(TcptopSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
         Ok(Tcptop {
@@ -111,13 +104,9 @@ impl Tool for Tcptop {
         })
     }
 
-    fn common(&self) -> &CommonArgs {
-        &self.args.common
-    }
-
     fn filters(&self) -> Filters {
         Filters {
-            family: tcp::family(self.args.ipv4, self.args.ipv6),
+            family: self.args.family.family(),
             ..Filters::processes(&self.args.pid, &self.args.cgroup)
         }
     }

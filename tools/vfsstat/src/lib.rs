@@ -69,9 +69,7 @@ pub(crate) struct Vfsstat {
 }
 
 impl Tool for Vfsstat {
-    type Args = Args;
-    type Builder = VfsstatSkelBuilder;
-    const INFO: &'static registry::ToolInfo = &info::INFO;
+    common::tool_types!(VfsstatSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
         Ok(Vfsstat {
@@ -80,10 +78,6 @@ impl Tool for Vfsstat {
             previous: [0; STATS],
             since: Instant::now(),
         })
-    }
-
-    fn common(&self) -> &CommonArgs {
-        &self.args.common
     }
 
     fn filters(&self) -> Filters {
