@@ -34,6 +34,49 @@ pub struct ContainerArgs {
     pub containers: bool,
 }
 
+/// The cgroup filter: one cgroup v2 and its descendants, named by its
+/// directory (`-c`), a container's id (`--container`) or a systemd unit
+/// (`--unit`), each resolved to the directory at start. [`CgroupArgs`]
+/// where the tool has `-c` free, [`CgroupLongArgs`] where not.
+macro_rules! cgroup_args {
+    ($name:ident, $($short:expr)?) => {
+        #[derive(Args, Debug, Clone, Default)]
+        pub struct $name {
+            /// Only tasks in this cgroup v2 (its directory) or below it
+            #[arg($(short = $short,)? long, value_name = "PATH", value_parser = cgroup_path)]
+            cgroup: Option<PathBuf>,
+            /// Only tasks in this container (its id, or the start of it,
+            /// as `docker ps` or `crictl ps` shows) or below it
+            #[arg(long, value_name = "ID", value_parser = container_cgroup,
+                  conflicts_with = "cgroup")]
+            container: Option<PathBuf>,
+            /// Only tasks in this systemd unit (`nginx`, `session-3.scope`)
+            /// or below it
+            #[arg(long, value_name = "NAME", value_parser = unit_cgroup,
+                  conflicts_with_all = ["cgroup", "container"])]
+            unit: Option<PathBuf>,
+        }
+
+        impl $name {
+            /// The cgroup directory chosen, by whichever option.
+            pub fn path(&self) -> Option<PathBuf> {
+                self.cgroup.clone().or_else(|| self.container.clone()).or_else(|| self.unit.clone())
+            }
+        }
+    };
+}
+
+cgroup_args!(CgroupArgs, 'c');
+cgroup_args!(CgroupLongArgs,);
+
+fn container_cgroup(s: &str) -> Result<PathBuf, String> {
+    crate::kernel::cgroups::find_container(s)
+}
+
+fn unit_cgroup(s: &str) -> Result<PathBuf, String> {
+    crate::kernel::cgroups::find_unit(s)
+}
+
 /// `-4`/`-6`, flattened into the TCP tools' arguments.
 #[derive(Args, Debug, Clone, Default)]
 pub struct FamilyArgs {

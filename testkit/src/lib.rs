@@ -677,6 +677,14 @@ impl FakeContainer {
         Self::make(top, &below, id, Some(uid))
     }
 
+    /// A systemd unit's cgroup, `…/<unique>.slice/<name>-<unique>.service`:
+    /// the unit's name is in `id`.
+    pub fn unit(name: &str) -> Self {
+        let top = cgroup2_root().join(format!("{}.slice", unique("bpftools-test-")));
+        let unit = format!("{}.service", unique(&format!("{name}-")));
+        Self::make(top, &unit, unit.clone(), None)
+    }
+
     /// The id as `docker ps` shows it.
     pub fn short_id(&self) -> &str {
         &self.id[..12]

@@ -178,24 +178,106 @@ impl Resolver {
         let Some(root) = self.root.clone() else {
             return;
         };
-        let mut dirs = vec![root.clone()];
-        while let Some(dir) = dirs.pop() {
-            let Ok(meta) = std::fs::metadata(&dir) else {
-                continue;
-            };
-            self.known.entry(meta.ino()).or_insert_with(|| {
-                let rel = relative(&root, &dir);
-                Rc::new(Names::of_path(&rel))
-            });
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
-            };
+        for (dir, ino) in walk(&root) {
+            self.known
+                .entry(ino)
+                .or_insert_with(|| Rc::new(Names::of_path(&relative(&root, &dir))));
+        }
+    }
+}
+
+/// Every cgroup directory from `root` down, with its inode (its cgroup id).
+fn walk(root: &Path) -> Vec<(PathBuf, u64)> {
+    let mut found = Vec::new();
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        let Ok(meta) = std::fs::metadata(&dir) else {
+            continue;
+        };
+        if let Ok(entries) = std::fs::read_dir(&dir) {
             for e in entries.flatten() {
                 if e.file_type().is_ok_and(|t| t.is_dir()) {
                     dirs.push(e.path());
                 }
             }
         }
+        found.push((dir, meta.ino()));
+    }
+    found
+}
+
+/// The cgroup directory of the one container whose id starts with
+/// `prefix` (`--container`: the id `docker ps` shows, or more of it).
+pub fn find_container(prefix: &str) -> Result<PathBuf, String> {
+    let prefix = prefix.to_ascii_lowercase();
+    if prefix.is_empty() || prefix.len() > 64 || !prefix.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(format!(
+            "'{}' is not a container id (hex digits, as `docker ps` shows)",
+            crate::output::escape(prefix.as_bytes())
+        ));
+    }
+    let root = root().ok_or("no cgroup v2 hierarchy is mounted")?;
+    let mut found: Vec<(String, PathBuf)> = Vec::new();
+    for (dir, _) in walk(&root) {
+        let part = dir.file_name().and_then(|p| p.to_str()).unwrap_or("");
+        let parent = dir
+            .parent()
+            .and_then(|p| p.file_name())
+            .and_then(|p| p.to_str());
+        if let Some((id, _)) = container_of(part, parent).filter(|(id, _)| id.starts_with(&prefix))
+        {
+            found.push((id.to_string(), dir.clone()));
+        }
+    }
+    one_of(found, &root, || {
+        format!("no container's cgroup has an id starting with {prefix}")
+    })
+}
+
+/// The cgroup directory of systemd unit `name` (`--unit`; `.service`
+/// when the name has no type).
+pub fn find_unit(name: &str) -> Result<PathBuf, String> {
+    let shown = crate::output::escape(name.as_bytes());
+    if name.is_empty() || name.contains('/') {
+        return Err(format!("'{shown}' is not a unit name"));
+    }
+    let full = if name.contains('.') {
+        name.to_string()
+    } else {
+        format!("{name}.service")
+    };
+    let root = root().ok_or("no cgroup v2 hierarchy is mounted")?;
+    let found = walk(&root)
+        .into_iter()
+        .filter(|(dir, _)| dir.file_name().is_some_and(|p| p == full.as_str()))
+        .map(|(dir, _)| (relative(&root, &dir), dir))
+        .collect();
+    one_of(found, &root, || {
+        format!("no cgroup of a unit named {shown}")
+    })
+}
+
+/// The directory of the one thing found (keyed by its name): the topmost
+/// where one thing has several (its descendants are traced with it); an
+/// error naming each where there are several things, or `none()`.
+fn one_of(
+    mut found: Vec<(String, PathBuf)>,
+    root: &Path,
+    none: impl FnOnce() -> String,
+) -> Result<PathBuf, String> {
+    found.sort_by_key(|(key, dir)| (key.clone(), dir.components().count()));
+    found.dedup_by(|a, b| a.0 == b.0);
+    match found.len() {
+        0 => Err(none()),
+        1 => Ok(found.remove(0).1),
+        n => Err(format!(
+            "{n} cgroups match: {} (give more of the name)",
+            found
+                .iter()
+                .map(|(_, dir)| crate::output::escape(relative(root, dir).as_bytes()).into_owned())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
     }
 }
 

@@ -40,9 +40,9 @@ pub struct Filters {
 impl Filters {
     /// Only the processes of a `-p` list and the tasks of a cgroup, each
     /// if given.
-    pub fn processes(list: &Option<IdList>, cgroup: &Option<PathBuf>) -> Filters {
+    pub fn processes(list: &Option<IdList>, cgroup: Option<PathBuf>) -> Filters {
         Filters {
-            cgroup: cgroup.clone(),
+            cgroup,
             ..Filters::pids(list)
         }
     }

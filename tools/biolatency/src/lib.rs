@@ -3,11 +3,9 @@
 mod flags;
 mod info;
 
-use std::path::PathBuf;
-
 use anyhow::{bail, Result};
 use clap::Parser;
-use common::cli::{self, CommonArgs, HistogramArgs};
+use common::cli::{CgroupArgs, CommonArgs, HistogramArgs};
 use common::kernel::disks;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
@@ -66,9 +64,8 @@ struct Args {
     /// Summarize average, total and count too
     #[arg(short = 'e', long)]
     extension: bool,
-    /// Trace I/O issued from this cgroup v2 (directory path) only
-    #[arg(short = 'c', long, value_name = "PATH", value_parser = cli::cgroup_path)]
-    cgroup: Option<PathBuf>,
+    #[command(flatten)]
+    cgroup: CgroupArgs,
     #[command(flatten)]
     hist: HistogramArgs,
     #[command(flatten)]
@@ -92,7 +89,7 @@ impl Tool for Biolatency {
 
     fn filters(&self) -> Filters {
         Filters {
-            cgroup: self.args.cgroup.clone(),
+            cgroup: self.args.cgroup.path(),
             disk: self.targ_dev,
             ..Filters::default()
         }

@@ -3,12 +3,11 @@
 mod info;
 
 use std::io;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Result;
 use clap::Parser;
-use common::cli::{self, CommonArgs, ContainerArgs, IdList};
+use common::cli::{self, CgroupArgs, CommonArgs, ContainerArgs, IdList};
 use common::kernel::disks;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
@@ -45,9 +44,8 @@ pub(crate) struct Args {
     /// Trace this disk only (e.g. sda)
     #[arg(short = 'd', long, value_name = "DISK")]
     disk: Option<String>,
-    /// Trace I/O submitted from this cgroup v2 (directory path) only
-    #[arg(short = 'c', long, value_name = "PATH", value_parser = cli::cgroup_path)]
-    cgroup: Option<PathBuf>,
+    #[command(flatten)]
+    cgroup: CgroupArgs,
     /// Trace I/O submitted by these processes only (comma-separated pids)
     #[arg(short = 'p', long, value_parser = cli::id_list)]
     pid: Option<IdList>,
@@ -103,7 +101,7 @@ impl Tool for Biosnoop {
     fn filters(&self) -> Filters {
         Filters {
             disk: self.targ_dev,
-            ..Filters::processes(&self.args.pid, &self.args.cgroup)
+            ..Filters::processes(&self.args.pid, self.args.cgroup.path())
         }
     }
 

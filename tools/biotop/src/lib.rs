@@ -2,11 +2,9 @@
 
 mod info;
 
-use std::path::PathBuf;
-
 use anyhow::Result;
 use clap::{Parser, ValueEnum};
-use common::cli::{self, CommonArgs, IdList, TopArgs};
+use common::cli::{self, CgroupArgs, CommonArgs, IdList, TopArgs};
 use common::kernel::disks;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
@@ -49,9 +47,8 @@ pub(crate) struct Args {
     /// Trace this disk only (e.g. sda)
     #[arg(short = 'd', long, value_name = "DISK")]
     disk: Option<String>,
-    /// Trace I/O submitted from this cgroup v2 (directory path) only
-    #[arg(short = 'c', long, value_name = "PATH", value_parser = cli::cgroup_path)]
-    cgroup: Option<PathBuf>,
+    #[command(flatten)]
+    cgroup: CgroupArgs,
     #[command(flatten)]
     top: TopArgs,
     #[command(flatten)]
@@ -107,7 +104,7 @@ impl Tool for Biotop {
     fn filters(&self) -> Filters {
         Filters {
             disk: self.targ_dev,
-            ..Filters::processes(&self.args.pid, &self.args.cgroup)
+            ..Filters::processes(&self.args.pid, self.args.cgroup.path())
         }
     }
 

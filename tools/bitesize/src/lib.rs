@@ -3,11 +3,9 @@
 
 mod info;
 
-use std::path::PathBuf;
-
 use anyhow::Result;
 use clap::Parser;
-use common::cli::{self, CommonArgs, HistogramArgs, IdList};
+use common::cli::{self, CgroupLongArgs, CommonArgs, HistogramArgs, IdList};
 use common::kernel::disks;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
@@ -56,9 +54,8 @@ pub(crate) struct Args {
     /// Trace I/O submitted by these processes only (comma-separated pids)
     #[arg(short = 'p', long, value_parser = cli::id_list)]
     pid: Option<IdList>,
-    /// Trace I/O submitted from this cgroup v2 (directory path) only
-    #[arg(long, value_name = "PATH", value_parser = cli::cgroup_path)]
-    cgroup: Option<PathBuf>,
+    #[command(flatten)]
+    cgroup: CgroupLongArgs,
     /// Summarize average, total and count too
     #[arg(short = 'e', long)]
     extension: bool,
@@ -96,7 +93,7 @@ impl Tool for Bitesize {
     fn filters(&self) -> Filters {
         Filters {
             disk: self.targ_dev,
-            ..Filters::processes(&self.args.pid, &self.args.cgroup)
+            ..Filters::processes(&self.args.pid, self.args.cgroup.path())
         }
     }
 

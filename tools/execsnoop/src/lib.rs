@@ -3,11 +3,10 @@
 mod info;
 
 use std::io;
-use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Parser;
-use common::cli::{self, CommonArgs, ContainerArgs};
+use common::cli::{self, CgroupArgs, CommonArgs, ContainerArgs};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
@@ -80,9 +79,8 @@ struct Args {
     /// Include the parent's command name (PPCOMM column)
     #[arg(short = 'M', long)]
     print_pcomm: bool,
-    /// Trace this cgroup v2 (directory path) only
-    #[arg(short = 'c', long, value_name = "PATH", value_parser = cli::cgroup_path)]
-    cgroup: Option<PathBuf>,
+    #[command(flatten)]
+    cgroup: CgroupArgs,
     #[command(flatten)]
     containers: ContainerArgs,
     #[command(flatten)]
@@ -111,7 +109,7 @@ impl Tool for Execsnoop {
 
     fn filters(&self) -> Filters {
         Filters {
-            cgroup: self.args.cgroup.clone(),
+            cgroup: self.args.cgroup.path(),
             uid: self.args.uid,
             ..Filters::default()
         }

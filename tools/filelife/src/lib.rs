@@ -2,11 +2,9 @@
 
 mod info;
 
-use std::path::PathBuf;
-
 use anyhow::{bail, Result};
 use clap::Parser;
-use common::cli::{self, CommonArgs, ContainerArgs, IdList};
+use common::cli::{self, CgroupArgs, CommonArgs, ContainerArgs, IdList};
 use common::kernel::fileio::Variant;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
@@ -34,9 +32,8 @@ pub(crate) struct Args {
     /// Only files created by these processes (comma-separated pids)
     #[arg(short = 'p', long, value_parser = cli::id_list)]
     pid: Option<IdList>,
-    /// Only files created by tasks in this cgroup v2 (directory path)
-    #[arg(short = 'c', long, value_name = "PATH", value_parser = cli::cgroup_path)]
-    cgroup: Option<PathBuf>,
+    #[command(flatten)]
+    cgroup: CgroupArgs,
     #[command(flatten)]
     containers: ContainerArgs,
     #[command(flatten)]
@@ -90,7 +87,7 @@ impl Tool for Filelife {
     }
 
     fn filters(&self) -> Filters {
-        Filters::processes(&self.args.pid, &self.args.cgroup)
+        Filters::processes(&self.args.pid, self.args.cgroup.path())
     }
 
     fn configure(&mut self, open: &mut OpenFilelifeSkel<'_>, _: &Setup) -> Result<()> {

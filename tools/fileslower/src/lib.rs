@@ -2,11 +2,9 @@
 
 mod info;
 
-use std::path::PathBuf;
-
 use anyhow::Result;
 use clap::Parser;
-use common::cli::{self, CommonArgs, ContainerArgs, IdList};
+use common::cli::{self, CgroupArgs, CommonArgs, ContainerArgs, IdList};
 use common::kernel::fileio::{self, Variant, READ, WRITE};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
@@ -41,9 +39,8 @@ pub(crate) struct Args {
     /// Include sockets, pipes and other non-regular files
     #[arg(short = 'a', long)]
     all_files: bool,
-    /// Trace tasks in this cgroup v2 (directory path) only
-    #[arg(short = 'c', long, value_name = "PATH", value_parser = cli::cgroup_path)]
-    cgroup: Option<PathBuf>,
+    #[command(flatten)]
+    cgroup: CgroupArgs,
     /// Minimum latency to show, in milliseconds (0: every call)
     #[arg(value_name = "MIN_MS", default_value_t = 10)]
     min_ms: u64,
@@ -84,7 +81,7 @@ impl Tool for Fileslower {
     }
 
     fn filters(&self) -> Filters {
-        Filters::processes(&self.args.pid, &self.args.cgroup)
+        Filters::processes(&self.args.pid, self.args.cgroup.path())
     }
 
     fn configure(&mut self, open: &mut OpenFileslowerSkel<'_>, _: &Setup) -> Result<()> {

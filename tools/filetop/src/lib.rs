@@ -2,11 +2,9 @@
 
 mod info;
 
-use std::path::PathBuf;
-
 use anyhow::Result;
 use clap::{Parser, ValueEnum};
-use common::cli::{self, CommonArgs, IdList, TopArgs};
+use common::cli::{self, CgroupArgs, CommonArgs, IdList, TopArgs};
 use common::kernel::fileio::{self, Variant, READ, WRITE};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
@@ -50,9 +48,8 @@ pub(crate) struct Args {
     /// Trace these processes only (comma-separated pids)
     #[arg(short = 'p', long, value_parser = cli::id_list)]
     pid: Option<IdList>,
-    /// Trace tasks in this cgroup v2 (directory path) only
-    #[arg(short = 'c', long, value_name = "PATH", value_parser = cli::cgroup_path)]
-    cgroup: Option<PathBuf>,
+    #[command(flatten)]
+    cgroup: CgroupArgs,
     #[command(flatten)]
     top: TopArgs,
     #[command(flatten)]
@@ -98,7 +95,7 @@ impl Tool for Filetop {
     }
 
     fn filters(&self) -> Filters {
-        Filters::processes(&self.args.pid, &self.args.cgroup)
+        Filters::processes(&self.args.pid, self.args.cgroup.path())
     }
 
     fn configure(&mut self, open: &mut OpenFiletopSkel<'_>, _: &Setup) -> Result<()> {

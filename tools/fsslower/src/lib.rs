@@ -3,12 +3,11 @@
 
 mod info;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Parser, ValueEnum};
-use common::cli::{self, CommonArgs, ContainerArgs, IdList};
+use common::cli::{self, CgroupLongArgs, CommonArgs, ContainerArgs, IdList};
 use common::kernel::fileio::{self, Variant, FSYNC, OPEN, READ, WRITE};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
@@ -63,9 +62,8 @@ pub(crate) struct Args {
     /// Trace for this many seconds, then exit
     #[arg(short = 'd', long, value_name = "SECS", value_parser = cli::seconds)]
     duration: Option<u64>,
-    /// Trace tasks in this cgroup v2 (directory path) only
-    #[arg(long, value_name = "PATH", value_parser = cli::cgroup_path)]
-    cgroup: Option<PathBuf>,
+    #[command(flatten)]
+    cgroup: CgroupLongArgs,
     /// Minimum latency in milliseconds, as BCC's ext4slower takes it
     #[arg(value_name = "MIN_MS")]
     min_ms: Option<u64>,
@@ -209,7 +207,7 @@ impl Tool for Fsslower {
     }
 
     fn filters(&self) -> Filters {
-        Filters::processes(&self.args.pid, &self.args.cgroup)
+        Filters::processes(&self.args.pid, self.args.cgroup.path())
     }
 
     fn configure(&mut self, open: &mut OpenFsslowerSkel<'_>, _: &Setup) -> Result<()> {

@@ -5,12 +5,11 @@ mod print;
 
 use std::ffi::OsString;
 use std::io;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Result;
 use clap::Parser;
-use common::cli::{self, CommonArgs, ContainerArgs, IdList};
+use common::cli::{self, CgroupArgs, CommonArgs, ContainerArgs, IdList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
@@ -81,9 +80,8 @@ struct Args {
     /// Only opens with this flag, e.g. O_WRONLY (repeatable: any matches)
     #[arg(short = 'f', long, value_name = "FLAG", value_parser = open_flag)]
     flag_filter: Vec<i32>,
-    /// Trace this cgroup v2 (directory path) only
-    #[arg(short = 'c', long, value_name = "PATH", value_parser = cli::cgroup_path)]
-    cgroup: Option<PathBuf>,
+    #[command(flatten)]
+    cgroup: CgroupArgs,
     /// Run this command and trace only it and its children; stop when it
     /// exits. Its stdout
     /// goes to stderr, so that stdout carries only the trace
@@ -167,7 +165,7 @@ impl Tool for Opensnoop {
             pids: self.args.pid.clone().map(|IdList(p)| p),
             tids: self.args.tid.clone().map(|IdList(t)| t),
             thread_option: Some("-t"),
-            cgroup: self.args.cgroup.clone(),
+            cgroup: self.args.cgroup.path(),
             uid: self.args.uid,
             command_pid: true,
             ..Filters::default()

@@ -332,6 +332,75 @@ fn opensnoop_names_each_opens_container_and_pod() {
 }
 
 #[test]
+fn opensnoop_container_and_unit_filters_keep_theirs_only() {
+    require_root();
+    let dir = scratch_dir("os-sel");
+    let (a, b, c) = (dir.join("docker"), dir.join("pod"), dir.join("unit"));
+    for f in [&a, &b, &c] {
+        fs::write(f, b"x").unwrap();
+    }
+    let (docker, pod, unit) = (
+        testkit::FakeContainer::docker(),
+        testkit::FakeContainer::kubernetes(),
+        testkit::FakeContainer::unit("bars-test"),
+    );
+    // The unit by its name without the type: `.service` is implied.
+    let unit_name = unit.id.strip_suffix(".service").unwrap();
+    let by_container = Traced::start(
+        BIN,
+        &["--json", "-n", "cat", "--container", docker.short_id()],
+    );
+    let by_unit = Traced::start(BIN, &["--json", "-n", "cat", "--unit", unit_name]);
+    for (who, path) in [(&docker, &a), (&pod, &b), (&unit, &c)] {
+        assert!(who.run(r#"cat "$1""#, &[path.to_str().unwrap()]).success());
+    }
+    let (by_container, by_unit) = (by_container.stop(), by_unit.stop());
+    let counts = |f: &Finished| [&a, &b, &c].map(|p| opens_of(f, p).len());
+    assert_eq!(
+        counts(&by_container),
+        [1, 0, 0],
+        "{:?}",
+        by_container.stdout
+    );
+    assert_eq!(counts(&by_unit), [0, 0, 1], "{:?}", by_unit.stdout);
+}
+
+#[test]
+fn opensnoop_container_and_unit_names_that_match_nothing_or_many_are_refused() {
+    require_root();
+    // Two containers whose ids share their first digits (a count of this
+    // process's containers comes first).
+    let (one, two) = (
+        testkit::FakeContainer::docker(),
+        testkit::FakeContainer::docker(),
+    );
+    let shared = &one.id[..2];
+    assert_eq!(&two.id[..2], shared);
+    for (args, says) in [
+        (&["--container", "fffffffffffe"][..], "no container"),
+        (&["--container", "not-hex"], "not a container id"),
+        (&["--container", shared], "cgroups match"),
+        (&["--unit", "no-such-unit-here"], "no cgroup of a unit"),
+        (&["--unit", "a/b"], "not a unit name"),
+    ] {
+        let f = run(BIN, args);
+        assert_eq!(f.status.code(), Some(2), "{args:?}: {f:?}");
+        assert_eq!(f.stderr.lines().count(), 1, "{args:?}: {}", f.stderr);
+        assert!(f.stderr.contains(says), "{args:?}: {}", f.stderr);
+    }
+    // One cgroup: a path and a container at once is a usage error.
+    let root = testkit::cgroup2_root();
+    let f = run(BIN, &["-c", root.to_str().unwrap(), "--container", &one.id]);
+    assert_eq!(f.status.code(), Some(2), "{f:?}");
+    assert!(f.stderr.contains("cannot be used"), "{}", f.stderr);
+    // Each container of the ambiguous prefix is named.
+    let f = run(BIN, &["--container", shared]);
+    for c in [&one, &two] {
+        assert!(f.stderr.contains(&c.id), "{}", f.stderr);
+    }
+}
+
+#[test]
 fn opensnoop_piped_into_head_exits_at_once() {
     require_root();
     // Filtered on an idle process, the tool prints nothing after its header:

@@ -6,11 +6,10 @@
 mod info;
 
 use std::os::fd::AsFd;
-use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Parser;
-use common::cli::{self, CommonArgs, IdList};
+use common::cli::{self, CgroupLongArgs, CommonArgs, IdList};
 use common::kernel::filters::Filters;
 use common::kernel::perf::{self, Counter, Rate, Sampler};
 use common::kinds::stack::{self as stacks, Look, ShownArgs, StackArgs, Value};
@@ -69,9 +68,8 @@ struct Args {
     /// Mark kernel frames with _[k]
     #[arg(short = 'a', long)]
     annotations: bool,
-    /// Profile tasks of this cgroup v2 only (directory path)
-    #[arg(long, value_name = "PATH", value_parser = cli::cgroup_path)]
-    cgroup: Option<PathBuf>,
+    #[command(flatten)]
+    cgroup: CgroupLongArgs,
     #[command(flatten)]
     shown: ShownArgs,
     #[command(flatten)]
@@ -165,7 +163,7 @@ impl Tool for Profile {
             pids: self.args.pid.clone().map(|IdList(p)| p),
             tids: self.args.tid.clone().map(|IdList(t)| t),
             thread_option: Some("-L"),
-            cgroup: self.args.cgroup.clone(),
+            cgroup: self.args.cgroup.path(),
             ..Filters::default()
         }
     }

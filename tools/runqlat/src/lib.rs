@@ -3,11 +3,10 @@
 mod info;
 
 use std::os::unix::fs::MetadataExt;
-use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use common::cli::{self, CommonArgs, HistogramArgs, IdList};
+use common::cli::{self, CgroupArgs, CommonArgs, HistogramArgs, IdList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
@@ -61,10 +60,8 @@ struct Args {
     /// Trace these processes only (comma-separated pids)
     #[arg(short = 'p', long, value_parser = cli::id_list)]
     pid: Option<IdList>,
-    /// Trace tasks of this cgroup v2 (directory path) only, judged by the
-    /// woken task's cgroup
-    #[arg(short = 'c', long, value_name = "PATH", value_parser = cli::cgroup_path)]
-    cgroup: Option<PathBuf>,
+    #[command(flatten)]
+    cgroup: CgroupArgs,
     #[command(flatten)]
     hist: HistogramArgs,
     #[command(flatten)]
@@ -83,7 +80,7 @@ impl Tool for Runqlat {
 
     fn new(args: Args) -> Result<Self> {
         // A cgroup v2 directory's inode number is its cgroup id.
-        let cgroup_id = match &args.cgroup {
+        let cgroup_id = match &args.cgroup.path() {
             Some(path) => std::fs::metadata(path)
                 .with_context(|| format!("reading cgroup {}", path.display()))?
                 .ino(),

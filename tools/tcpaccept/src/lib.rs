@@ -5,11 +5,9 @@
 
 mod info;
 
-use std::path::PathBuf;
-
 use anyhow::{bail, Result};
 use clap::Parser;
-use common::cli::{self, CommonArgs, ContainerArgs, FamilyArgs, IdList, PortList};
+use common::cli::{self, CgroupLongArgs, CommonArgs, ContainerArgs, FamilyArgs, IdList, PortList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe::{self, Hook};
@@ -51,9 +49,8 @@ pub(crate) struct Args {
     /// Only connections to these local ports (comma-separated)
     #[arg(short = 'P', long, value_name = "PORTS", value_parser = cli::port_list)]
     port: Option<PortList>,
-    /// Only accepts by tasks in this cgroup v2 (directory path)
-    #[arg(long, value_name = "PATH", value_parser = cli::cgroup_path)]
-    cgroup: Option<PathBuf>,
+    #[command(flatten)]
+    cgroup: CgroupLongArgs,
     #[command(flatten)]
     family: FamilyArgs,
     #[command(flatten)]
@@ -95,7 +92,7 @@ impl Tool for Tcpaccept {
         Filters {
             lports: self.args.port.clone(),
             family: self.args.family.family(),
-            ..Filters::processes(&self.args.pid, &self.args.cgroup)
+            ..Filters::processes(&self.args.pid, self.args.cgroup.path())
         }
     }
 

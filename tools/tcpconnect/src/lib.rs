@@ -5,11 +5,10 @@
 mod info;
 
 use std::io::Write;
-use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Parser;
-use common::cli::{self, CommonArgs, ContainerArgs, FamilyArgs, IdList, PortList};
+use common::cli::{self, CgroupLongArgs, CommonArgs, ContainerArgs, FamilyArgs, IdList, PortList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe::{self, Hook};
@@ -70,9 +69,8 @@ pub(crate) struct Args {
     /// Count connects per source and destination; print at the end
     #[arg(short = 'c', long, conflicts_with = "containers")]
     count: bool,
-    /// Only connects by tasks in this cgroup v2 (directory path)
-    #[arg(long, value_name = "PATH", value_parser = cli::cgroup_path)]
-    cgroup: Option<PathBuf>,
+    #[command(flatten)]
+    cgroup: CgroupLongArgs,
     #[command(flatten)]
     family: FamilyArgs,
     /// Not supported: BCC's -d reads DNS answers with kprobes on UDP
@@ -125,7 +123,7 @@ impl Tool for Tcpconnect {
             uid: self.args.uid,
             dports: self.args.port.clone(),
             family: self.args.family.family(),
-            ..Filters::processes(&self.args.pid, &self.args.cgroup)
+            ..Filters::processes(&self.args.pid, self.args.cgroup.path())
         }
     }
 

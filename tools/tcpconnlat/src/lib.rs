@@ -3,11 +3,9 @@
 
 mod info;
 
-use std::path::PathBuf;
-
 use anyhow::Result;
 use clap::Parser;
-use common::cli::{self, CommonArgs, ContainerArgs, FamilyArgs, IdList};
+use common::cli::{self, CgroupArgs, CommonArgs, ContainerArgs, FamilyArgs, IdList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kinds::event::{columns, Cell, Column, Record, Table};
@@ -48,9 +46,8 @@ pub(crate) struct Args {
     /// Only connects by these processes (comma-separated pids)
     #[arg(short = 'p', long, value_parser = cli::id_list)]
     pid: Option<IdList>,
-    /// Only connects by tasks in this cgroup v2 (directory path)
-    #[arg(short = 'c', long, value_name = "PATH", value_parser = cli::cgroup_path)]
-    cgroup: Option<PathBuf>,
+    #[command(flatten)]
+    cgroup: CgroupArgs,
     /// Include an LPORT column
     #[arg(short = 'L', long)]
     lport: bool,
@@ -92,7 +89,7 @@ impl Tool for Tcpconnlat {
     fn filters(&self) -> Filters {
         Filters {
             family: self.args.family.family(),
-            ..Filters::processes(&self.args.pid, &self.args.cgroup)
+            ..Filters::processes(&self.args.pid, self.args.cgroup.path())
         }
     }
 

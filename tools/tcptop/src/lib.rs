@@ -4,11 +4,9 @@
 
 mod info;
 
-use std::path::PathBuf;
-
 use anyhow::{bail, Result};
 use clap::{Parser, ValueEnum};
-use common::cli::{self, CommonArgs, FamilyArgs, IdList, TopArgs};
+use common::cli::{self, CgroupLongArgs, CommonArgs, FamilyArgs, IdList, TopArgs};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
@@ -56,9 +54,8 @@ pub(crate) struct Args {
     /// Only these processes (comma-separated pids)
     #[arg(short = 'p', long, value_parser = cli::id_list)]
     pid: Option<IdList>,
-    /// Only tasks in this cgroup v2 (directory path; libbpf-tools' -c)
-    #[arg(long, value_name = "PATH", value_parser = cli::cgroup_path)]
-    cgroup: Option<PathBuf>,
+    #[command(flatten)]
+    cgroup: CgroupLongArgs,
     /// Sort by
     #[arg(short = 's', long, value_enum, default_value_t = Sort::All)]
     sort: Sort,
@@ -107,7 +104,7 @@ impl Tool for Tcptop {
     fn filters(&self) -> Filters {
         Filters {
             family: self.args.family.family(),
-            ..Filters::processes(&self.args.pid, &self.args.cgroup)
+            ..Filters::processes(&self.args.pid, self.args.cgroup.path())
         }
     }
 

@@ -4,12 +4,11 @@
 mod info;
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::Result;
 use clap::Parser;
-use common::cli::{self, CommonArgs, EveryInterval, IdList};
+use common::cli::{self, CgroupArgs, CommonArgs, EveryInterval, IdList};
 use common::kernel::fileio::{self, Variant};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
@@ -50,9 +49,8 @@ pub(crate) struct Args {
     /// Count only what these processes do (comma-separated pids)
     #[arg(short = 'p', long, value_parser = cli::id_list)]
     pid: Option<IdList>,
-    /// Count only what tasks in this cgroup v2 (directory path) do
-    #[arg(short = 'c', long, value_name = "PATH", value_parser = cli::cgroup_path)]
-    cgroup: Option<PathBuf>,
+    #[command(flatten)]
+    cgroup: CgroupArgs,
     #[command(flatten)]
     every: EveryInterval,
     #[command(flatten)]
@@ -81,7 +79,7 @@ impl Tool for Vfsstat {
     }
 
     fn filters(&self) -> Filters {
-        Filters::processes(&self.args.pid, &self.args.cgroup)
+        Filters::processes(&self.args.pid, self.args.cgroup.path())
     }
 
     fn configure(&mut self, open: &mut OpenVfsstatSkel<'_>, _: &Setup) -> Result<()> {
