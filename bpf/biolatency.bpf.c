@@ -21,11 +21,19 @@
 
 const volatile bool per_disk = false;
 const volatile bool per_flags = false;
+const volatile bool per_container = false;
 const volatile bool queued = false;
 const volatile bool millis = false;
 const volatile bool fine = false;
 const volatile bool filter_dev = false;
 const volatile __u32 targ_dev = 0;
+
+/* When a request started, and the cgroup of the task that started it
+ * (--per-container; 0 without). */
+struct rq_start {
+	__u64 ts;
+	__u64 cgroup_id;
+};
 
 /* LRU: a request whose completion we never see (block_io_done skips
  * unaccounted ones) must not pin its slot forever. */
@@ -33,7 +41,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 10240);
 	__type(key, struct request *);
-	__type(value, __u64);
+	__type(value, struct rq_start);
 } start SEC(".maps");
 
 HIST_MAPS(struct hist_key, struct hist, 4096);
@@ -60,7 +68,7 @@ static __always_inline __u32 normalized_flags(__u32 cmd_flags)
  * that skipped the queue (direct issue) is timed from issue instead. */
 static __always_inline int mark_start(struct request *rq, bool from_queue)
 {
-	__u64 ts;
+	struct rq_start st = {};
 
 	if (from_queue && !queued)
 		return 0;
@@ -68,8 +76,10 @@ static __always_inline int mark_start(struct request *rq, bool from_queue)
 		return 0;
 	if (filter_dev && request_dev(rq) != targ_dev)
 		return 0;
-	ts = bpf_ktime_get_ns();
-	bpf_map_update_elem(&start, &rq, &ts, queued && !from_queue ? BPF_NOEXIST : BPF_ANY);
+	st.ts = bpf_ktime_get_ns();
+	if (per_container)
+		st.cgroup_id = bpf_get_current_cgroup_id();
+	bpf_map_update_elem(&start, &rq, &st, queued && !from_queue ? BPF_NOEXIST : BPF_ANY);
 	return 0;
 }
 
@@ -77,13 +87,15 @@ static __always_inline int mark_done(struct request *rq)
 {
 	struct hist_key key = {};
 	struct fine_hist *fh = 0;
+	struct rq_start *st;
 	struct hist *h;
-	__u64 *tsp, delta;
+	__u64 delta;
 
-	tsp = bpf_map_lookup_elem(&start, &rq);
-	if (!tsp)
+	st = bpf_map_lookup_elem(&start, &rq);
+	if (!st)
 		return 0;
-	delta = bpf_ktime_get_ns() - *tsp;
+	delta = bpf_ktime_get_ns() - st->ts;
+	key.cgroup_id = st->cgroup_id;
 	bpf_map_delete_elem(&start, &rq);
 	if ((__s64)delta < 0)
 		return 0;
@@ -157,6 +169,7 @@ struct disk_sector {
 
 struct tp_start {
 	__u64 ts;
+	__u64 cgroup_id;
 	__u32 flags;
 };
 
@@ -199,7 +212,7 @@ static __always_inline __u32 rwbs_flags(const char *rwbs)
 static __always_inline int tp_mark_start(__u32 dev, __u64 sector, const char *rwbs, bool from_queue)
 {
 	struct disk_sector key = { .dev = dev, .sector = sector };
-	struct tp_start val;
+	struct tp_start val = {};
 
 	if (from_queue && !queued)
 		return 0;
@@ -211,6 +224,8 @@ static __always_inline int tp_mark_start(__u32 dev, __u64 sector, const char *rw
 	bpf_probe_read_kernel(flags, sizeof(flags) - 1, rwbs);
 	val.ts = bpf_ktime_get_ns();
 	val.flags = rwbs_flags(flags);
+	if (per_container)
+		val.cgroup_id = bpf_get_current_cgroup_id();
 	bpf_map_update_elem(&start_by_sector, &key, &val,
 			    queued && !from_queue ? BPF_NOEXIST : BPF_ANY);
 	return 0;
@@ -266,6 +281,7 @@ int bio_tp_complete(struct trace_event_raw_block_rq_completion *ctx)
 		hkey.dev = key.dev;
 	if (per_flags)
 		hkey.flags = st->flags;
+	hkey.cgroup_id = st->cgroup_id;
 	bpf_map_delete_elem(&start_by_sector, &key);
 	if ((__s64)delta < 0)
 		return 0;

@@ -17,10 +17,12 @@ enum bio_flag {
 };
 
 /* One histogram per key; dev (kernel dev_t of the disk) is 0 without -D,
- * flags 0 without -F. */
+ * flags 0 without -F, cgroup_id (the cgroup of the task that queued or
+ * issued the request) 0 without --per-container. */
 struct hist_key {
 	__u32 dev;
 	__u32 flags;
+	__u64 cgroup_id;
 };
 
 #endif

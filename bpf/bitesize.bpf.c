@@ -17,6 +17,8 @@ const volatile bool filter_comm = false;
 const volatile char targ_comm[TASK_COMM_LEN] = {};
 const volatile __u32 comm_len = 0;
 
+const volatile bool per_container = false;
+
 HIST_MAPS(struct size_key, struct hist, 4096);
 
 static __always_inline bool comm_wanted(const char *comm)
@@ -42,7 +44,10 @@ static int request_done(struct request *rq, struct blk_req *r, __u64 now)
 
 	if (!comm_wanted(r->task.comm))
 		return 0;
-	__builtin_memcpy(key.comm, r->task.comm, sizeof(key.comm));
+	if (per_container)
+		key.cgroup_id = r->task.cgroup_id;
+	else
+		__builtin_memcpy(key.comm, r->task.comm, sizeof(key.comm));
 	h = lookup_or_try_init(&hists, &key, &zero_hist);
 	if (!h)
 		return 0;

@@ -4,9 +4,11 @@
 
 #include "task.h"
 
-/* One histogram per submitting process name. */
+/* One histogram per submitting process name, or (--per-container) per
+ * the submitter's cgroup, comm then empty. */
 struct size_key {
 	char comm[TASK_COMM_LEN];
+	__u64 cgroup_id;
 };
 
 #endif

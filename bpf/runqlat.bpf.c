@@ -11,6 +11,7 @@
 #include "core_fixes.bpf.h"
 #include "filters.bpf.h"
 #include "maps.bpf.h"
+#include "task.bpf.h"
 
 #define TASK_RUNNING 0
 #define MAX_CGROUP_DEPTH 16
@@ -18,6 +19,7 @@
 const volatile bool per_process = false;
 const volatile bool per_thread = false;
 const volatile bool per_pidns = false;
+const volatile bool per_container = false;
 const volatile bool millis = false;
 const volatile bool fine = false;
 /* The woken task's cgroup (v2 id, the directory's inode) or an ancestor. */
@@ -40,7 +42,7 @@ struct {
 	__type(value, __u64);
 } start SEC(".maps");
 
-HIST_MAPS(__u32, struct rq_hist, 10240);
+HIST_MAPS(__u64, struct rq_hist, 10240);
 
 static __always_inline bool task_in_cgroup(struct task_struct *t)
 {
@@ -85,7 +87,8 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 {
 	struct fine_hist *fh = 0;
 	struct rq_hist *h;
-	__u32 tid, key = 0;
+	__u32 tid;
+	__u64 key = 0;
 	__u64 *tsp, delta;
 
 	/* Preempted, or switched out while runnable: still on the run queue. */
@@ -116,6 +119,8 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		key = tid;
 	else if (per_pidns)
 		key = BPF_CORE_READ(next, nsproxy, pid_ns_for_children, ns.inum);
+	else if (per_container)
+		key = task_cgroup_id(next);
 	h = lookup_or_try_init(&hists, &key, &zero_hist);
 	if (!h)
 		return 0;

@@ -6,7 +6,8 @@
 
 #include "task.h"
 
-/* Keyed by 0, tgid (-P), tid (-L) or pid namespace inode (--pidns). */
+/* Keyed by 0, tgid (-P), tid (-L), pid namespace inode (--pidns) or cgroup
+ * id (--per-container). */
 struct rq_hist {
 	struct hist hist;
 	char comm[TASK_COMM_LEN];

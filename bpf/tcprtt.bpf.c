@@ -18,6 +18,7 @@ const volatile bool fine = false;
 const volatile bool in_ms = false;
 /* 1: a histogram per local address (-b); 2: per remote address (-B). */
 const volatile __u8 key_by = 0;
+const volatile bool per_container = false;
 /* -a / -A: only this local / remote address (family 0: any). */
 const volatile __u16 laddr_family = 0;
 const volatile __u8 laddr[16] = {};
@@ -64,6 +65,8 @@ static __always_inline int on_probe(const struct sock *sk)
 		key.family = f.family;
 		__builtin_memcpy(key.addr, key_by == 1 ? f.saddr : f.daddr, sizeof(key.addr));
 	}
+	if (per_container)
+		key.cgroup_id = sock_cgroup_id(sk);
 	h = lookup_or_try_init(&hists, &key, &zero_hist);
 	if (!h) {
 		count_error(ERR_HISTS_FULL);

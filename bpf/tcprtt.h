@@ -10,11 +10,13 @@ enum tcprtt_error {
 };
 
 /* A histogram's key: all zero for "All Addresses", else the local (-b) or
- * remote (-B) address, IPv4 in the first 4 bytes. */
+ * remote (-B) address, IPv4 in the first 4 bytes; with --per-container
+ * the socket's cgroup too. */
 struct rtt_key {
 	__u16 family;
 	__u16 pad[3];
 	__u8 addr[16];
+	__u64 cgroup_id;
 };
 
 #endif

@@ -39,6 +39,32 @@ static __always_inline bool sock_is_tcp(const struct sock *sk)
 	return BPF_CORE_READ_BITFIELD_PROBED(sk, sk_protocol) == IPPROTO_TCP;
 }
 
+/* Before 5.15 (and its stable backports) the socket's cgroup was a tagged
+ * word: the cgroup's pointer when the low bit is clear. */
+struct sock_cgroup_data___word {
+	__u64 val;
+} __attribute__((preserve_access_index));
+
+/* The cgroup v2 id of the socket's cgroup: that of the task that made the
+ * socket (a listener's, for a connection it accepted), which the context
+ * of a packet (softirq) cannot give as the current task's. 0 if unknown. */
+static __always_inline __u64 sock_cgroup_id(const struct sock *sk)
+{
+	struct cgroup *cg;
+
+	if (bpf_core_field_exists(sk->sk_cgrp_data.cgroup)) {
+		cg = BPF_CORE_READ(sk, sk_cgrp_data.cgroup);
+	} else {
+		struct sock_cgroup_data___word *d = (void *)&sk->sk_cgrp_data;
+		__u64 v = BPF_CORE_READ(d, val);
+
+		if (v & 1)
+			return 0;
+		cg = (void *)v;
+	}
+	return cg ? BPF_CORE_READ(cg, kn, id) : 0;
+}
+
 /* Fills the flow from a sock_common (a full socket's, or a request
  * socket's __req_common); false if its family is not traced. */
 static __always_inline bool read_flow_common(const struct sock_common *skc, struct flow *f)

@@ -152,6 +152,10 @@ impl TopArgs {
 /// `[interval] [count]`.
 #[derive(Args, Debug, Clone, Default)]
 pub struct HistogramArgs {
+    /// One histogram per container (else systemd unit, else cgroup), as
+    /// the CONTAINER column of the event tools names it
+    #[arg(long)]
+    pub per_container: bool,
     /// Print p50, p90, p99, p99.9 and max of each histogram
     #[arg(long)]
     pub percentiles: bool,

@@ -30,6 +30,44 @@ pub struct Spec<'a> {
 
 pub use crate::output::hist::Unit;
 
+/// `--per-container`: names each histogram's cgroup, from the id the kernel
+/// keyed it by. The names of a cgroup are kept once seen, so a container
+/// gone before the report keeps its name.
+#[derive(Default)]
+pub struct Containers {
+    resolver: std::cell::RefCell<crate::kernel::cgroups::Resolver>,
+}
+
+impl Containers {
+    /// Adds the labels of cgroup `id` (`cgroup_id`, and `cgroup`,
+    /// `container`, `pod`, `unit` where known) and returns the section's
+    /// title: `container = ` what the CONTAINER column shows.
+    pub fn label(
+        &self,
+        id: u64,
+        labels: &mut serde_json::Map<String, serde_json::Value>,
+    ) -> String {
+        labels.insert("cgroup_id".into(), id.into());
+        let Some(n) = self.resolver.borrow_mut().names(id) else {
+            return format!("container = cgroup {id}");
+        };
+        labels.insert("cgroup".into(), n.path.clone().into());
+        for (key, value) in [
+            ("container", &n.container),
+            ("pod", &n.pod),
+            ("unit", &n.unit),
+        ] {
+            if let Some(v) = value {
+                labels.insert(key.into(), v.clone().into());
+            }
+        }
+        format!(
+            "container = {}",
+            crate::output::escape(n.label().as_bytes())
+        )
+    }
+}
+
 /// A histogram tool's reports and exports, opened before tracing.
 pub struct Histograms {
     style: Style<'static>,

@@ -77,6 +77,7 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Biolatency>();
 struct Biolatency {
     args: Args,
     targ_dev: Option<u32>,
+    containers: histogram::Containers,
 }
 
 impl Tool for Biolatency {
@@ -84,7 +85,11 @@ impl Tool for Biolatency {
 
     fn new(args: Args) -> Result<Self> {
         let targ_dev = args.disk.as_deref().map(disks::resolve).transpose()?;
-        Ok(Biolatency { args, targ_dev })
+        Ok(Biolatency {
+            args,
+            targ_dev,
+            containers: histogram::Containers::default(),
+        })
     }
 
     fn filters(&self) -> Filters {
@@ -99,6 +104,7 @@ impl Tool for Biolatency {
         let args = &self.args;
         let rodata = maps::rodata(&mut open.maps.rodata_data)?;
         rodata.per_disk = args.disks;
+        rodata.per_container = args.hist.per_container;
         rodata.per_flags = args.flags;
         rodata.queued = args.queued;
         rodata.millis = args.milliseconds;
@@ -120,7 +126,7 @@ impl Tool for Biolatency {
     }
 
     fn sections(&self, skel: &BiolatencySkel<'_>, drain: bool) -> Result<Vec<hist::Section>> {
-        sections(&self.args, skel, drain)
+        sections(&self.args, &self.containers, skel, drain)
     }
 }
 
@@ -170,10 +176,15 @@ fn choose_programs(p: &mut OpenBiolatencyProgs, queued: bool) -> Result<()> {
 
 /// The histograms the kernel holds, drained (a report) or left in place
 /// (a scrape).
-fn sections(args: &Args, skel: &BiolatencySkel, drain: bool) -> Result<Vec<hist::Section>> {
+fn sections(
+    args: &Args,
+    containers: &histogram::Containers,
+    skel: &BiolatencySkel,
+    drain: bool,
+) -> Result<Vec<hist::Section>> {
     let mut entries: Vec<(types::hist_key, Box<types::hist>)> =
         maps::read_as(&skel.maps.hists, drain)?;
-    entries.sort_by_key(|(k, _)| (k.dev, k.flags));
+    entries.sort_by_key(|(k, _)| (k.cgroup_id, k.dev, k.flags));
     let fine: Vec<(types::hist_key, Box<types::fine_hist>)> = if args.hist.fine() {
         maps::read_as(&skel.maps.fine_hists, drain)?
     } else {
@@ -183,17 +194,22 @@ fn sections(args: &Args, skel: &BiolatencySkel, drain: bool) -> Result<Vec<hist:
         .iter()
         .map(|(key, h)| {
             let mut labels = Map::new();
+            let mut parts = Vec::new();
+            if args.hist.per_container {
+                parts.push(containers.label(key.cgroup_id, &mut labels));
+            }
             if args.disks {
                 labels.insert("disk".into(), Value::from(disks::name(key.dev)));
             }
             if args.flags {
                 labels.insert("flags".into(), Value::from(flags::flag_names(key.flags)));
             }
-            let title = labels
-                .iter()
-                .map(|(k, v)| format!("{k} = {}", v.as_str().unwrap_or_default()))
-                .collect::<Vec<_>>()
-                .join("  ");
+            for k in ["disk", "flags"] {
+                if let Some(v) = labels.get(k) {
+                    parts.push(format!("{k} = {}", v.as_str().unwrap_or_default()));
+                }
+            }
+            let title = parts.join("  ");
             hist::Section {
                 title: (!title.is_empty()).then_some(title),
                 labels,
@@ -204,7 +220,9 @@ fn sections(args: &Args, skel: &BiolatencySkel, drain: bool) -> Result<Vec<hist:
             }
             .with_fine(
                 fine.iter()
-                    .find(|(k, _)| k.dev == key.dev && k.flags == key.flags)
+                    .find(|(k, _)| {
+                        (k.dev, k.flags, k.cgroup_id) == (key.dev, key.flags, key.cgroup_id)
+                    })
                     .map(|(_, f)| &f.slots[..]),
                 args.hist.percentiles,
             )

@@ -316,3 +316,39 @@ fn prometheus_scrapes_agree_with_the_report() {
         hists[0]["percentiles"]["p99"].as_u64().unwrap() as f64,
     );
 }
+
+#[test]
+fn biolatency_per_container_gives_each_container_its_writes() {
+    use std::os::unix::fs::MetadataExt;
+    let lo = loop_device();
+    let (docker, pod) = (
+        testkit::FakeContainer::docker(),
+        testkit::FakeContainer::kubernetes(),
+    );
+    let tool = start(&["--json", "--per-container", "-d", lo.name()]);
+    for (who, count) in [(&docker, 120), (&pod, 80)] {
+        let io = Direct::Write {
+            bs: 4096,
+            seek: 0,
+            count,
+        };
+        let mut cmd = Dd::system().command(Path::new(&lo.dev), io);
+        let status = who.adopt(&mut cmd).status().unwrap();
+        assert!(status.success(), "{status}");
+    }
+    let finished = stop_and_check_unloaded(tool);
+    let hists = histograms(&finished);
+    for (who, count) in [(&docker, 120), (&pod, 80)] {
+        let h = hists
+            .iter()
+            .find(|h| h["container"] == who.short_id())
+            .unwrap_or_else(|| panic!("no section for {}: {hists:?}", who.short_id()));
+        let seen = h["count"].as_u64().unwrap();
+        assert!(
+            (count..=count + 5).contains(&seen),
+            "{seen} I/Os for {count} writes: {h}"
+        );
+        assert_eq!(h["cgroup_id"], fs::metadata(&who.dir).unwrap().ino());
+        assert_eq!(h["pod"].as_str(), who.pod.as_deref(), "{h}");
+    }
+}

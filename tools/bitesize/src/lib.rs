@@ -80,6 +80,7 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Bitesize>();
 struct Bitesize {
     args: Args,
     targ_dev: Option<u32>,
+    containers: histogram::Containers,
 }
 
 impl Tool for Bitesize {
@@ -87,7 +88,11 @@ impl Tool for Bitesize {
 
     fn new(args: Args) -> Result<Self> {
         let targ_dev = args.disk.as_deref().map(disks::resolve).transpose()?;
-        Ok(Bitesize { args, targ_dev })
+        Ok(Bitesize {
+            args,
+            targ_dev,
+            containers: histogram::Containers::default(),
+        })
     }
 
     fn filters(&self) -> Filters {
@@ -100,6 +105,7 @@ impl Tool for Bitesize {
     fn configure(&mut self, open: &mut OpenBitesizeSkel<'_>, _: &Setup) -> Result<()> {
         let rodata = maps::rodata(&mut open.maps.rodata_data)?;
         rodata.fine = self.args.hist.fine();
+        rodata.per_container = self.args.hist.per_container;
         if let Some(comm) = &self.args.comm {
             rodata.filter_comm = true;
             rodata.comm_len = comm.len() as u32;
@@ -127,7 +133,7 @@ impl Tool for Bitesize {
     fn sections(&self, skel: &BitesizeSkel<'_>, drain: bool) -> Result<Vec<hist::Section>> {
         let mut entries: Vec<(types::size_key, Box<types::hist>)> =
             maps::read_as(&skel.maps.hists, drain)?;
-        entries.sort_by_key(|(k, _)| k.comm);
+        entries.sort_by_key(|(k, _)| (k.cgroup_id, k.comm));
         let fine: Vec<(types::size_key, Box<types::fine_hist>)> = if self.args.hist.fine() {
             maps::read_as(&skel.maps.fine_hists, drain)?
         } else {
@@ -136,11 +142,16 @@ impl Tool for Bitesize {
         Ok(entries
             .iter()
             .map(|(key, h)| {
-                let comm = c_string(&key.comm);
                 let mut labels = Map::new();
-                labels.insert("comm".into(), Value::from(comm.as_str()));
+                let title = if self.args.hist.per_container {
+                    self.containers.label(key.cgroup_id, &mut labels)
+                } else {
+                    let comm = c_string(&key.comm);
+                    labels.insert("comm".into(), Value::from(comm.as_str()));
+                    format!("Process Name = {}", escape(comm.as_bytes()))
+                };
                 hist::Section {
-                    title: Some(format!("Process Name = {}", escape(comm.as_bytes()))),
+                    title: Some(title),
                     labels,
                     slots: h.slots.to_vec(),
                     count: h.count,
@@ -149,7 +160,7 @@ impl Tool for Bitesize {
                 }
                 .with_fine(
                     fine.iter()
-                        .find(|(k, _)| k.comm == key.comm)
+                        .find(|(k, _)| (k.comm, k.cgroup_id) == (key.comm, key.cgroup_id))
                         .map(|(_, f)| &f.slots[..]),
                     self.args.hist.percentiles,
                 )

@@ -129,3 +129,35 @@ fn bitesize_comm_filter_and_bcc_layout() {
         .unwrap_or_else(|| panic!("{text}"));
     assert!(row.contains(": 5 "), "{row}");
 }
+
+#[test]
+fn bitesize_per_container_sizes_each_containers_io() {
+    let lo = loop_device();
+    require_root();
+    let (docker, pod) = (
+        testkit::FakeContainer::docker(),
+        testkit::FakeContainer::kubernetes(),
+    );
+    let tool = Traced::start(BIN, &["--json", "--per-container", "-d", lo.name()]);
+    // 8 KiB reads in one container, 64 KiB in the other: one slot each.
+    for (who, bs, count) in [(&docker, 8192, 40), (&pod, 65536, 20)] {
+        let io = Direct::Read { bs, skip: 0, count };
+        let mut cmd = Dd::system().command(Path::new(&lo.dev), io);
+        assert!(who.adopt(&mut cmd).status().unwrap().success());
+    }
+    let hists = stop_and_check_unloaded(tool).json();
+    for (who, kb, count) in [(&docker, 8, 40), (&pod, 64, 20)] {
+        let h = hists
+            .iter()
+            .find(|h| h["container"] == who.short_id())
+            .unwrap_or_else(|| panic!("no section for {}: {hists:#?}", who.short_id()));
+        let full: Vec<(u64, u64)> = h["buckets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|b| b["count"].as_u64() > Some(0))
+            .map(|b| (b["low"].as_u64().unwrap(), b["count"].as_u64().unwrap()))
+            .collect();
+        assert_eq!(full, [(kb, count)], "{h}");
+    }
+}

@@ -33,6 +33,7 @@ EXAMPLES:
     runqlat -P            # show each process separately
     runqlat -L            # show each thread separately
     runqlat --pidnss      # show each pid namespace separately
+    runqlat --per-container  # show each container (or unit) separately
     runqlat -p 185,190    # trace these processes only
     runqlat -c /sys/fs/cgroup/system.slice  # woken tasks of this cgroup v2 only
     runqlat --percentiles # p50, p90, p99, p99.9 and max per histogram
@@ -49,13 +50,13 @@ struct Args {
     #[arg(short = 'm', long)]
     milliseconds: bool,
     /// Print a histogram per process
-    #[arg(short = 'P', long, conflicts_with_all = ["tids", "pidnss"])]
+    #[arg(short = 'P', long, conflicts_with_all = ["tids", "pidnss", "per_container"])]
     pids: bool,
     /// Print a histogram per thread
-    #[arg(short = 'L', long, conflicts_with = "pidnss")]
+    #[arg(short = 'L', long, conflicts_with_all = ["pidnss", "per_container"])]
     tids: bool,
     /// Print a histogram per pid namespace
-    #[arg(long)]
+    #[arg(long, conflicts_with = "per_container")]
     pidnss: bool,
     /// Trace these processes only (comma-separated pids)
     #[arg(short = 'p', long, value_parser = cli::id_list)]
@@ -73,6 +74,7 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Runqlat>();
 struct Runqlat {
     args: Args,
     cgroup_id: u64,
+    containers: histogram::Containers,
 }
 
 impl Tool for Runqlat {
@@ -86,7 +88,11 @@ impl Tool for Runqlat {
                 .ino(),
             None => 0,
         };
-        Ok(Runqlat { args, cgroup_id })
+        Ok(Runqlat {
+            args,
+            cgroup_id,
+            containers: histogram::Containers::default(),
+        })
     }
 
     fn filters(&self) -> Filters {
@@ -99,6 +105,7 @@ impl Tool for Runqlat {
         rodata.per_process = args.pids;
         rodata.per_thread = args.tids;
         rodata.per_pidns = args.pidnss;
+        rodata.per_container = args.hist.per_container;
         rodata.millis = args.milliseconds;
         rodata.fine = args.hist.fine();
         rodata.targ_cgroup_id = self.cgroup_id;
@@ -135,16 +142,21 @@ impl Tool for Runqlat {
     }
 
     fn sections(&self, skel: &RunqlatSkel<'_>, drain: bool) -> Result<Vec<hist::Section>> {
-        collect(&self.args, skel, drain)
+        collect(&self.args, &self.containers, skel, drain)
     }
 }
 
 /// The histograms the kernel holds, drained (a report) or left in place
 /// (a scrape).
-fn collect(args: &Args, skel: &RunqlatSkel, drain: bool) -> Result<Vec<hist::Section>> {
-    let mut entries: Vec<(u32, Box<types::rq_hist>)> = maps::read_as(&skel.maps.hists, drain)?;
+fn collect(
+    args: &Args,
+    containers: &histogram::Containers,
+    skel: &RunqlatSkel,
+    drain: bool,
+) -> Result<Vec<hist::Section>> {
+    let mut entries: Vec<(u64, Box<types::rq_hist>)> = maps::read_as(&skel.maps.hists, drain)?;
     entries.sort_by_key(|(k, _)| *k);
-    let fine: Vec<(u32, Box<types::fine_hist>)> = if args.hist.fine() {
+    let fine: Vec<(u64, Box<types::fine_hist>)> = if args.hist.fine() {
         maps::read_as(&skel.maps.fine_hists, drain)?
     } else {
         Vec::new()
@@ -163,12 +175,14 @@ fn collect(args: &Args, skel: &RunqlatSkel, drain: bool) -> Result<Vec<hist::Sec
         .map(|(key, h)| {
             let mut labels = Map::new();
             let mut title = None;
-            if let Some(kind) = kind {
+            if args.hist.per_container {
+                title = Some(containers.label(*key, &mut labels));
+            } else if let Some(kind) = kind {
                 labels.insert(kind.into(), Value::from(*key));
                 if kind == "pidns" {
                     title = Some(format!("pidns = {key}"));
                 } else {
-                    let comm = process::comm(*key).unwrap_or_else(|| c_string(&h.comm));
+                    let comm = process::comm(*key as u32).unwrap_or_else(|| c_string(&h.comm));
                     title = Some(format!("{kind} = {key} {}", escape(comm.as_bytes())));
                     labels.insert("comm".into(), Value::from(comm));
                 }

@@ -399,3 +399,35 @@ fn prometheus_port_alone_listens_on_ipv4_and_ipv6() {
     let finished = stop_and_check_unloaded(tool);
     assert!(finished.status.success(), "{finished:?}");
 }
+
+#[test]
+fn runqlat_per_container_gives_each_container_its_section() {
+    use std::os::unix::fs::MetadataExt;
+    require_root();
+    let (docker, pod) = (
+        testkit::FakeContainer::docker(),
+        testkit::FakeContainer::kubernetes(),
+    );
+    let spin = |c: &testkit::FakeContainer| {
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "while :; do :; done"]);
+        Spinner(c.adopt(&mut cmd).spawn().unwrap())
+    };
+    let inside = [spin(&docker), spin(&pod)];
+    let json = Traced::start(BIN, &["--json", "--per-container"]);
+    let text = Traced::start(BIN, &["--per-container"]);
+    let (json, _) = contend(json, 1.5);
+    let text = text.stop();
+    drop(inside);
+    let hists = json.json();
+    for c in [&docker, &pod] {
+        let h = hists
+            .iter()
+            .find(|h| h["container"] == c.short_id())
+            .unwrap_or_else(|| panic!("no section for {}: {hists:?}", c.short_id()));
+        assert!(count(h) > 0, "{h}");
+        assert_eq!(h["cgroup_id"], fs::metadata(&c.dir).unwrap().ino());
+        let title = format!("container = {}", c.short_id());
+        assert!(text.stdout.iter().any(|l| l == &title), "{:?}", text.stdout);
+    }
+}

@@ -92,6 +92,7 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Tcprtt>();
 
 struct Tcprtt {
     args: Args,
+    containers: histogram::Containers,
 }
 
 /// The family and 16 bytes of an address filter (-a, -A).
@@ -143,7 +144,10 @@ impl Tool for Tcprtt {
             ));
         }
         family_conflicts(&args)?;
-        Ok(Tcprtt { args })
+        Ok(Tcprtt {
+            args,
+            containers: histogram::Containers::default(),
+        })
     }
 
     fn filters(&self) -> Filters {
@@ -169,6 +173,7 @@ impl Tool for Tcprtt {
         probe::load_when(hook == Hook::RawTp, [&mut open.progs.rtt_raw]);
         let rodata = maps::rodata(&mut open.maps.rodata_data)?;
         rodata.fine = a.hist.fine();
+        rodata.per_container = a.hist.per_container;
         rodata.in_ms = a.milliseconds;
         rodata.key_by = if a.byladdr {
             1
@@ -215,7 +220,7 @@ impl Tool for Tcprtt {
     fn sections(&self, skel: &TcprttSkel<'_>, drain: bool) -> Result<Vec<hist::Section>> {
         let mut entries: Vec<(types::rtt_key, Box<types::hist>)> =
             maps::read_as(&skel.maps.hists, drain)?;
-        entries.sort_by_key(|(k, _)| (k.family, k.addr));
+        entries.sort_by_key(|(k, _)| (k.cgroup_id, k.family, k.addr));
         let fine: Vec<(types::rtt_key, Box<types::fine_hist>)> = if self.args.hist.fine() {
             maps::read_as(&skel.maps.fine_hists, drain)?
         } else {
@@ -240,6 +245,12 @@ impl Tool for Tcprtt {
                     a
                 };
                 let mut heading = format!("{title} = {name}");
+                if self.args.hist.per_container {
+                    heading = format!(
+                        "{}  {heading}",
+                        self.containers.label(key.cgroup_id, &mut labels)
+                    );
+                }
                 if self.args.extension {
                     heading += &format!(" [AVG {}]", h.total.checked_div(h.count).unwrap_or(0));
                 }
@@ -253,7 +264,9 @@ impl Tool for Tcprtt {
                 }
                 .with_fine(
                     fine.iter()
-                        .find(|(k, _)| k.family == key.family && k.addr == key.addr)
+                        .find(|(k, _)| {
+                            (k.family, k.addr, k.cgroup_id) == (key.family, key.addr, key.cgroup_id)
+                        })
                         .map(|(_, f)| &f.slots[..]),
                     self.args.hist.percentiles,
                 )

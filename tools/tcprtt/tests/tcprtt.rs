@@ -169,3 +169,47 @@ fn tcprtt_interval_and_duration() {
     assert!(finished.status.success(), "{finished:?}");
     assert!(!finished.json().is_empty());
 }
+
+#[test]
+fn tcprtt_per_container_keys_by_the_sockets_cgroup() {
+    use std::os::unix::fs::MetadataExt;
+    let docker = testkit::FakeContainer::docker();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let rounds = 50;
+    let server = thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let mut buf = [0u8; 100];
+        for _ in 0..rounds {
+            s.read_exact(&mut buf).unwrap();
+            s.write_all(&buf).unwrap();
+        }
+    });
+    // Only the client's socket (remote port: the server's), made inside
+    // the container; the segments reach it in softirq context.
+    let tool = traced(&["--json", "--per-container", "-P", &port.to_string()], "");
+    let client = format!(
+        "import socket\n\
+         s = socket.create_connection(('127.0.0.1', {port}))\n\
+         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)\n\
+         for _ in range({rounds}):\n    \
+             s.sendall(b'x' * 100)\n    \
+             n = 0\n    \
+             while n < 100: n += len(s.recv(100 - n))\n"
+    );
+    let mut cmd = Command::new("python3");
+    cmd.args(["-c", &client]);
+    assert!(docker.adopt(&mut cmd).status().unwrap().success());
+    server.join().unwrap();
+    let hists = stop(tool).json();
+    assert_eq!(hists.len(), 1, "{hists:?}");
+    assert_eq!(hists[0]["container"], docker.short_id(), "{hists:?}");
+    assert_eq!(
+        hists[0]["cgroup_id"],
+        std::fs::metadata(&docker.dir).unwrap().ino()
+    );
+    assert!(
+        hists[0]["count"].as_u64().unwrap() >= rounds as u64,
+        "{hists:?}"
+    );
+}
