@@ -30,6 +30,7 @@ static int request_done(struct request *rq, struct blk_req *r, __u64 now)
 	t = lookup_or_try_init(&totals, &key, &zero_total);
 	if (!t)
 		return 0;
+	t->cgroup_id = r->task.cgroup_id;
 	__sync_fetch_and_add(&t->bytes, r->bytes);
 	__sync_fetch_and_add(&t->latency_ns, now - r->ts_issue);
 	__sync_fetch_and_add(&t->ios, 1);

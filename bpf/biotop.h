@@ -14,6 +14,8 @@ struct who_key {
 };
 
 struct io_total {
+	/* The submitter's cgroup, as last seen (--containers). */
+	__u64 cgroup_id;
 	__u64 bytes;
 	/* Issue to completion, summed. */
 	__u64 latency_ns;

@@ -46,6 +46,7 @@ static __always_inline void account(struct file *f, struct inode *inode, __u32 o
 		fresh.ino = BPF_CORE_READ(inode, i_ino);
 		fresh.dev = BPF_CORE_READ(inode, i_sb, s_dev);
 		bpf_get_current_comm(fresh.comm, sizeof(fresh.comm));
+		fresh.cgroup_id = bpf_get_current_cgroup_id();
 		file_name(f, fresh.name, sizeof(fresh.name));
 		bpf_map_update_elem(&stats, &key, &fresh, BPF_NOEXIST);
 		st = bpf_map_lookup_elem(&stats, &key);

@@ -23,6 +23,7 @@ struct file_stat {
 	__u64 write_bytes;
 	/* Read once, when the entry is made. */
 	__u64 ino;
+	__u64 cgroup_id;
 	__u32 dev;
 	/* 'R' regular, 'S' socket, 'O' other. */
 	char type;

@@ -46,6 +46,7 @@ static __always_inline int count(const struct sock *sk, long bytes, bool sent)
 	c = bpf_map_lookup_elem(&conns, &key);
 	if (!c) {
 		bpf_get_current_comm(&zero.comm, sizeof(zero.comm));
+		zero.cgroup_id = bpf_get_current_cgroup_id();
 		bpf_map_update_elem(&conns, &key, &zero, BPF_NOEXIST);
 		c = bpf_map_lookup_elem(&conns, &key);
 		if (!c) {

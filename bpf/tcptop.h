@@ -22,6 +22,8 @@ struct conn_key {
 struct conn_bytes {
 	__u64 sent;
 	__u64 received;
+	/* The process's cgroup when the entry was made (--containers). */
+	__u64 cgroup_id;
 	char comm[TASK_COMM_LEN];
 };
 

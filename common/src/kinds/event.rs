@@ -190,6 +190,16 @@ macro_rules! stamped_by_record {
                 self.event.stamps()
             }
         }
+
+        impl $crate::kinds::event::InCgroup for $tool {
+            fn cgroup_id(&self) -> u64 {
+                self.event.stamps().head().cgroup_id
+            }
+
+            fn names(&self) -> Option<&$crate::kernel::cgroups::Names> {
+                self.event.stamps().names()
+            }
+        }
     };
 }
 
@@ -198,10 +208,19 @@ pub trait Stamped {
     fn stamps(&self) -> &Stamps;
 }
 
+/// What the container columns read: a cgroup v2 id, and its names (with
+/// `--containers`; None for a cgroup gone before it could be looked up).
+/// An event tool's from its record's header, a top tool's row's from the
+/// kernel's entry.
+pub trait InCgroup {
+    fn cgroup_id(&self) -> u64;
+    fn names(&self) -> Option<&Names>;
+}
+
 /// The header's columns, declared once for every event tool. Widths and
 /// decimals follow each tool's BCC layout, so they are arguments.
 pub mod columns {
-    use super::{c_bytes, Cell, Column, Stamped};
+    use super::{c_bytes, Cell, Column, InCgroup, Stamped};
 
     /// `TIME`: wall-clock `HH:MM:SS` (BCC's `-T`); JSON `time`.
     pub const fn time<E: Stamped>() -> Column<E> {
@@ -253,27 +272,21 @@ pub mod columns {
     /// `--containers`: `CONTAINER` (the container's id, else the systemd
     /// unit, else the cgroup's path; the id for a cgroup already gone),
     /// and in JSON the cgroup's path, container, pod and unit.
-    pub const fn containers<E: Stamped>() -> [Column<E>; 5] {
+    pub const fn containers<E: InCgroup>() -> [Column<E>; 5] {
         fn text<'a>(s: Option<&'a str>) -> Cell<'a> {
             s.map_or(Cell::Null, Cell::from)
         }
         [
-            Column::new("CONTAINER", 12, "", |t| match t.stamps().names() {
+            Column::new("CONTAINER", 12, "", |t| match t.names() {
                 Some(n) => n.label().into(),
-                None => t.stamps().head().cgroup_id.into(),
+                None => t.cgroup_id().into(),
             }),
-            Column::json("cgroup", |t| {
-                text(t.stamps().names().map(|n| n.path.as_str()))
-            }),
+            Column::json("cgroup", |t| text(t.names().map(|n| n.path.as_str()))),
             Column::json("container", |t| {
-                text(t.stamps().names().and_then(|n| n.container.as_deref()))
+                text(t.names().and_then(|n| n.container.as_deref()))
             }),
-            Column::json("pod", |t| {
-                text(t.stamps().names().and_then(|n| n.pod.as_deref()))
-            }),
-            Column::json("unit", |t| {
-                text(t.stamps().names().and_then(|n| n.unit.as_deref()))
-            }),
+            Column::json("pod", |t| text(t.names().and_then(|n| n.pod.as_deref()))),
+            Column::json("unit", |t| text(t.names().and_then(|n| n.unit.as_deref()))),
         ]
     }
 }
@@ -454,7 +467,7 @@ impl<E> Table<E> {
     /// cgroup's names in JSON ([`columns::containers`]).
     pub fn containers(mut self, on: bool) -> Table<E>
     where
-        E: Stamped,
+        E: InCgroup,
     {
         if on {
             let [label, json @ ..] = columns::containers::<E>();

@@ -13,7 +13,8 @@ use std::io::{self, IsTerminal, Write};
 use anyhow::Result;
 
 use crate::cli::TopArgs;
-use crate::kinds::event::{Column, Table};
+use crate::kernel::cgroups::{Names, Resolver};
+use crate::kinds::event::{Column, InCgroup, Table};
 use crate::output::Out;
 use crate::run::lifecycle::Schedule;
 
@@ -31,13 +32,54 @@ pub struct Timed<R> {
     pub row: R,
 }
 
-/// A top tool's table: the interval's `time` first (JSON only), then the
-/// tool's columns.
-pub fn table<R>(json: bool) -> Table<Timed<R>> {
-    Table::new(json).column(
-        false,
-        Column::json("time", |t: &Timed<R>| t.time.as_str().into()),
-    )
+/// A row's cgroup, for `--containers`: the id the kernel kept with the
+/// entry, and its names.
+#[derive(Default)]
+pub struct Cgroup {
+    pub id: u64,
+    pub names: Option<std::rc::Rc<Names>>,
+}
+
+/// Names rows' cgroups when `--containers` asked for them (a cgroup's names
+/// kept once seen).
+pub struct Cgroups(Option<Resolver>);
+
+impl Cgroups {
+    pub fn new(on: bool) -> Cgroups {
+        Cgroups(on.then(Resolver::default))
+    }
+
+    /// The cgroup of a row whose kernel entry holds `id`.
+    pub fn of(&mut self, id: u64) -> Cgroup {
+        Cgroup {
+            id,
+            names: self.0.as_mut().and_then(|r| r.names(id)),
+        }
+    }
+}
+
+impl<R: AsRef<Cgroup>> InCgroup for Timed<R> {
+    fn cgroup_id(&self) -> u64 {
+        self.row.as_ref().id
+    }
+
+    fn names(&self) -> Option<&Names> {
+        self.row.as_ref().names.as_deref()
+    }
+}
+
+/// A top tool's table: the interval's `time` and the row's `cgroup_id`
+/// first (JSON only), then the tool's columns.
+pub fn table<R: AsRef<Cgroup>>(json: bool) -> Table<Timed<R>> {
+    Table::new(json)
+        .column(
+            false,
+            Column::json("time", |t: &Timed<R>| t.time.as_str().into()),
+        )
+        .column(
+            false,
+            Column::json("cgroup_id", |t: &Timed<R>| t.row.as_ref().id.into()),
+        )
 }
 
 /// How two rows compare: the larger first.

@@ -4,7 +4,7 @@ mod info;
 
 use anyhow::Result;
 use clap::{Parser, ValueEnum};
-use common::cli::{self, CgroupArgs, CommonArgs, IdList, TopArgs};
+use common::cli::{self, CgroupArgs, CommonArgs, ContainerArgs, IdList, TopArgs};
 use common::kernel::disks;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
@@ -50,6 +50,8 @@ pub(crate) struct Args {
     #[command(flatten)]
     cgroup: CgroupArgs,
     #[command(flatten)]
+    containers: ContainerArgs,
+    #[command(flatten)]
     top: TopArgs,
     #[command(flatten)]
     common: CommonArgs,
@@ -73,6 +75,13 @@ struct Row {
     key: types::who_key,
     total: types::io_total,
     disk: String,
+    cgroup: top::Cgroup,
+}
+
+impl AsRef<top::Cgroup> for Row {
+    fn as_ref(&self) -> &top::Cgroup {
+        &self.cgroup
+    }
 }
 
 impl Row {
@@ -85,6 +94,7 @@ pub(crate) struct Biotop {
     args: Args,
     targ_dev: Option<u32>,
     disks: disks::Names,
+    cgroups: top::Cgroups,
     table: Table<Timed<Row>>,
 }
 
@@ -94,7 +104,8 @@ impl Tool for Biotop {
     fn new(args: Args) -> Result<Self> {
         let targ_dev = args.disk.as_deref().map(disks::resolve).transpose()?;
         Ok(Biotop {
-            table: table(args.common.json),
+            table: table(args.common.json).containers(args.containers.containers),
+            cgroups: top::Cgroups::new(args.containers.containers),
             args,
             targ_dev,
             disks: disks::Names::default(),
@@ -132,6 +143,7 @@ impl Tool for Biotop {
                 let disk = self.disks.of(key.dev).to_owned();
                 Row {
                     key,
+                    cgroup: self.cgroups.of(total.cgroup_id),
                     total: *total,
                     disk,
                 }
@@ -197,11 +209,13 @@ mod tests {
         Row {
             key: types::who_key::default(),
             total: types::io_total {
+                cgroup_id: 0,
                 ios,
                 bytes,
                 latency_ns,
             },
             disk: String::new(),
+            cgroup: top::Cgroup::default(),
         }
     }
 

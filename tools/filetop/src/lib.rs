@@ -4,7 +4,7 @@ mod info;
 
 use anyhow::Result;
 use clap::{Parser, ValueEnum};
-use common::cli::{self, CgroupArgs, CommonArgs, IdList, TopArgs};
+use common::cli::{self, CgroupArgs, CommonArgs, ContainerArgs, IdList, TopArgs};
 use common::kernel::fileio::{self, Variant, READ, WRITE};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
@@ -51,6 +51,8 @@ pub(crate) struct Args {
     #[command(flatten)]
     cgroup: CgroupArgs,
     #[command(flatten)]
+    containers: ContainerArgs,
+    #[command(flatten)]
     top: TopArgs,
     #[command(flatten)]
     common: CommonArgs,
@@ -74,11 +76,19 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Filetop>();
 struct Row {
     key: types::file_key,
     stat: types::file_stat,
+    cgroup: top::Cgroup,
+}
+
+impl AsRef<top::Cgroup> for Row {
+    fn as_ref(&self) -> &top::Cgroup {
+        &self.cgroup
+    }
 }
 
 pub(crate) struct Filetop {
     args: Args,
     mode: Variant,
+    cgroups: top::Cgroups,
     table: Table<Timed<Row>>,
 }
 
@@ -88,7 +98,8 @@ impl Tool for Filetop {
     fn new(args: Args) -> Result<Self> {
         let mode = Variant::choose(&FUNCTIONS);
         Ok(Filetop {
-            table: table(args.common.json),
+            table: table(args.common.json).containers(args.containers.containers),
+            cgroups: top::Cgroups::new(args.containers.containers),
             args,
             mode,
         })
@@ -150,11 +161,13 @@ impl Tool for Filetop {
         let entries: Vec<(types::file_key, Box<types::file_stat>)> =
             maps::read_as(&skel.maps.stats, true)?;
         let by = self.args.sort;
-        Ok(Box::new(top::Rows::new(
-            merge(entries),
-            &self.table,
-            move |a, b| order(&b.stat, by).cmp(&order(&a.stat, by)),
-        )))
+        let mut rows = merge(entries);
+        for r in &mut rows {
+            r.cgroup = self.cgroups.of(r.stat.cgroup_id);
+        }
+        Ok(Box::new(top::Rows::new(rows, &self.table, move |a, b| {
+            order(&b.stat, by).cmp(&order(&a.stat, by))
+        })))
     }
 }
 
@@ -182,7 +195,11 @@ fn merge(entries: Vec<(types::file_key, Box<types::file_stat>)>) -> Vec<Row> {
             }
             std::collections::hash_map::Entry::Vacant(v) => {
                 v.insert(rows.len());
-                rows.push(Row { key, stat: *stat });
+                rows.push(Row {
+                    key,
+                    stat: *stat,
+                    cgroup: top::Cgroup::default(),
+                });
             }
         }
     }

@@ -191,3 +191,53 @@ fn filetop_dry_run_says_where_it_counts() {
         "{out}"
     );
 }
+
+#[test]
+fn filetop_names_each_rows_container() {
+    use std::os::unix::fs::MetadataExt;
+    require_root();
+    let files = Files::new();
+    let (docker, pod) = (
+        testkit::FakeContainer::docker(),
+        testkit::FakeContainer::kubernetes(),
+    );
+    let json = Traced::start(BIN, &["--json", "--containers", "-r", "100"]);
+    let text = Traced::start(BIN, &["--containers", "-C", "-r", "100"]);
+    let input = files.dir.join(&files.input);
+    for (who, out) in [(&docker, "a"), (&pod, "b")] {
+        let to = files.dir.join(format!("{}{out}", files.output));
+        let script = r#"dd if="$1" of="$2" bs=1024 status=none"#;
+        assert!(who
+            .run(script, &[input.to_str().unwrap(), to.to_str().unwrap()])
+            .success());
+        let _ = std::fs::remove_file(&to);
+    }
+    std::thread::sleep(Duration::from_millis(1200));
+    let (json, text) = (stop_and_check_unloaded(json), stop_and_check_unloaded(text));
+    let rows = json.json();
+    for (who, out) in [(&docker, "a"), (&pod, "b")] {
+        let written = row(&rows, &format!("{}{out}", files.output));
+        assert!(!written.is_empty(), "{rows:?}");
+        for r in &written {
+            assert_eq!(r["container"], who.short_id(), "{r}");
+            assert_eq!(r["pod"].as_str(), who.pod.as_deref(), "{r}");
+            assert_eq!(r["cgroup_id"], std::fs::metadata(&who.dir).unwrap().ino());
+        }
+        let line = text
+            .stdout
+            .iter()
+            .find(|l| l.ends_with(&format!("{}{out}", files.output)));
+        assert!(
+            line.is_some_and(|l| l.starts_with(who.short_id())),
+            "{:?}",
+            text.stdout
+        );
+    }
+    assert!(
+        text.stdout
+            .iter()
+            .any(|l| l.starts_with("CONTAINER    TID")),
+        "{:?}",
+        text.stdout
+    );
+}

@@ -6,7 +6,7 @@ mod info;
 
 use anyhow::{bail, Result};
 use clap::{Parser, ValueEnum};
-use common::cli::{self, CgroupLongArgs, CommonArgs, FamilyArgs, IdList, TopArgs};
+use common::cli::{self, CgroupLongArgs, CommonArgs, ContainerArgs, FamilyArgs, IdList, TopArgs};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
@@ -62,6 +62,8 @@ pub(crate) struct Args {
     #[command(flatten)]
     family: FamilyArgs,
     #[command(flatten)]
+    containers: ContainerArgs,
+    #[command(flatten)]
     top: TopArgs,
     #[command(flatten)]
     common: CommonArgs,
@@ -73,10 +75,18 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Tcptop>();
 struct Row {
     key: types::conn_key,
     bytes: types::conn_bytes,
+    cgroup: top::Cgroup,
+}
+
+impl AsRef<top::Cgroup> for Row {
+    fn as_ref(&self) -> &top::Cgroup {
+        &self.cgroup
+    }
 }
 
 pub(crate) struct Tcptop {
     args: Args,
+    cgroups: top::Cgroups,
     /// IPv4's table, then IPv6's.
     tables: [Table<Timed<Row>>; 2],
 }
@@ -94,9 +104,12 @@ impl Tool for Tcptop {
     fn new(args: Args) -> Result<Self> {
         Ok(Tcptop {
             tables: [
-                table(args.common.json, 21, "LADDR", "RADDR"),
-                table(args.common.json, 32, "LADDR6", "RADDR6"),
+                table(args.common.json, 21, "LADDR", "RADDR")
+                    .containers(args.containers.containers),
+                table(args.common.json, 32, "LADDR6", "RADDR6")
+                    .containers(args.containers.containers),
             ],
+            cgroups: top::Cgroups::new(args.containers.containers),
             args,
         })
     }
@@ -134,7 +147,11 @@ impl Tool for Tcptop {
         Ok(Box::new(top::Rows {
             rows: conns
                 .into_iter()
-                .map(|(key, bytes)| Row { key, bytes: *bytes })
+                .map(|(key, bytes)| Row {
+                    key,
+                    cgroup: self.cgroups.of(bytes.cgroup_id),
+                    bytes: *bytes,
+                })
                 .collect(),
             order: Box::new(move |a: &Row, b: &Row| {
                 weight(&b.bytes)
