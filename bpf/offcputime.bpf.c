@@ -15,6 +15,7 @@
 /* --unwind dwarf's records: 16 KiB copies at switch rates. */
 #define RINGBUF_BYTES (16 << 20)
 #include "stackcounts.bpf.h"
+#include "task.bpf.h"
 
 const volatile bool user_threads_only = false;
 const volatile bool kernel_threads_only = false;
@@ -120,6 +121,8 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 	key.tid = tid;
 	key.tgid = BPF_CORE_READ(next, tgid);
 	BPF_CORE_READ_STR_INTO(&key.comm, next, comm);
+	if (per_container)
+		key.cgroup_id = task_cgroup_id(next);
 	count_stacks(&key, seq, delta);
 	return 0;
 }

@@ -35,6 +35,8 @@ int pr_sample(struct bpf_perf_event_data *ctx)
 	key.tgid = pid;
 	key.tid = per_thread ? tid : 0;
 	bpf_get_current_comm(&key.comm, sizeof(key.comm));
+	if (per_container)
+		key.cgroup_id = bpf_get_current_cgroup_id();
 	seq = take_stacks(ctx, (struct task_struct *)bpf_get_current_task(), pid, &key);
 	count_stacks(&key, seq, 1);
 	return 0;

@@ -19,6 +19,8 @@
 
 const volatile bool user_stacks = true;
 const volatile bool kernel_stacks = true;
+/* --containers: keys carry the task's cgroup. */
+const volatile bool per_container = false;
 
 STACK_MAP(stackmap);
 
@@ -71,6 +73,7 @@ static __always_inline void count_stacks(struct stack_key *key, __u64 seq, __u64
 		rec.seq = seq;
 		rec.value = value;
 		__builtin_memcpy(rec.comm, key->comm, sizeof(rec.comm));
+		rec.cgroup_id = key->cgroup_id;
 		emit(&rec, sizeof(rec));
 		return;
 	}

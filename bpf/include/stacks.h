@@ -15,7 +15,8 @@ enum stack_limits {
 };
 
 /* What a stack tool counts by (stackcounts.bpf.h's `counts`): a process,
- * the thread shown (0 where counted by process), and its two stacks. A
+ * the thread shown (0 where counted by process), its cgroup (--containers;
+ * else 0), and its two stacks. A
  * stack id of -1: no such half (-U, -K, a kernel thread's user stack, a
  * sample taken in user mode's kernel stack); another negative id: the
  * stack map's failure (counted). */
@@ -25,6 +26,7 @@ struct stack_key {
 	__s32 user_stack_id;
 	__s32 kern_stack_id;
 	char comm[TASK_COMM_LEN];
+	__u64 cgroup_id;
 };
 
 /* --unwind dwarf: a count sent to the front end instead of added in the
@@ -41,6 +43,7 @@ struct stack_sample {
 	__u64 seq;
 	__u64 value;
 	char comm[TASK_COMM_LEN];
+	__u64 cgroup_id;
 };
 
 /* The first values of every stack tool's error enum (errors.bpf.h): what

@@ -66,3 +66,20 @@ pub fn row<'a>(rows: &'a [Row], function: &str) -> &'a Row {
         .find(|r| r.name == function)
         .unwrap_or_else(|| panic!("no {function} in pprof's top: {rows:#?}"))
 }
+
+/// `go tool pprof -tags` of the profile at `path`: each label's values,
+/// as pprof lists them.
+pub fn tags(path: &Path) -> String {
+    let out = Command::new("go")
+        .args(["tool", "pprof", "-tags"])
+        .env("PPROF_TMPDIR", std::env::temp_dir())
+        .arg(path)
+        .output()
+        .expect("go (package golang-go; cargo xtask test installs it)");
+    assert!(
+        out.status.success(),
+        "go tool pprof -tags: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}

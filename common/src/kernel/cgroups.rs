@@ -123,6 +123,14 @@ fn pod_of(part: &str, parent: Option<&str>) -> Option<(String, &'static str)> {
     (under_kubepods && uid.len() >= 32).then(|| (uid.to_string(), qos_of(parent.unwrap_or(""))))
 }
 
+/// The names of a live process's cgroup, from its cgroup v2 line in
+/// /proc/PID/cgroup.
+pub fn of_pid(pid: u32) -> Option<Names> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
+    let path = text.lines().find_map(|l| l.strip_prefix("0::"))?;
+    Some(Names::of_path(path.trim_end_matches('/')))
+}
+
 /// Where the cgroup v2 hierarchy is mounted (/sys/fs/cgroup, or
 /// /sys/fs/cgroup/unified on a hybrid host).
 pub fn root() -> Option<PathBuf> {

@@ -31,6 +31,9 @@ pub struct Stack<'a> {
     pub user: &'a Part,
     pub comm: &'a str,
     pub pid: u32,
+    /// The container (or unit, or cgroup) the stack is rooted at
+    /// (`--containers`): `[ID]` below the process in both layouts.
+    pub container: Option<&'a str>,
     /// Print `--` between the kernel and user frames (-d).
     pub delimited: bool,
     /// Print `name+0x1c` instead of `name` (-s).
@@ -90,6 +93,9 @@ pub fn write_multi_line(out: &mut dyn Write, s: &Stack, value: u64) -> io::Resul
             }
         }
     }
+    if let Some(c) = s.container {
+        writeln!(out, "    [{c}]")?;
+    }
     writeln!(out, "    {:<16} {} ({})", "-", s.comm, s.pid)?;
     writeln!(out, "        {value}\n")
 }
@@ -98,7 +104,11 @@ pub fn write_multi_line(out: &mut dyn Write, s: &Stack, value: u64) -> io::Resul
 /// `-` between user and kernel frames under -d; what flamegraph.pl and
 /// inferno read.
 pub fn folded_line(s: &Stack, value: u64) -> String {
-    let mut line = s.comm.replace([';', ' ', '\n'], "_");
+    let mut line = match s.container {
+        Some(c) => format!("[{}];", c.replace([';', ' ', '\n'], "_")),
+        None => String::new(),
+    };
+    line.push_str(&s.comm.replace([';', ' ', '\n'], "_"));
     match s.user {
         Part::Absent => {}
         Part::Missed => line.push_str(";[Missed User Stack]"),
@@ -163,6 +173,7 @@ mod tests {
             user: &user,
             comm: "sleeper",
             pid: 42,
+            container: None,
             delimited: true,
             offsets: false,
             annotate: false,
@@ -186,6 +197,7 @@ mod tests {
             user: &user,
             comm: "my app",
             pid: 42,
+            container: None,
             delimited: false,
             offsets: false,
             annotate: false,
@@ -209,6 +221,28 @@ mod tests {
         assert_eq!(
             folded_line(&s, 7),
             "my_app;[Missed User Stack];-;do_nanosleep;schedule 7"
+        );
+    }
+
+    #[test]
+    fn a_container_roots_the_stack() {
+        let user = Part::Frames(vec![frame("spin"), frame("main")]);
+        let s = Stack {
+            kernel: &Part::Absent,
+            user: &user,
+            comm: "app",
+            pid: 7,
+            container: Some("4f1e2d3c4b5a"),
+            delimited: false,
+            offsets: false,
+            annotate: false,
+        };
+        assert_eq!(folded_line(&s, 3), "[4f1e2d3c4b5a];app;main;spin 3");
+        let mut out = Vec::new();
+        write_multi_line(&mut out, &s, 3).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "    spin\n    main\n    [4f1e2d3c4b5a]\n    -                app (7)\n        3\n\n"
         );
     }
 }

@@ -207,6 +207,12 @@ impl Tool for Memleak {
     fn new(args: Args) -> Result<Self> {
         let command = mode::check(&args)?;
         let user_mode = args.pid.is_some() || command.is_some();
+        if args.stacks.containers && !user_mode {
+            return Err(common::usage::usage(
+                "--containers: without -p or a command memleak counts the kernel's own \
+                 allocations, which belong to no container",
+            ));
+        }
         let dwarf = user_mode && {
             let exes: Vec<PathBuf> = match (&args.pid, &command) {
                 (Some(IdList(pids)), _) => pids.iter().map(|p| unwind::executable_of(*p)).collect(),

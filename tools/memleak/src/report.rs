@@ -6,10 +6,10 @@ use std::io::Write;
 
 use anyhow::Result;
 use common::export::pprof;
-use common::kernel::maps;
+use common::kernel::{cgroups, maps};
 use common::kinds::stack as stacks;
 use common::note;
-use common::output::{now_hms, Out};
+use common::output::{escape, now_hms, Out};
 use common::run::process;
 use common::sym::{self, Symbolizer};
 use serde_json::json;
@@ -192,6 +192,22 @@ fn print_stacks(
             None => sym::Part::Missed,
         }
     };
+    // --containers: each process's cgroup, named while it lives.
+    let mut containers: HashMap<u32, Option<String>> = HashMap::new();
+    let mut container_of = |pid: u32| -> Option<String> {
+        if !args.stacks.containers {
+            return None;
+        }
+        containers
+            .entry(pid)
+            .or_insert_with(|| {
+                Some(match cgroups::of_pid(pid) {
+                    Some(n) => escape(n.label().as_bytes()).into_owned(),
+                    None => "[exited]".to_string(),
+                })
+            })
+            .clone()
+    };
     let time = now_hms();
     if !args.common.json && !args.stacks.folded {
         writeln!(
@@ -213,6 +229,9 @@ fn print_stacks(
             if user_mode {
                 o["pid"] = (*pid).into();
             }
+            if let Some(c) = container_of(*pid) {
+                o["container"] = c.into();
+            }
             if args.show_allocs {
                 o["allocs"] = g
                     .allocs
@@ -229,11 +248,13 @@ fn print_stacks(
             } else {
                 (part, sym::Part::Absent, "[kernel]".to_string())
             };
+            let container = container_of(*pid);
             let stack = sym::Stack {
                 kernel: &kernel,
                 user: &user,
                 comm: &comm,
                 pid: *pid,
+                container: container.as_deref(),
                 delimited: false,
                 offsets: false,
                 annotate: false,
@@ -259,6 +280,9 @@ fn print_stacks(
             }
             _ => writeln!(out, "\t\t[Missed Stack]")?,
         }
+        if let Some(c) = container_of(*pid) {
+            writeln!(out, "\t\t[{c}]")?;
+        }
         if pids.len() > 1 {
             writeln!(out, "\t\t-    {} ({pid})", comm_of(comms, *pid))?;
         }
@@ -273,11 +297,13 @@ fn print_stacks(
             } else {
                 (part, sym::Part::Absent)
             };
+            let container = container_of(*pid);
             let stack = sym::Stack {
                 kernel: &kernel,
                 user: &user,
                 comm,
                 pid: *pid,
+                container: container.as_deref(),
                 delimited: false,
                 offsets: false,
                 annotate: false,
@@ -290,7 +316,14 @@ fn print_stacks(
                 &[
                     pprof::Label::Str("comm", comm),
                     pprof::Label::Num("pid", (*pid).into()),
-                ],
+                ]
+                .into_iter()
+                .chain(
+                    container
+                        .as_deref()
+                        .map(|c| pprof::Label::Str("container", c)),
+                )
+                .collect::<Vec<_>>(),
             );
         }
     }

@@ -580,3 +580,65 @@ fn cgroup_filter_keeps_only_that_cgroup() {
         "outside was {o}: {f:?}"
     );
 }
+
+#[test]
+fn containers_root_each_stack_at_its_container() {
+    let _turn = one_at_a_time();
+    require_root();
+    let (docker, pod) = (
+        testkit::FakeContainer::docker(),
+        testkit::FakeContainer::kubernetes(),
+    );
+    let (a, b) = (start("spin"), start("spin"));
+    for (c, p) in [(&docker, &a), (&pod, &b)] {
+        std::fs::write(c.dir.join("cgroup.procs"), p.pid().to_string()).unwrap();
+    }
+    let pids = format!("{},{}", a.pid(), b.pid());
+    let f = profile_for(&["-f", "-U", "--containers", "-p", &pids], "2");
+    let pprof_dir = testkit::scratch_dir(env!("CARGO_TARGET_TMPDIR"));
+    let pprof = pprof_dir.join("containers.pb.gz");
+    let j = profile_for(
+        &[
+            "--json",
+            "-U",
+            "--containers",
+            "-p",
+            &pids,
+            "--pprof",
+            pprof.to_str().unwrap(),
+        ],
+        "1",
+    );
+    let docker_pid = u64::from(a.pid());
+    drop((a, b));
+    // Every folded line of each spinner starts at its container's id.
+    let lines = folded(&f);
+    for c in [&docker, &pod] {
+        let root = format!("[{}];pr-spin;", c.short_id());
+        let n: u64 = lines
+            .iter()
+            .filter(|(s, _)| s.starts_with(&root))
+            .map(|(_, n)| n)
+            .sum();
+        assert!(n > 20, "{root}: {n} samples in {:?}", f.stdout);
+    }
+    assert!(
+        lines.iter().all(|(s, _)| s.starts_with('[')),
+        "a stack not rooted at a container: {:?}",
+        f.stdout
+    );
+    for o in j.json() {
+        let want = if o["pid"] == docker_pid {
+            &docker
+        } else {
+            &pod
+        };
+        assert_eq!(o["container"], want.short_id(), "{o}");
+        assert_eq!(o["pod"].as_str(), want.pod.as_deref(), "{o}");
+    }
+    let tags = testkit::pprof::tags(&pprof);
+    assert!(tags.contains("container:"), "{tags}");
+    for c in [&docker, &pod] {
+        assert!(tags.contains(c.short_id()), "{tags}");
+    }
+}

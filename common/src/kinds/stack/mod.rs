@@ -21,6 +21,7 @@ use anyhow::{Context, Result};
 use libbpf_rs::{MapCore, Object, OpenMapMut, OpenObject};
 
 use crate::cli::IdList;
+use crate::kernel::cgroups::Resolver;
 use crate::kernel::maps;
 use crate::output::Out;
 use crate::run::lifecycle::Schedule;
@@ -61,6 +62,11 @@ pub struct StackArgs {
     /// pprof, Pyroscope, Parca or Grafana (- for standard output)
     #[arg(long, value_name = "FILE")]
     pub pprof: Option<crate::output::file::OutFile>,
+    /// Root each stack at its container ([ID], else the systemd unit, else
+    /// the cgroup path) in every output; pprof samples gain container and
+    /// unit labels
+    #[arg(long)]
+    pub containers: bool,
 }
 
 /// Which halves of the stacks are shown, and how: what every stack tool
@@ -194,6 +200,8 @@ pub struct Stacks {
     counts_full: &'static str,
     duration: Option<u64>,
     started: Option<Instant>,
+    /// --containers: the names of the stacks' cgroups.
+    cgroups: Option<Resolver>,
 }
 
 impl Stacks {
@@ -226,6 +234,7 @@ impl Stacks {
             counts_full: spec.counts_full,
             duration: spec.duration,
             started: None,
+            cgroups: spec.args.containers.then(Resolver::default),
         })
     }
 
@@ -251,6 +260,7 @@ impl Stacks {
             ("dwarf_unwind", dwarf),
             // Symbolized from the stack map at the report: keep the maps.
             ("track_pids", self.halves.user && !dwarf),
+            ("per_container", self.cgroups.is_some()),
         ] {
             maps::set_rodata(obj, name, &[u8::from(on)])?;
         }
@@ -319,7 +329,7 @@ impl Stacks {
                 (rows, None)
             }
         };
-        rows.sort_by_key(|(k, v)| (*v, k.tgid, k.shown_id));
+        rows.sort_by_key(|(k, v)| (*v, k.tgid, k.shown_id, k.cgroup_id));
         let stack_map = maps::by_name(obj, "stackmap").context("no stackmap map")?;
         let parts = resolve(
             rows.iter().map(|(k, _)| k),
@@ -328,7 +338,14 @@ impl Stacks {
             &mut self.symbolizer,
             self.halves,
         )?;
-        report::print(out, &self.look, &rows, &parts, Some(&mut files))?;
+        report::print(
+            out,
+            &self.look,
+            &rows,
+            &parts,
+            Some(&mut files),
+            self.cgroups.as_mut(),
+        )?;
         files.finish(true)
     }
 
@@ -398,6 +415,7 @@ impl Dwarf {
             kern_stack_id: s.kern_stack_id,
             user,
             comm: s.comm,
+            cgroup_id: s.cgroup_id,
         };
         *self.sums.entry(key).or_default() += s.value;
         None

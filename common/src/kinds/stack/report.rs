@@ -9,6 +9,7 @@ use anyhow::Result;
 use serde_json::json;
 
 use crate::export::pprof::Label;
+use crate::kernel::cgroups::Resolver;
 use crate::output::{c_string, escape};
 use crate::sym::{self, Part, Stack};
 
@@ -68,16 +69,26 @@ pub fn print(
     rows: &[(Key, u64)],
     parts: &[(Part, Part)],
     mut files: Option<&mut Report>,
+    mut cgroups: Option<&mut Resolver>,
 ) -> Result<()> {
     for ((k, sum), (kernel, user)) in rows.iter().zip(parts) {
         let value = *sum / look.value.divisor.max(1);
         let comm = c_string(&k.comm);
         let shown = escape(comm.as_bytes());
+        // --containers: the cgroup's names, and the label its stacks are
+        // rooted at (the id of a cgroup gone before it was named).
+        let names = cgroups.as_deref_mut().map(|r| r.names(k.cgroup_id));
+        let label = names.as_ref().map(|n| match n {
+            Some(n) => n.label().to_owned(),
+            None => format!("cgroup {}", k.cgroup_id),
+        });
+        let shown_label = label.as_ref().map(|l| escape(l.as_bytes()));
         let stack = Stack {
             kernel,
             user,
             comm: &shown,
             pid: k.shown_id,
+            container: shown_label.as_deref(),
             delimited: look.delimited,
             offsets: look.offsets,
             annotate: look.annotate,
@@ -92,6 +103,12 @@ pub fn print(
             if look.per_thread {
                 labels.push(Label::Num("tid", k.shown_id.into()));
             }
+            if let Some(label) = &label {
+                labels.push(Label::Str("container", label));
+            }
+            if let Some(unit) = names.as_ref().and_then(|n| n.as_ref()?.unit.as_deref()) {
+                labels.push(Label::Str("unit", unit));
+            }
             files.add(&stack, value, k.tgid, &values, &labels);
         }
         if look.json {
@@ -104,6 +121,15 @@ pub fn print(
             });
             if look.per_thread {
                 o["tid"] = k.shown_id.into();
+            }
+            if let Some(n) = &names {
+                o["cgroup_id"] = k.cgroup_id.into();
+                o["container"] = label.clone().into();
+                if let Some(n) = n {
+                    o["cgroup"] = n.path.clone().into();
+                    o["unit"] = n.unit.clone().into();
+                    o["pod"] = n.pod.clone().into();
+                }
             }
             crate::output::json_to_writer(&mut *w, &o)?;
             w.write_all(b"\n")?;
@@ -153,6 +179,7 @@ mod tests {
             kern_stack_id: kern,
             user: User::Map(1),
             comm: comm("app"),
+            cgroup_id: 0,
         };
         (
             vec![(key(11, -14), 2500), (key(12, 3), 7000)],
@@ -169,7 +196,7 @@ mod tests {
     fn printed(look: &Look) -> String {
         let (rows, parts) = rows();
         let mut w = Vec::new();
-        print(&mut w, look, &rows, &parts, None).unwrap();
+        print(&mut w, look, &rows, &parts, None, None).unwrap();
         String::from_utf8(w).unwrap()
     }
 
@@ -250,6 +277,7 @@ mod tests {
             }),
             &rows,
             &parts,
+            None,
             None,
         )
         .unwrap();

@@ -74,6 +74,8 @@ pub struct Key {
     pub kern_stack_id: i32,
     pub user: User,
     pub comm: [i8; 16],
+    /// The task's cgroup (--containers; else 0).
+    pub cgroup_id: u64,
 }
 
 impl Key {
@@ -86,6 +88,7 @@ impl Key {
             kern_stack_id: k.kern_stack_id,
             user,
             comm: k.comm,
+            cgroup_id: k.cgroup_id,
         }
     }
 }
