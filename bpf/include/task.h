@@ -18,6 +18,10 @@ struct task_header {
 	__u32 pid;
 	__u32 tid;
 	char comm[TASK_COMM_LEN];
+	/* The process's id in its own pid namespace (a container's view);
+	 * filled only with --containers (task.bpf.h's ns_pids), else 0. */
+	__u32 ns_pid;
+	__u32 pad;
 };
 
 #endif

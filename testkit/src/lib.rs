@@ -584,6 +584,82 @@ impl Drop for ReadyProcess {
     }
 }
 
+/// A program run as a container runs it: in mount and pid namespaces of
+/// its own (`unshare`), from a copy in a private directory bind-mounted at
+/// a path that exists only inside (`/mnt/bpftools-ns/NAME` on a tmpfs of
+/// its own), so that no tool can read it by the path its maps show. It is
+/// the namespace's first process (pid 1 there). Killed when dropped.
+pub struct Namespaced {
+    unshare: Child,
+    /// Its pid as the host sees it.
+    pub pid: u32,
+    /// Its path inside, which does not exist outside.
+    pub inside: String,
+    dir: std::path::PathBuf,
+}
+
+impl Namespaced {
+    /// Starts `program` (which prints `ready` when it has started) with `args`.
+    pub fn start(program: &std::path::Path, args: &[&str]) -> Namespaced {
+        let name = program.file_name().unwrap().to_str().unwrap().to_string();
+        let dir = scratch_dir(&std::env::temp_dir().to_string_lossy()).join(unique("ns-"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(program, dir.join(&name)).unwrap();
+        let inside = format!("/mnt/bpftools-ns/{name}");
+        let script = "mount -t tmpfs bpftools-ns /mnt && mkdir /mnt/bpftools-ns && \
+                      mount --bind \"$0\" /mnt/bpftools-ns && p=\"$1\" && shift && \
+                      exec \"$p\" \"$@\"";
+        let mut unshare = Command::new("unshare")
+            .args([
+                "--mount",
+                "--pid",
+                "--fork",
+                "--kill-child",
+                "--propagation",
+                "private",
+            ])
+            .args(["sh", "-c", script])
+            .arg(&dir)
+            .arg(&inside)
+            .args(args)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("unshare (util-linux)");
+        let mut line = String::new();
+        BufReader::new(unshare.stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(
+            line.trim(),
+            "ready",
+            "{inside} did not start in its namespaces"
+        );
+        let children = format!("/proc/{0}/task/{0}/children", unshare.id());
+        let pid = std::fs::read_to_string(&children)
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse().ok())
+            .expect("unshare's child");
+        assert!(
+            !std::path::Path::new(&inside).exists(),
+            "{inside} is seen outside its mount namespace"
+        );
+        Namespaced {
+            unshare,
+            pid,
+            inside,
+            dir,
+        }
+    }
+}
+
+impl Drop for Namespaced {
+    fn drop(&mut self) {
+        let _ = self.unshare.kill();
+        let _ = self.unshare.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 /// The contract tests for one tool: `contract_tests!(Spec { … })`. Each
 /// check of [`contract`] becomes a test `contract::<check>`.
 #[macro_export]

@@ -199,6 +199,10 @@ macro_rules! stamped_by_record {
             fn names(&self) -> Option<&$crate::kernel::cgroups::Names> {
                 self.event.stamps().names()
             }
+
+            fn ns_pid(&self) -> Option<u32> {
+                Some(self.event.stamps().head().ns_pid)
+            }
         }
     };
 }
@@ -215,6 +219,10 @@ pub trait Stamped {
 pub trait InCgroup {
     fn cgroup_id(&self) -> u64;
     fn names(&self) -> Option<&Names>;
+    /// The process's id in its own pid namespace, where the kernel gave it.
+    fn ns_pid(&self) -> Option<u32> {
+        None
+    }
 }
 
 /// The header's columns, declared once for every event tool. Widths and
@@ -272,7 +280,7 @@ pub mod columns {
     /// `--containers`: `CONTAINER` (the container's id, else the systemd
     /// unit, else the cgroup's path; the id for a cgroup already gone),
     /// and in JSON the cgroup's path, container, pod and unit.
-    pub const fn containers<E: InCgroup>() -> [Column<E>; 5] {
+    pub const fn containers<E: InCgroup>() -> [Column<E>; 6] {
         fn text<'a>(s: Option<&'a str>) -> Cell<'a> {
             s.map_or(Cell::Null, Cell::from)
         }
@@ -287,6 +295,7 @@ pub mod columns {
             }),
             Column::json("pod", |t| text(t.names().and_then(|n| n.pod.as_deref()))),
             Column::json("unit", |t| text(t.names().and_then(|n| n.unit.as_deref()))),
+            Column::json("ns_pid", |t| t.ns_pid().map_or(Cell::Null, Cell::from)),
         ]
     }
 }

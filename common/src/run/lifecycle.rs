@@ -309,13 +309,21 @@ where
     // own, so that no tool has to hand them back.
     let parsed = T::Args::command().try_get_matches().and_then(|m| {
         let args = T::Args::from_arg_matches(&m)?;
-        Ok((args, CommonArgs::from_arg_matches(&m)?))
+        // --containers where the tool has it: the records' headers then
+        // carry the pid as the container sees it.
+        let containers = m
+            .try_get_one::<bool>("containers")
+            .ok()
+            .flatten()
+            .copied()
+            .unwrap_or(false);
+        Ok((args, (CommonArgs::from_arg_matches(&m)?, containers)))
     });
-    let (args, common) = match parsed {
+    let (args, (common, containers)) = match parsed {
         Ok(parsed) => parsed,
         Err(e) => return clap_exit(shown_error::<T::Args>(e.format(&mut T::Args::command()))),
     };
-    run::exit_code(run_tool::<T>(args, &common))
+    run::exit_code(run_tool::<T>(args, &common, containers))
 }
 
 /// A parse error as it names the arguments: clap shows them raw, and the
@@ -367,7 +375,7 @@ fn clap_exit(e: clap::Error) -> ExitCode {
     }
 }
 
-fn run_tool<T: Tool>(args: T::Args, common: &CommonArgs) -> Result<u8> {
+fn run_tool<T: Tool>(args: T::Args, common: &CommonArgs, containers: bool) -> Result<u8> {
     let mut tool = T::new(args)?;
     let mut kind = Kind::open(&tool)?;
     run::libbpf_log(common.verbose);
@@ -397,6 +405,9 @@ fn run_tool<T: Tool>(args: T::Args, common: &CommonArgs) -> Result<u8> {
         s.configure(open.open_object_mut())?;
     }
     filters.configure(open.open_object_mut())?;
+    if containers && maps::has_rodata(open.open_object(), "ns_pids") {
+        maps::set_rodata(open.open_object_mut(), "ns_pids", &[1])?;
+    }
     probe::autoload_existing_tracepoints(open.open_object_mut())?;
     let mut hooks = probe::chosen_hooks(open.open_object(), |p| tool.hook_target(p));
     let programs = hooks.len();

@@ -262,8 +262,12 @@ impl Symbolizer {
         // cost a parse of each binary's debug info for the rare stripped
         // function it names.
         process.debug_syms = self.lines;
-        // Cached memory maps outlive the process; /proc/PID/map_files does not.
-        process.map_files = !self.kept.contains(&pid);
+        // A live process's files through /proc/PID/map_files: the very
+        // files mapped, in whatever mount namespace (a container's binary
+        // is not at its path here). Cached memory maps outlive the
+        // process, map_files does not: a kept process gone is read by
+        // its paths.
+        process.map_files = !self.kept.contains(&pid) || !crate::run::process::exiting(pid);
         let src = Source::Process(process);
         let frames = self.frames(&src, &todo, &format!("addresses of process {pid}"));
         for (addr, frame) in todo.iter().zip(frames) {

@@ -559,3 +559,17 @@ fn dwarf_stacks_of_a_process_gone_before_the_report_keep_their_names() {
 fn stacks_of_a_process_gone_before_the_report_keep_their_names() {
     gone_before_the_report(true, "fp", "main;outer;middle;");
 }
+
+#[test]
+fn a_process_in_its_own_mount_namespace_has_its_functions_named() {
+    require_root();
+    let sleeper = testkit::Namespaced::start(sleeper_binary(), &[]);
+    let finished = trace_for(&["-p", &sleeper.pid.to_string(), "-f"], "2");
+    let (stack, _) = folded_through(&finished, MAIN_FN).unwrap_or_else(|| {
+        panic!(
+            "no stack through {MAIN_FN} ({} exists only in its namespace): {:?}",
+            sleeper.inside, finished.stdout
+        )
+    });
+    assert!(stack.contains(";main;"), "{stack}");
+}

@@ -684,3 +684,32 @@ fn opensnoop_json_shows_a_hostile_comm_escaped() {
     assert!(!holds_raw_controls(line), "{line:?}");
     assert!(line.contains(r#""comm":"x\u202ey\u009bz\u007f""#), "{line}");
 }
+
+#[test]
+fn opensnoop_containers_give_the_pid_the_namespace_sees() {
+    require_root();
+    let dir = scratch_dir("os-nspid");
+    let file = dir.join("nspid");
+    fs::write(&file, b"x").unwrap();
+    let tool = Traced::start(BIN, &["--containers", "--json", "-n", "cat"]);
+    // The namespace's first process: sh, which execs cat.
+    let status = Command::new("unshare")
+        .args(["--pid", "--fork", "sh", "-c", r#"exec cat "$0""#])
+        .arg(&file)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let finished = tool.stop();
+    let seen = opens_of(&finished, &file);
+    assert_eq!(seen.len(), 1, "{:?}", finished.stdout);
+    assert_eq!(seen[0]["ns_pid"], 1, "{}", seen[0]);
+    assert_ne!(seen[0]["pid"], 1, "{}", seen[0]);
+    // Without --containers there is no such key.
+    let plain = Traced::start(BIN, &["--json", "-n", "cat"]);
+    Command::new("cat").arg(&file).output().unwrap();
+    let plain = plain.stop();
+    let seen = opens_of(&plain, &file);
+    assert_eq!(seen.len(), 1, "{:?}", plain.stdout);
+    assert!(seen[0].get("ns_pid").is_none(), "{}", seen[0]);
+}

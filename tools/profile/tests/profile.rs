@@ -642,3 +642,18 @@ fn containers_root_each_stack_at_its_container() {
         assert!(tags.contains(c.short_id()), "{tags}");
     }
 }
+
+#[test]
+fn a_process_in_its_own_mount_namespace_has_its_functions_named() {
+    let _turn = one_at_a_time();
+    require_root();
+    let spin = testkit::Namespaced::start(spinner(true), &["spin"]);
+    let f = profile_for(&["-f", "-U", "-p", &spin.pid.to_string()], "2");
+    let (through, total) = share(&f, "pr-spin", CHAIN);
+    assert!(
+        total > 20 && through * 10 >= total * 9,
+        "{through} of {total} samples through {CHAIN} ({} exists only in its namespace): {:?}",
+        spin.inside,
+        f.stdout
+    );
+}
