@@ -226,3 +226,34 @@ fn tcpconnect_dry_runs() {
         }
     }
 }
+
+#[test]
+fn tcpconnect_names_each_connects_container() {
+    use std::os::unix::fs::MetadataExt;
+    let (docker, pod) = (
+        testkit::FakeContainer::docker(),
+        testkit::FakeContainer::kubernetes(),
+    );
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let tool = traced(&["--containers", "--json", "-P", &port.to_string()], "");
+    let client = format!("import socket; socket.create_connection(('127.0.0.1', {port})).close()");
+    for who in [&docker, &pod] {
+        let mut cmd = Command::new("python3");
+        cmd.args(["-c", &client]);
+        assert!(who.adopt(&mut cmd).status().unwrap().success());
+    }
+    let events = stop(tool).json();
+    let seen = to_port(&events, port);
+    assert_eq!(seen.len(), 2, "{events:?}");
+    for (e, who) in seen.iter().zip([&docker, &pod]) {
+        assert_eq!(e["container"], who.short_id(), "{e}");
+        assert_eq!(e["pod"].as_str(), who.pod.as_deref(), "{e}");
+        assert_eq!(
+            e["cgroup_id"],
+            std::fs::metadata(&who.dir).unwrap().ino(),
+            "{e}"
+        );
+    }
+    drop(listener);
+}
