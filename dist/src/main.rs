@@ -175,6 +175,32 @@ mod tests {
         }
     }
 
+    /// Which container did it, in every kind: event and top tools name it
+    /// in a column (`--containers`), stack tools root stacks at it
+    /// (`--containers`), histogram tools split by it (`--per-container`),
+    /// and every tool with a cgroup filter takes it by container or unit.
+    #[test]
+    fn every_kind_offers_its_container_options() {
+        use registry::Kind;
+        for t in TOOLS {
+            let cmd = (t.command)();
+            let longs: Vec<&str> = cmd.get_arguments().filter_map(|a| a.get_long()).collect();
+            let has = |o: &str| longs.contains(&o);
+            // A top tool keeps rows per task: its -r/--rows.
+            let per_task = match t.info.kind {
+                Kind::Event | Kind::Stack => true,
+                Kind::Summary => has("rows"),
+                Kind::Histogram => false,
+            };
+            let name = t.info.name;
+            assert_eq!(has("containers"), per_task, "{name}: --containers");
+            assert_eq!(has("per-container"), t.info.kind == Kind::Histogram, "{name}");
+            if has("cgroup") {
+                assert!(has("container") && has("unit"), "{name}: --container, --unit");
+            }
+        }
+    }
+
     #[test]
     fn every_man_page_lists_its_family_and_kind() {
         for t in TOOLS {
