@@ -52,6 +52,7 @@ pub struct Stamps {
     /// current record's.
     resolver: Option<Resolver>,
     names: Option<Rc<Names>>,
+    names_of: u64,
 }
 
 impl Default for Stamps {
@@ -69,6 +70,7 @@ impl Stamps {
             head: Header::default(),
             resolver: None,
             names: None,
+            names_of: 0,
         }
     }
 
@@ -83,7 +85,12 @@ impl Stamps {
         crate::kernel::maps::copy_record(&mut self.head, record);
         self.first_ns.get_or_insert(self.head.ts_ns);
         if let Some(r) = &mut self.resolver {
-            self.names = r.names(self.head.cgroup_id);
+            // Events come in runs from one cgroup: its names are kept.
+            let id = self.head.cgroup_id;
+            if self.names.is_none() || self.names_of != id {
+                self.names = r.names(id);
+                self.names_of = id;
+            }
         }
         &self.head
     }
