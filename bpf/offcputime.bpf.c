@@ -57,6 +57,9 @@ static __always_inline bool allowed(struct task_struct *t, __u32 tid, __u32 tgid
 		return false;
 	if (filter_pids && !bpf_map_lookup_elem(&pid_filter, &tgid))
 		return false;
+	/* t goes off CPU: it is current. */
+	if (!cgroup_allowed())
+		return false;
 	if (filter_tids && !bpf_map_lookup_elem(&tid_filter, &tid))
 		return false;
 	if (user_threads_only || kernel_threads_only) {

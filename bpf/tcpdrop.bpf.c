@@ -102,6 +102,11 @@ static __always_inline int on_drop(void *ctx, const struct sk_buff *skb, void *l
 	if (!sk)
 		sk = BPF_CORE_READ(skb, sk);
 	e->state = sk ? BPF_CORE_READ(sk, __sk_common.skc_state) : 0;
+	/* A drop with no full socket (none, a request's, a time-wait one)
+	 * belongs to no cgroup. */
+	if (sock_cgroup_target && (!sk || e->state == TCP_NEW_SYN_RECV ||
+				   e->state == TCP_TIME_WAIT || !sock_cgroup_allowed(sk)))
+		return 0;
 	task_header_now(&e->task);
 	e->location = (__u64)location;
 	e->has_reason = has_reason;

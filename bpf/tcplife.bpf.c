@@ -79,7 +79,8 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 	__builtin_memset(&e, 0, sizeof(e));
 	if (!read_flow(sk, &e.flow))
 		goto done;
-	if (!lport_allowed(e.flow.lport) || !dport_allowed(e.flow.dport))
+	if (!lport_allowed(e.flow.lport) || !dport_allowed(e.flow.dport) ||
+	    !sock_cgroup_allowed(sk))
 		goto done;
 	if (s->owner_known) {
 		__builtin_memcpy(&e.task, &s->owner, sizeof(e.task));

@@ -95,6 +95,10 @@ static __always_inline int report(const struct sock_common *skc, const struct sk
 
 	if (!read_flow_common(skc, &k))
 		return 0;
+	/* A request socket (a SYN-ACK's) has no cgroup of its own. */
+	if (sock_cgroup_target && (BPF_CORE_READ(skc, skc_state) == TCP_NEW_SYN_RECV ||
+				   !sock_cgroup_allowed((const struct sock *)skc)))
+		return 0;
 	o = bpf_map_lookup_elem(&owners, &key);
 	if (o && !not_self(o->owner.pid))
 		return 0;

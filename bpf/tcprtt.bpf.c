@@ -53,7 +53,7 @@ static __always_inline int on_probe(const struct sock *sk)
 
 	if (!read_flow(sk, &f))
 		return 0;
-	if (!lport_allowed(f.lport) || !dport_allowed(f.dport))
+	if (!lport_allowed(f.lport) || !dport_allowed(f.dport) || !sock_cgroup_allowed(sk))
 		return 0;
 	if (!addr_is(&f, laddr_family, laddr, f.saddr) || !addr_is(&f, raddr_family, raddr, f.daddr))
 		return 0;

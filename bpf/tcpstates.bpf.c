@@ -30,7 +30,8 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 	__builtin_memset(&e, 0, sizeof(e));
 	if (!read_flow(sk, &e.flow))
 		return 0;
-	if (!lport_allowed(e.flow.lport) || !dport_allowed(e.flow.dport))
+	if (!lport_allowed(e.flow.lport) || !dport_allowed(e.flow.dport) ||
+	    !sock_cgroup_allowed(sk))
 		return 0;
 	now = bpf_ktime_get_ns();
 	since = bpf_map_lookup_elem(&entered, &key);

@@ -45,24 +45,61 @@ struct sock_cgroup_data___word {
 	__u64 val;
 } __attribute__((preserve_access_index));
 
-/* The cgroup v2 id of the socket's cgroup: that of the task that made the
- * socket (a listener's, for a connection it accepted), which the context
- * of a packet (softirq) cannot give as the current task's. 0 if unknown. */
+/* The socket's cgroup: that of the task that made the socket (a
+ * listener's, for a connection it accepted), which the context of a packet
+ * (softirq) cannot give as the current task's. NULL if unknown. */
+static __always_inline struct cgroup *sock_cgroup(const struct sock *sk)
+{
+	if (bpf_core_field_exists(sk->sk_cgrp_data.cgroup))
+		return BPF_CORE_READ(sk, sk_cgrp_data.cgroup);
+
+	struct sock_cgroup_data___word *d = (void *)&sk->sk_cgrp_data;
+	__u64 v = BPF_CORE_READ(d, val);
+
+	return v & 1 ? 0 : (void *)v;
+}
+
+/* The socket's cgroup v2 id; 0 if unknown. */
 static __always_inline __u64 sock_cgroup_id(const struct sock *sk)
 {
-	struct cgroup *cg;
+	struct cgroup *cg = sock_cgroup(sk);
 
-	if (bpf_core_field_exists(sk->sk_cgrp_data.cgroup)) {
-		cg = BPF_CORE_READ(sk, sk_cgrp_data.cgroup);
-	} else {
-		struct sock_cgroup_data___word *d = (void *)&sk->sk_cgrp_data;
-		__u64 v = BPF_CORE_READ(d, val);
-
-		if (v & 1)
-			return 0;
-		cg = (void *)v;
-	}
 	return cg ? BPF_CORE_READ(cg, kn, id) : 0;
+}
+
+/* Before 6.0 a cgroup kept its ancestors' ids, not the ancestors. */
+struct cgroup___ids {
+	int level;
+	__u64 ancestor_ids[];
+} __attribute__((preserve_access_index));
+
+/* -c/--container/--unit for sockets: the cgroup's id and depth, set by the
+ * front end (common::kernel::filters); 0: no filter. */
+const volatile __u64 sock_cgroup_target = 0;
+const volatile __u32 sock_cgroup_level = 0;
+
+/* The socket's cgroup is the target or below it: its ancestor at the
+ * target's depth is the target (as the kernel's cgroup_is_descendant). */
+static __always_inline bool sock_cgroup_allowed(const struct sock *sk)
+{
+	struct cgroup *cg, *at;
+	__u32 lvl = sock_cgroup_level & 255;
+	__u64 id = 0;
+
+	if (!sock_cgroup_target)
+		return true;
+	cg = sock_cgroup(sk);
+	if (!cg || BPF_CORE_READ(cg, level) < (int)lvl)
+		return false;
+	if (bpf_core_field_exists(cg->ancestors)) {
+		bpf_core_read(&at, sizeof(at), &cg->ancestors[lvl]);
+		id = at ? BPF_CORE_READ(at, kn, id) : 0;
+	} else {
+		struct cgroup___ids *old = (void *)cg;
+
+		bpf_core_read(&id, sizeof(id), &old->ancestor_ids[lvl]);
+	}
+	return id == sock_cgroup_target;
 }
 
 /* Fills the flow from a sock_common (a full socket's, or a request

@@ -194,9 +194,20 @@ mod tests {
             };
             let name = t.info.name;
             assert_eq!(has("containers"), per_task, "{name}: --containers");
-            assert_eq!(has("per-container"), t.info.kind == Kind::Histogram, "{name}");
+            assert_eq!(
+                has("per-container"),
+                t.info.kind == Kind::Histogram,
+                "{name}"
+            );
+            // A filter by cgroup, container or unit wherever events belong
+            // to tasks or sockets (memleak: the processes it is given).
+            let filters = (per_task || t.info.kind == Kind::Histogram) && name != "memleak";
+            assert!(has("cgroup") || !filters, "{name}: --cgroup");
             if has("cgroup") {
-                assert!(has("container") && has("unit"), "{name}: --container, --unit");
+                assert!(
+                    has("container") && has("unit"),
+                    "{name}: --container, --unit"
+                );
             }
         }
     }

@@ -37,6 +37,21 @@ pub struct Filters {
     pub disk: Option<u32>,
 }
 
+/// A cgroup v2 directory's id (its inode) and depth below the hierarchy's
+/// root (the root's is 0), as the kernel's `struct cgroup` has them.
+fn cgroup_id_and_level(path: &std::path::Path) -> Result<(u64, u32)> {
+    use std::os::unix::fs::MetadataExt;
+    let dir = std::fs::canonicalize(path)?;
+    let root = crate::kernel::cgroups::root()
+        .and_then(|r| std::fs::canonicalize(r).ok())
+        .ok_or_else(|| anyhow::anyhow!("no cgroup v2 hierarchy is mounted"))?;
+    let below = dir
+        .strip_prefix(&root)
+        .map_err(|_| anyhow::anyhow!("{} is not below {}", dir.display(), root.display()))?;
+    let level = u32::try_from(below.components().count())?;
+    Ok((std::fs::metadata(&dir)?.ino(), level))
+}
+
 impl Filters {
     /// Only the processes of a `-p` list and the tasks of a cgroup, each
     /// if given.
@@ -98,8 +113,20 @@ impl Filters {
         if self.tids.is_some() {
             maps::set_rodata(obj, "filter_tids", &on(true))?;
         }
-        if self.cgroup.is_some() {
-            maps::set_rodata(obj, "filter_cgroup", &on(true))?;
+        if let Some(path) = &self.cgroup {
+            // The current task's cgroup (filters.bpf.h), and where events
+            // come with a socket, the socket's (tcpsock.bpf.h).
+            let task = maps::has_rodata(obj, "filter_cgroup");
+            let sock = maps::has_rodata(obj, "sock_cgroup_target");
+            anyhow::ensure!(task || sock, "this tool's BPF object has no cgroup filter");
+            if task {
+                maps::set_rodata(obj, "filter_cgroup", &on(true))?;
+            }
+            if sock {
+                let (id, level) = cgroup_id_and_level(path)?;
+                maps::set_rodata(obj, "sock_cgroup_target", &id.to_ne_bytes())?;
+                maps::set_rodata(obj, "sock_cgroup_level", &level.to_ne_bytes())?;
+            }
         }
         if let Some(uid) = self.uid {
             maps::set_rodata(obj, "filter_uid", &uid.to_ne_bytes())?;
@@ -154,7 +181,11 @@ impl Filters {
         if let Some(tids) = &self.tids {
             maps::set_ids(&map("tid_filter")? as &dyn MapCore, tids)?;
         }
-        if let Some(path) = &self.cgroup {
+        if let Some(path) = self
+            .cgroup
+            .as_ref()
+            .filter(|_| maps::by_name(obj, "cgroup_filter").is_some())
+        {
             maps::set_cgroup(&map("cgroup_filter")? as &dyn MapCore, path)?;
         }
         for (ports, name) in [

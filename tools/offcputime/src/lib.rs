@@ -5,7 +5,7 @@ mod info;
 
 use anyhow::Result;
 use clap::Parser;
-use common::cli::{self, CommonArgs, IdList};
+use common::cli::{self, CgroupLongArgs, CommonArgs, IdList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
@@ -78,6 +78,8 @@ struct Args {
     #[arg(value_parser = cli::seconds)]
     duration: Option<u64>,
     #[command(flatten)]
+    cgroup: CgroupLongArgs,
+    #[command(flatten)]
     common: CommonArgs,
 }
 
@@ -132,6 +134,7 @@ impl Tool for Offcputime {
 
     fn filters(&self) -> Filters {
         Filters {
+            cgroup: self.args.cgroup.path(),
             pids: self.args.pid.clone().map(|IdList(p)| p),
             tids: self.args.tid.clone().map(|IdList(t)| t),
             thread_option: Some("-t"),

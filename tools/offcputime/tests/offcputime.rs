@@ -573,3 +573,17 @@ fn a_process_in_its_own_mount_namespace_has_its_functions_named() {
     });
     assert!(stack.contains(";main;"), "{stack}");
 }
+
+#[test]
+fn container_filter_keeps_only_its_tasks() {
+    require_root();
+    let docker = testkit::FakeContainer::docker();
+    let (inside, outside) = (Sleeper::start(), Sleeper::start());
+    std::fs::write(docker.dir.join("cgroup.procs"), inside.pid().to_string()).unwrap();
+    let f = trace_for(&["--json", "-U", "--container", docker.short_id()], "2");
+    let pids: std::collections::HashSet<u64> =
+        f.json().iter().filter_map(|o| o["pid"].as_u64()).collect();
+    let (i, o) = (inside.pid(), outside.pid());
+    drop((inside, outside));
+    assert_eq!(pids, [u64::from(i)].into(), "outside was {o}: {f:?}");
+}

@@ -9,7 +9,7 @@ use std::io::{self, Write};
 
 use anyhow::{bail, Result};
 use clap::Parser;
-use common::cli::{self, CommonArgs, ContainerArgs, FamilyArgs, IdList, PortList};
+use common::cli::{self, CgroupLongArgs, CommonArgs, ContainerArgs, FamilyArgs, IdList, PortList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe::{self, Hook};
@@ -51,6 +51,8 @@ pub(crate) struct Args {
     /// Don't take (or print) the kernel stack of each drop
     #[arg(long)]
     no_stack: bool,
+    #[command(flatten)]
+    cgroup: CgroupLongArgs,
     #[command(flatten)]
     family: FamilyArgs,
     #[command(flatten)]
@@ -145,6 +147,7 @@ impl Tool for Tcpdrop {
 
     fn filters(&self) -> Filters {
         Filters {
+            cgroup: self.args.cgroup.path(),
             lports: self.args.port.clone(),
             family: self.args.family.family(),
             ..Filters::pids(&self.args.pid)

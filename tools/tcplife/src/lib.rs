@@ -8,7 +8,7 @@ use std::io;
 
 use anyhow::Result;
 use clap::Parser;
-use common::cli::{self, CommonArgs, ContainerArgs, FamilyArgs, IdList, PortList};
+use common::cli::{self, CgroupLongArgs, CommonArgs, ContainerArgs, FamilyArgs, IdList, PortList};
 use common::export::prom::Exporter;
 use common::kernel::filters::Filters;
 use common::kinds::event::{columns, Cell, Column, Record, Table};
@@ -63,6 +63,8 @@ pub(crate) struct Args {
     #[arg(short = 'D', long = "remoteport", value_name = "DPORT", value_parser = cli::port_list)]
     dport: Option<PortList>,
     #[command(flatten)]
+    cgroup: CgroupLongArgs,
+    #[command(flatten)]
     family: FamilyArgs,
     #[command(flatten)]
     metrics: cli::MetricsArgs,
@@ -101,6 +103,7 @@ impl Tool for Tcplife {
 
     fn filters(&self) -> Filters {
         Filters {
+            cgroup: self.args.cgroup.path(),
             lports: self.args.lport.clone(),
             dports: self.args.dport.clone(),
             family: self.args.family.family(),

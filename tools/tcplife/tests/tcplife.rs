@@ -329,3 +329,44 @@ fn tcplife_dry_runs() {
         );
     }
 }
+
+#[test]
+fn tcplife_container_filter_keeps_the_sessions_of_its_sockets() {
+    let docker = testkit::FakeContainer::docker();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = thread::spawn(move || {
+        for _ in 0..2 {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut buf = Vec::new();
+            s.read_to_end(&mut buf).unwrap();
+        }
+    });
+    let tool = start(&[
+        "--json",
+        "--container",
+        docker.short_id(),
+        "-D",
+        &port.to_string(),
+    ]);
+    let client = format!(
+        "import socket\ns = socket.create_connection(('127.0.0.1', {port}))\n\
+         s.sendall(b'x' * 1000)\ns.close()"
+    );
+    // One session from inside the container, one from the host.
+    let mut cmd = Command::new("python3");
+    cmd.args(["-c", &client]);
+    assert!(docker.adopt(&mut cmd).status().unwrap().success());
+    let mut host = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    host.write_all(&[7u8; 500]).unwrap();
+    drop(host);
+    server.join().unwrap();
+    let events = stop(tool).json();
+    let ours: Vec<&Value> = events.iter().filter(|e| e["dport"] == port).collect();
+    assert_eq!(ours.len(), 1, "{events:?}");
+    // The container's client: its 1000 bytes (bytes_acked counts the SYN
+    // and FIN too), not the host's 500.
+    assert_eq!(ours[0]["comm"], "python3", "{}", ours[0]);
+    let tx = ours[0]["tx_bytes"].as_u64().unwrap();
+    assert!((1000..=1002).contains(&tx), "{}", ours[0]);
+}

@@ -9,7 +9,7 @@ use std::io;
 
 use anyhow::{bail, Result};
 use clap::Parser;
-use common::cli::{self, CommonArgs, ContainerArgs, FamilyArgs, IdList};
+use common::cli::{self, CgroupLongArgs, CommonArgs, ContainerArgs, FamilyArgs, IdList};
 use common::export::prom::Exporter;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
@@ -63,6 +63,8 @@ struct Args {
     #[arg(short = 'c', long, conflicts_with_all = ["sequence", "containers"])]
     count: bool,
     #[command(flatten)]
+    cgroup: CgroupLongArgs,
+    #[command(flatten)]
     family: FamilyArgs,
     /// Print TIME(s), seconds since tracing began, instead of HH:MM:SS
     #[arg(short = 'T', long)]
@@ -115,6 +117,7 @@ impl Tool for Tcpretrans {
 
     fn filters(&self) -> Filters {
         Filters {
+            cgroup: self.args.cgroup.path(),
             family: self.args.family.family(),
             ..Filters::pids(&self.args.pid)
         }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Result};
 use clap::Parser;
-use common::cli::{self, CommonArgs, FamilyArgs, HistogramArgs, PortList};
+use common::cli::{self, CgroupLongArgs, CommonArgs, FamilyArgs, HistogramArgs, PortList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe::{self, Hook};
@@ -80,6 +80,8 @@ pub(crate) struct Args {
     /// Show each histogram's average
     #[arg(short = 'e', long = "extension")]
     extension: bool,
+    #[command(flatten)]
+    cgroup: CgroupLongArgs,
     #[command(flatten)]
     family: FamilyArgs,
     #[command(flatten)]
@@ -153,6 +155,7 @@ impl Tool for Tcprtt {
     fn filters(&self) -> Filters {
         let a = &self.args;
         Filters {
+            cgroup: self.args.cgroup.path(),
             lports: a.lport.clone(),
             dports: a.rport.clone(),
             family: a.family.family(),

@@ -8,7 +8,7 @@ use std::io;
 
 use anyhow::Result;
 use clap::Parser;
-use common::cli::{self, CommonArgs, ContainerArgs, FamilyArgs, PortList};
+use common::cli::{self, CgroupLongArgs, CommonArgs, ContainerArgs, FamilyArgs, PortList};
 use common::kernel::filters::Filters;
 use common::kinds::event::{columns, Cell, Column, Record, Table};
 use common::output::net::{address, ip_version, tcp_state_name};
@@ -65,6 +65,8 @@ pub(crate) struct Args {
     #[arg(short = 'Y', long)]
     journal: bool,
     #[command(flatten)]
+    cgroup: CgroupLongArgs,
+    #[command(flatten)]
     family: FamilyArgs,
     #[command(flatten)]
     containers: ContainerArgs,
@@ -102,6 +104,7 @@ impl Tool for Tcpstates {
 
     fn filters(&self) -> Filters {
         Filters {
+            cgroup: self.args.cgroup.path(),
             lports: self.args.lport.clone(),
             dports: self.args.dport.clone(),
             family: self.args.family.family(),
