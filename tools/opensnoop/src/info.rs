@@ -17,6 +17,9 @@ pub const INFO: ToolInfo = ToolInfo {
         "opensnoop_classic_tracepoints",
         "opensnoop_entry_exit_fallback",
         "opensnoop_dry_run",
+        // The header's cgroup and ns_pid (CO-RE reads of each kernel's layout).
+        "opensnoop_names_each_opens_container_and_pod",
+        "opensnoop_containers_give_the_pid_the_namespace_sees",
     ],
     bench: Some(Bench {
         workload: Workload::OpenLoop { opens: 200_000 },

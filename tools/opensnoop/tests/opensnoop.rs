@@ -350,7 +350,10 @@ fn opensnoop_container_and_unit_filters_keep_theirs_only() {
         BIN,
         &["--json", "-n", "cat", "--container", docker.short_id()],
     );
-    let by_unit = Traced::start(BIN, &["--json", "-n", "cat", "--unit", unit_name]);
+    let by_unit = Traced::start(
+        BIN,
+        &["--json", "--containers", "-n", "cat", "--unit", unit_name],
+    );
     for (who, path) in [(&docker, &a), (&pod, &b), (&unit, &c)] {
         assert!(who.run(r#"cat "$1""#, &[path.to_str().unwrap()]).success());
     }
@@ -363,6 +366,35 @@ fn opensnoop_container_and_unit_filters_keep_theirs_only() {
         by_container.stdout
     );
     assert_eq!(counts(&by_unit), [0, 0, 1], "{:?}", by_unit.stdout);
+    // A unit's cgroup is named by the unit: the CONTAINER column's label.
+    let e = &opens_of(&by_unit, &c)[0];
+    assert_eq!(e["unit"], unit.id.as_str(), "{e}");
+    assert_eq!(e["container"], Value::Null, "{e}");
+}
+
+#[test]
+fn opensnoop_a_container_gone_while_tracing_keeps_its_name() {
+    require_root();
+    let dir = scratch_dir("os-gone");
+    let (before, after) = (dir.join("before"), dir.join("after"));
+    for f in [&before, &after] {
+        fs::write(f, b"x").unwrap();
+    }
+    let docker = testkit::FakeContainer::docker();
+    let id = docker.short_id().to_string();
+    let tool = Traced::start(BIN, &["--containers", "--json", "-n", "cat"]);
+    assert!(docker
+        .run(r#"cat "$1""#, &[before.to_str().unwrap()])
+        .success());
+    // Named while it exists; then the cgroup is removed.
+    std::thread::sleep(Duration::from_millis(300));
+    drop(docker);
+    Command::new("cat").arg(&after).output().unwrap();
+    let finished = tool.stop();
+    assert!(finished.status.success(), "{finished:?}");
+    assert!(!finished.stderr.contains("error"), "{:?}", finished.stderr);
+    assert_eq!(opens_of(&finished, &before)[0]["container"], id.as_str());
+    assert_eq!(opens_of(&finished, &after)[0]["container"], Value::Null);
 }
 
 #[test]

@@ -15,6 +15,8 @@ pub const INFO: ToolInfo = ToolInfo {
         "runqlat_counts_preempted",
         "runqlat_raw_tp_fallback",
         "runqlat_dry_run",
+        // Another task's cgroup, read from its task_struct.
+        "runqlat_per_container",
     ],
     bench: Some(Bench {
         workload: Workload::SchedPipe { messages: 100_000 },

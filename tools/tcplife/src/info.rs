@@ -11,7 +11,12 @@ pub const INFO: ToolInfo = ToolInfo {
     banner: "Tracing TCP sessions... Hit Ctrl-C to end.",
     dry_runs: &[DryRun::DEFAULT],
     // Each hook variant: what CI runs in its VMs.
-    vm_tests: &["tcplife_counts_a_sessions_bytes", "tcplife_dry_runs"],
+    // A cgroup's ancestors: ids before 6.0, pointers since.
+    vm_tests: &[
+        "tcplife_counts_a_sessions_bytes",
+        "tcplife_dry_runs",
+        "tcplife_container_filter_keeps_the_sessions_of_its_sockets",
+    ],
     bench: Some(Bench {
         workload: Workload::ConnectLoop { connections: 5000 },
         ours: &[Ours {

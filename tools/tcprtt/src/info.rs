@@ -11,7 +11,12 @@ pub const INFO: ToolInfo = ToolInfo {
     banner: "Tracing TCP RTT... Hit Ctrl-C to end.",
     dry_runs: &[DryRun::DEFAULT],
     // Each hook variant: what CI runs in its VMs.
-    vm_tests: &["tcprtt_counts_each_segment", "tcprtt_raw_tp"],
+    // The socket's cgroup: sock_cgroup_data changed layout in 5.15.
+    vm_tests: &[
+        "tcprtt_counts_each_segment",
+        "tcprtt_raw_tp",
+        "tcprtt_per_container_keys_by_the_sockets_cgroup",
+    ],
     bench: Some(Bench {
         workload: Workload::LossyTransfer,
         ours: &[Ours {
