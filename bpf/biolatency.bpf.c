@@ -68,17 +68,27 @@ static __always_inline __u32 normalized_flags(__u32 cmd_flags)
  * that skipped the queue (direct issue) is timed from issue instead. */
 static __always_inline int mark_start(struct request *rq, bool from_queue)
 {
-	struct rq_start st = {};
+	struct rq_start st = {}, *seen;
 
-	if (from_queue && !queued)
+	if (from_queue && !queued) {
+		/* --per-container without -Q: only who submitted it, whose
+		 * context the start is (a stacked device's worker may issue). */
+		if (per_container) {
+			st.cgroup_id = bpf_get_current_cgroup_id();
+			bpf_map_update_elem(&start, &rq, &st, BPF_ANY);
+		}
 		return 0;
+	}
 	if (!cgroup_allowed())
 		return 0;
 	if (filter_dev && request_dev(rq) != targ_dev)
 		return 0;
 	st.ts = bpf_ktime_get_ns();
-	if (per_container)
-		st.cgroup_id = bpf_get_current_cgroup_id();
+	if (per_container) {
+		seen = bpf_map_lookup_elem(&start, &rq);
+		st.cgroup_id = seen && !seen->ts && seen->cgroup_id ? seen->cgroup_id
+								  : bpf_get_current_cgroup_id();
+	}
 	bpf_map_update_elem(&start, &rq, &st, queued && !from_queue ? BPF_NOEXIST : BPF_ANY);
 	return 0;
 }
@@ -92,7 +102,7 @@ static __always_inline int mark_done(struct request *rq)
 	__u64 delta;
 
 	st = bpf_map_lookup_elem(&start, &rq);
-	if (!st)
+	if (!st || !st->ts)
 		return 0;
 	delta = bpf_ktime_get_ns() - st->ts;
 	key.cgroup_id = st->cgroup_id;
@@ -212,10 +222,16 @@ static __always_inline __u32 rwbs_flags(const char *rwbs)
 static __always_inline int tp_mark_start(__u32 dev, __u64 sector, const char *rwbs, bool from_queue)
 {
 	struct disk_sector key = { .dev = dev, .sector = sector };
-	struct tp_start val = {};
+	struct tp_start val = {}, *seen;
 
-	if (from_queue && !queued)
+	if (from_queue && !queued) {
+		/* --per-container without -Q: the submitter only. */
+		if (per_container) {
+			val.cgroup_id = bpf_get_current_cgroup_id();
+			bpf_map_update_elem(&start_by_sector, &key, &val, BPF_ANY);
+		}
 		return 0;
+	}
 	if (!cgroup_allowed() || (filter_dev && dev != targ_dev))
 		return 0;
 	/* The context may only be read at constant offsets: copy it out. */
@@ -224,8 +240,11 @@ static __always_inline int tp_mark_start(__u32 dev, __u64 sector, const char *rw
 	bpf_probe_read_kernel(flags, sizeof(flags) - 1, rwbs);
 	val.ts = bpf_ktime_get_ns();
 	val.flags = rwbs_flags(flags);
-	if (per_container)
-		val.cgroup_id = bpf_get_current_cgroup_id();
+	if (per_container) {
+		seen = bpf_map_lookup_elem(&start_by_sector, &key);
+		val.cgroup_id = seen && !seen->ts && seen->cgroup_id ? seen->cgroup_id
+								   : bpf_get_current_cgroup_id();
+	}
 	bpf_map_update_elem(&start_by_sector, &key, &val,
 			    queued && !from_queue ? BPF_NOEXIST : BPF_ANY);
 	return 0;
@@ -274,7 +293,7 @@ int bio_tp_complete(struct trace_event_raw_block_rq_completion *ctx)
 		key.sector = BPF_CORE_READ(old, sector);
 	}
 	st = bpf_map_lookup_elem(&start_by_sector, &key);
-	if (!st)
+	if (!st || !st->ts)
 		return 0;
 	delta = bpf_ktime_get_ns() - st->ts;
 	if (per_disk)

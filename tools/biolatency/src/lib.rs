@@ -109,7 +109,9 @@ impl Tool for Biolatency {
         rodata.queued = args.queued;
         rodata.millis = args.milliseconds;
         rodata.fine = args.hist.fine();
-        choose_programs(&mut open.progs, args.queued)
+        // The submitter's cgroup is known where the request starts (a
+        // stacked device's worker issues it): --per-container hooks it too.
+        choose_programs(&mut open.progs, args.queued || args.hist.per_container)
     }
 
     fn histograms(&self) -> Option<histogram::Spec<'_>> {
@@ -131,7 +133,8 @@ impl Tool for Biolatency {
 }
 
 /// Chooses the hook kind and, per event, the tracepoint this kernel has.
-fn choose_programs(p: &mut OpenBiolatencyProgs, queued: bool) -> Result<()> {
+/// `starts`: the request's start (queueing) is hooked too (-Q, --per-container).
+fn choose_programs(p: &mut OpenBiolatencyProgs, starts: bool) -> Result<()> {
     let Some(kind) = probe::pick(&[Hook::TpBtf, Hook::RawTp, Hook::Tracepoint]) else {
         bail!("this kernel offers no tp_btf, raw_tp or tracepoint programs");
     };
@@ -141,15 +144,15 @@ fn choose_programs(p: &mut OpenBiolatencyProgs, queued: bool) -> Result<()> {
         kind == Hook::Tracepoint,
     );
     probe::load_when(tp, [&mut p.bio_tp_issue, &mut p.bio_tp_complete]);
-    probe::load_when(tp && queued, [&mut p.bio_tp_insert]);
+    probe::load_when(tp && starts, [&mut p.bio_tp_insert]);
     // Before 5.11, block_rq_insert and block_rq_issue passed the queue
     // first: the `_q` programs read their second argument.
     let queue_first = probe::btf_tracepoint_args("block_rq_issue") == Some(2);
     // block_rq_complete fires per partial completion; block_io_done once.
     let io_done = probe::btf_tracepoint_exists("block_io_done");
     // -Q's start: block_io_start where it exists, else block_rq_insert.
-    let io_start = queued && probe::btf_tracepoint_exists("block_io_start");
-    let insert = queued && !io_start;
+    let io_start = starts && probe::btf_tracepoint_exists("block_io_start");
+    let insert = starts && !io_start;
     for (on, [b, r]) in [
         (!queue_first, [&mut p.bio_btf_issue, &mut p.bio_raw_issue]),
         (
