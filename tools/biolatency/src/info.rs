@@ -16,6 +16,8 @@ pub const INFO: ToolInfo = ToolInfo {
         "biolatency_queued_time",
         "biolatency_dry_run_and_raw_tp_fallback",
         "biolatency_fallbacks_count_io",
+        // The submitter at the request's start: block_io_start or insert.
+        "biolatency_per_container",
     ],
     bench: Some(Bench {
         workload: Workload::FioRandread,
