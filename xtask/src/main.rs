@@ -278,6 +278,8 @@ const TEST_PACKAGES: &[&str] = &[
     "prometheus",
     "golang-go",
     "linux-perf",
+    // The container tests' clients: a connection made inside a cgroup.
+    "python3",
 ];
 
 fn test(cargo_args: &[String]) -> Result<()> {
