@@ -28,12 +28,23 @@ const volatile bool fine = false;
 const volatile bool filter_dev = false;
 const volatile __u32 targ_dev = 0;
 
-/* When a request started, and the cgroup of the task that started it
- * (--per-container; 0 without). */
+/* When a request started (0: only its submitter seen yet), the cgroup of
+ * the task that submitted it (--per-container; 0 without), and whether
+ * that task passed the cgroup filter. */
 struct rq_start {
 	__u64 ts;
 	__u64 cgroup_id;
+	__u32 allowed;
+	__u32 pad;
 };
+
+/* The start hook is loaded without -Q too when a request's submitter
+ * matters (--per-container, a cgroup filter): a stacked device's worker
+ * may issue it, in a context that is not the submitter's. */
+static __always_inline bool submitter_matters(void)
+{
+	return per_container || filter_cgroup;
+}
 
 /* LRU: a request whose completion we never see (block_io_done skips
  * unaccounted ones) must not pin its slot forever. */
@@ -65,31 +76,40 @@ static __always_inline __u32 normalized_flags(__u32 cmd_flags)
 }
 
 /* Records when a request started: queued (-Q) or issued. With -Q a request
- * that skipped the queue (direct issue) is timed from issue instead. */
+ * that skipped the queue (direct issue) is timed from issue instead. The
+ * submitter's cgroup and verdict come from the start hook where it saw the
+ * request, else from the issuing context (a direct issue is the
+ * submitter's). */
 static __always_inline int mark_start(struct request *rq, bool from_queue)
 {
-	struct rq_start st = {}, *seen;
+	struct rq_start st = {}, *seen = 0;
 
 	if (from_queue && !queued) {
-		/* --per-container without -Q: only who submitted it, whose
-		 * context the start is (a stacked device's worker may issue). */
-		if (per_container) {
-			st.cgroup_id = bpf_get_current_cgroup_id();
+		if (submitter_matters()) {
+			st.cgroup_id = per_container ? bpf_get_current_cgroup_id() : 0;
+			st.allowed = cgroup_allowed();
 			bpf_map_update_elem(&start, &rq, &st, BPF_ANY);
 		}
 		return 0;
 	}
-	if (!cgroup_allowed())
+	if (!from_queue)
+		seen = bpf_map_lookup_elem(&start, &rq);
+	/* -Q: timed from the queue already. */
+	if (seen && seen->ts)
 		return 0;
+	if (seen) {
+		if (!seen->allowed)
+			return 0;
+		st.cgroup_id = seen->cgroup_id;
+	} else {
+		if (!cgroup_allowed())
+			return 0;
+		st.cgroup_id = per_container ? bpf_get_current_cgroup_id() : 0;
+	}
 	if (filter_dev && request_dev(rq) != targ_dev)
 		return 0;
 	st.ts = bpf_ktime_get_ns();
-	if (per_container) {
-		seen = bpf_map_lookup_elem(&start, &rq);
-		st.cgroup_id = seen && !seen->ts && seen->cgroup_id ? seen->cgroup_id
-								  : bpf_get_current_cgroup_id();
-	}
-	bpf_map_update_elem(&start, &rq, &st, queued && !from_queue ? BPF_NOEXIST : BPF_ANY);
+	bpf_map_update_elem(&start, &rq, &st, BPF_ANY);
 	return 0;
 }
 
@@ -181,6 +201,7 @@ struct tp_start {
 	__u64 ts;
 	__u64 cgroup_id;
 	__u32 flags;
+	__u32 allowed;
 };
 
 struct {
@@ -222,17 +243,31 @@ static __always_inline __u32 rwbs_flags(const char *rwbs)
 static __always_inline int tp_mark_start(__u32 dev, __u64 sector, const char *rwbs, bool from_queue)
 {
 	struct disk_sector key = { .dev = dev, .sector = sector };
-	struct tp_start val = {}, *seen;
+	struct tp_start val = {}, *seen = 0;
 
+	/* As mark_start. */
 	if (from_queue && !queued) {
-		/* --per-container without -Q: the submitter only. */
-		if (per_container) {
-			val.cgroup_id = bpf_get_current_cgroup_id();
+		if (submitter_matters()) {
+			val.cgroup_id = per_container ? bpf_get_current_cgroup_id() : 0;
+			val.allowed = cgroup_allowed();
 			bpf_map_update_elem(&start_by_sector, &key, &val, BPF_ANY);
 		}
 		return 0;
 	}
-	if (!cgroup_allowed() || (filter_dev && dev != targ_dev))
+	if (!from_queue)
+		seen = bpf_map_lookup_elem(&start_by_sector, &key);
+	if (seen && seen->ts)
+		return 0;
+	if (seen) {
+		if (!seen->allowed)
+			return 0;
+		val.cgroup_id = seen->cgroup_id;
+	} else {
+		if (!cgroup_allowed())
+			return 0;
+		val.cgroup_id = per_container ? bpf_get_current_cgroup_id() : 0;
+	}
+	if (filter_dev && dev != targ_dev)
 		return 0;
 	/* The context may only be read at constant offsets: copy it out. */
 	char flags[8] = {};
@@ -240,13 +275,7 @@ static __always_inline int tp_mark_start(__u32 dev, __u64 sector, const char *rw
 	bpf_probe_read_kernel(flags, sizeof(flags) - 1, rwbs);
 	val.ts = bpf_ktime_get_ns();
 	val.flags = rwbs_flags(flags);
-	if (per_container) {
-		seen = bpf_map_lookup_elem(&start_by_sector, &key);
-		val.cgroup_id = seen && !seen->ts && seen->cgroup_id ? seen->cgroup_id
-								   : bpf_get_current_cgroup_id();
-	}
-	bpf_map_update_elem(&start_by_sector, &key, &val,
-			    queued && !from_queue ? BPF_NOEXIST : BPF_ANY);
+	bpf_map_update_elem(&start_by_sector, &key, &val, BPF_ANY);
 	return 0;
 }
 

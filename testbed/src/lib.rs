@@ -81,6 +81,13 @@ impl Netns {
         self.input_rule(&format!("tcp dport {port} counter drop"))
     }
 
+    /// Drops, and counts, every segment sent to `port` as it leaves its
+    /// socket (the output hook): the dropped packet still belongs to the
+    /// socket that sent it, where an input drop's has none yet.
+    pub fn drop_port_on_output(&self, port: u16) -> Result<()> {
+        self.rule("output", &format!("tcp dport {port} counter drop"))
+    }
+
     /// The packets the namespace's rule counted ([`Netns::drop_port`]).
     pub fn dropped(&self) -> Result<u64> {
         let out = Command::new("ip")
@@ -99,8 +106,14 @@ impl Netns {
 
     /// Puts `rule` in the input hook's chain of the namespace's own table.
     fn input_rule(&self, rule: &str) -> Result<()> {
+        self.rule("input", rule)
+    }
+
+    /// Puts `rule` in the chain of netfilter hook `hook` of the
+    /// namespace's own table.
+    fn rule(&self, hook: &str, rule: &str) -> Result<()> {
         let rules = format!(
-            "table inet {TABLE} {{\n chain input {{\n  type filter hook input priority 0; \
+            "table inet {TABLE} {{\n chain {hook} {{\n  type filter hook {hook} priority 0; \
              policy accept;\n  {rule}\n }}\n}}\n"
         );
         let mut nft = Command::new("ip")

@@ -77,6 +77,42 @@ impl Names {
             .or(self.unit.as_deref())
             .unwrap_or(&self.path)
     }
+
+    /// The JSON keys that name the cgroup, those known: `cgroup` (its
+    /// path), `container`, `pod`, `unit`.
+    pub fn keys(&self) -> impl Iterator<Item = (&'static str, &str)> {
+        [
+            ("cgroup", Some(self.path.as_str())),
+            ("container", self.container.as_deref()),
+            ("pod", self.pod.as_deref()),
+            ("unit", self.unit.as_deref()),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| Some((k, v?)))
+    }
+}
+
+/// How every kind shows cgroup `id` (a CONTAINER cell, a histogram's
+/// section, a stack's root): its label, or `cgroup ID` for a cgroup gone
+/// before it could be named. Not escaped.
+pub fn shown(id: u64, names: Option<&Names>) -> std::borrow::Cow<'_, str> {
+    match names {
+        Some(n) => n.label().into(),
+        None => format!("cgroup {id}").into(),
+    }
+}
+
+/// Adds `cgroup_id` and the keys that name it ([`Names::keys`]) to a JSON
+/// object: what every kind's `--json` and labels carry.
+pub fn add_json(
+    o: &mut serde_json::Map<String, serde_json::Value>,
+    id: u64,
+    names: Option<&Names>,
+) {
+    o.insert("cgroup_id".into(), id.into());
+    for (k, v) in names.into_iter().flat_map(Names::keys) {
+        o.insert(k.into(), v.into());
+    }
 }
 
 /// A container's full id and runtime, from one path component.
@@ -123,12 +159,18 @@ fn pod_of(part: &str, parent: Option<&str>) -> Option<(String, &'static str)> {
     (under_kubepods && uid.len() >= 32).then(|| (uid.to_string(), qos_of(parent.unwrap_or(""))))
 }
 
-/// The names of a live process's cgroup, from its cgroup v2 line in
-/// /proc/PID/cgroup.
-pub fn of_pid(pid: u32) -> Option<Names> {
+/// A live process's cgroup: its id (the directory's inode) and names,
+/// from its cgroup v2 line in /proc/PID/cgroup.
+pub fn of_pid(pid: u32) -> Option<(u64, Names)> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
     let path = text.lines().find_map(|l| l.strip_prefix("0::"))?;
-    Some(Names::of_path(path.trim_end_matches('/')))
+    let path = path.trim_end_matches('/');
+    let id = root()?
+        .join(path.trim_start_matches('/'))
+        .metadata()
+        .ok()?
+        .ino();
+    Some((id, Names::of_path(path)))
 }
 
 /// Where the cgroup v2 hierarchy is mounted (/sys/fs/cgroup, or

@@ -208,7 +208,7 @@ macro_rules! stamped_by_record {
             }
 
             fn ns_pid(&self) -> Option<u32> {
-                Some(self.event.stamps().head().ns_pid)
+                Some(self.event.stamps().head().ns_pid).filter(|p| *p != 0)
             }
         }
     };
@@ -236,6 +236,7 @@ pub trait InCgroup {
 /// decimals follow each tool's BCC layout, so they are arguments.
 pub mod columns {
     use super::{c_bytes, Cell, Column, InCgroup, Stamped};
+    use crate::kernel::cgroups::{self, Names};
 
     /// `TIME`: wall-clock `HH:MM:SS` (BCC's `-T`); JSON `time`.
     pub const fn time<E: Stamped>() -> Column<E> {
@@ -285,24 +286,22 @@ pub mod columns {
     }
 
     /// `--containers`: `CONTAINER` (the container's id, else the systemd
-    /// unit, else the cgroup's path; the id for a cgroup already gone),
-    /// and in JSON the cgroup's path, container, pod and unit.
+    /// unit, else the cgroup's path: [`cgroups::shown`]), and in JSON the
+    /// keys that name the cgroup and the namespaced pid, where known.
     pub const fn containers<E: InCgroup>() -> [Column<E>; 6] {
-        fn text<'a>(s: Option<&'a str>) -> Cell<'a> {
-            s.map_or(Cell::Null, Cell::from)
+        fn key<'a>(n: Option<&'a Names>, key: &str) -> Cell<'a> {
+            n.and_then(|n| n.keys().find(|(k, _)| *k == key))
+                .map_or(Cell::Null, |(_, v)| v.into())
         }
         [
-            Column::new("CONTAINER", 12, "", |t| match t.names() {
-                Some(n) => n.label().into(),
-                None => t.cgroup_id().into(),
+            Column::new("CONTAINER", 12, "", |t| {
+                cgroups::shown(t.cgroup_id(), t.names()).into()
             }),
-            Column::json("cgroup", |t| text(t.names().map(|n| n.path.as_str()))),
-            Column::json("container", |t| {
-                text(t.names().and_then(|n| n.container.as_deref()))
-            }),
-            Column::json("pod", |t| text(t.names().and_then(|n| n.pod.as_deref()))),
-            Column::json("unit", |t| text(t.names().and_then(|n| n.unit.as_deref()))),
-            Column::json("ns_pid", |t| t.ns_pid().map_or(Cell::Null, Cell::from)),
+            Column::json("cgroup", |t: &E| key(t.names(), "cgroup")).optional(),
+            Column::json("container", |t: &E| key(t.names(), "container")).optional(),
+            Column::json("pod", |t: &E| key(t.names(), "pod")).optional(),
+            Column::json("unit", |t: &E| key(t.names(), "unit")).optional(),
+            Column::json("ns_pid", |t: &E| t.ns_pid().map_or(Cell::Null, Cell::from)).optional(),
         ]
     }
 }
@@ -352,6 +351,12 @@ impl From<String> for Cell<'_> {
     }
 }
 
+impl<'a> From<Cow<'a, str>> for Cell<'a> {
+    fn from(v: Cow<'a, str>) -> Self {
+        Cell::Text(v)
+    }
+}
+
 impl<'a> From<&'a str> for Cell<'a> {
     fn from(v: &'a str) -> Self {
         Cell::Text(Cow::Borrowed(v))
@@ -369,6 +374,8 @@ pub struct Column<E> {
     pub right: bool,
     /// `""`: text only.
     pub key: &'static str,
+    /// Left out of a JSON object when not known (its cell `Null`).
+    pub optional: bool,
     pub value: for<'a> fn(&'a E) -> Cell<'a>,
 }
 
@@ -393,6 +400,7 @@ impl<E> Column<E> {
             width,
             right: false,
             key,
+            optional: false,
             value,
         }
     }
@@ -418,6 +426,13 @@ impl<E> Column<E> {
     pub const fn json_only(mut self) -> Column<E> {
         self.header = "";
         self.width = 0;
+        self
+    }
+
+    /// Its JSON key left out where the value is not known, rather than
+    /// null (a cgroup's names: a host process has no container).
+    pub const fn optional(mut self) -> Column<E> {
+        self.optional = true;
         self
     }
 
@@ -547,13 +562,18 @@ impl<E> Table<E> {
 
     fn object(&self, out: &mut Vec<u8>, e: &E) -> io::Result<()> {
         out.write_all(b"{")?;
-        for (i, c) in self.keys.iter().enumerate() {
-            if i > 0 {
+        let mut first = true;
+        for c in &self.keys {
+            let cell = (c.value)(e);
+            if c.optional && matches!(cell, Cell::Null) {
+                continue;
+            }
+            if !std::mem::take(&mut first) {
                 out.write_all(b",")?;
             }
             crate::output::json_to_writer(&mut *out, c.key)?;
             out.write_all(b":")?;
-            match (c.value)(e) {
+            match cell {
                 Cell::Int(v) => crate::output::json_to_writer(&mut *out, &v)?,
                 Cell::Uint(v) | Cell::Octal(v, _) => crate::output::json_to_writer(&mut *out, &v)?,
                 Cell::Bool(v) => crate::output::json_to_writer(&mut *out, &v)?,
@@ -592,14 +612,34 @@ fn write_padded(out: &mut Vec<u8>, cell: &Cell, w: usize, right: bool) -> io::Re
         Cell::Bool(v) => pad!("{:<w$}", "{:>w$}", v, w = w),
         Cell::Float(v, d) => pad!("{:<w$.d$}", "{:>w$.d$}", v, w = w, d = *d),
         Cell::Octal(v, d) => pad!("{:<w$}", "{:>w$}", format!("{v:0d$o}", d = *d), w = w),
-        Cell::Bytes(b) => pad!("{:<w$}", "{:>w$}", escape(b), w = w),
-        Cell::Text(t) => pad!("{:<w$}", "{:>w$}", t, w = w),
+        Cell::Bytes(b) => write_text(out, &escape(b), w, right),
+        Cell::Text(t) => write_text(out, t, w, right),
         Cell::List(items) => {
             let line: Vec<Cow<str>> = items.iter().map(|b| escape(b)).collect();
             pad!("{:<w$}", "{:>w$}", line.join(" "), w = w)
         }
         Cell::Null => pad!("{:<w$}", "{:>w$}", "-", w = w),
     }
+}
+
+/// Text padded to `w` characters by hand: `write!` with a width goes
+/// through the formatter for every cell, which costs more per event than
+/// the rest of a row.
+fn write_text(out: &mut Vec<u8>, t: &str, w: usize, right: bool) -> io::Result<()> {
+    let chars = if t.is_ascii() {
+        t.len()
+    } else {
+        t.chars().count()
+    };
+    let fill = w.saturating_sub(chars);
+    if right {
+        out.resize(out.len() + fill, b' ');
+    }
+    out.extend_from_slice(t.as_bytes());
+    if !right {
+        out.resize(out.len() + fill, b' ');
+    }
+    Ok(())
 }
 
 /// A cell as a CSV field: numbers as in the table, text escaped as in the

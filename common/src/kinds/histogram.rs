@@ -47,24 +47,11 @@ impl Containers {
         id: u64,
         labels: &mut serde_json::Map<String, serde_json::Value>,
     ) -> String {
-        labels.insert("cgroup_id".into(), id.into());
-        let Some(n) = self.resolver.borrow_mut().names(id) else {
-            return format!("container = cgroup {id}");
-        };
-        labels.insert("cgroup".into(), n.path.clone().into());
-        for (key, value) in [
-            ("container", &n.container),
-            ("pod", &n.pod),
-            ("unit", &n.unit),
-        ] {
-            if let Some(v) = value {
-                labels.insert(key.into(), v.clone().into());
-            }
-        }
-        format!(
-            "container = {}",
-            crate::output::escape(n.label().as_bytes())
-        )
+        use crate::kernel::cgroups;
+        let names = self.resolver.borrow_mut().names(id);
+        cgroups::add_json(labels, id, names.as_deref());
+        let shown = cgroups::shown(id, names.as_deref());
+        format!("container = {}", crate::output::escape(shown.as_bytes()))
     }
 }
 

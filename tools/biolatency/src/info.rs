@@ -18,6 +18,7 @@ pub const INFO: ToolInfo = ToolInfo {
         "biolatency_fallbacks_count_io",
         // The submitter at the request's start: block_io_start or insert.
         "biolatency_per_container",
+        "biolatency_container_filter",
     ],
     bench: Some(Bench {
         workload: Workload::FioRandread,

@@ -110,8 +110,10 @@ impl Tool for Biolatency {
         rodata.millis = args.milliseconds;
         rodata.fine = args.hist.fine();
         // The submitter's cgroup is known where the request starts (a
-        // stacked device's worker issues it): --per-container hooks it too.
-        choose_programs(&mut open.progs, args.queued || args.hist.per_container)
+        // stacked device's worker issues it): --per-container and a cgroup
+        // filter hook it too.
+        let submitter = args.hist.per_container || args.cgroup.path().is_some();
+        choose_programs(&mut open.progs, args.queued || submitter)
     }
 
     fn histograms(&self) -> Option<histogram::Spec<'_>> {

@@ -143,6 +143,65 @@ fn biotop_text_table_each_interval() {
     );
 }
 
+/// `--containers`: each process's rows name its container (the submitter's
+/// cgroup, kept with the request), in the text and in JSON; `--container`
+/// keeps the container's rows only.
+#[test]
+fn biotop_names_and_filters_each_rows_container() {
+    use std::os::unix::fs::MetadataExt;
+    let lo = loop_device();
+    require_root();
+    let (docker, pod) = (
+        testkit::FakeContainer::docker(),
+        testkit::FakeContainer::kubernetes(),
+    );
+    let (a, b) = (Dd::new("bca"), Dd::new("bcb"));
+    let d = lo.name();
+    let json = Traced::start(BIN, &["--json", "--containers", "-d", d, "-r", "100"]);
+    let text = Traced::start(BIN, &["--containers", "-C", "-d", d, "-r", "100"]);
+    let only = Traced::start(BIN, &["--json", "-d", d, "--container", docker.short_id()]);
+    for (who, dd, count) in [(&docker, &a, 12), (&pod, &b, 7)] {
+        let mut cmd = dd.command(
+            Path::new(&lo.dev),
+            Direct::Read {
+                bs: 4096,
+                skip: 0,
+                count,
+            },
+        );
+        assert!(who.adopt(&mut cmd).status().unwrap().success());
+    }
+    std::thread::sleep(Duration::from_millis(1200));
+    let json = stop_and_check_unloaded(json);
+    let (text, only) = (stop_and_check_unloaded(text), stop_and_check_unloaded(only));
+    let rows = json.json();
+    for (who, dd, count) in [(&docker, &a, 12), (&pod, &b, 7)] {
+        let (ios, _, mine) = totals(&rows, dd.comm());
+        assert_eq!(ios, count, "{rows:#?}");
+        for r in &mine {
+            assert_eq!(r["container"], who.short_id(), "{r}");
+            assert_eq!(r["pod"].as_str(), who.pod.as_deref(), "{r}");
+            assert_eq!(r["cgroup_id"], std::fs::metadata(&who.dir).unwrap().ino());
+        }
+        let line = text.stdout.iter().find(|l| l.contains(dd.comm()));
+        assert!(
+            line.is_some_and(|l| l.starts_with(who.short_id())),
+            "{:?}",
+            text.stdout
+        );
+    }
+    assert!(
+        text.stdout
+            .iter()
+            .any(|l| l.starts_with("CONTAINER    PID")),
+        "{:?}",
+        text.stdout
+    );
+    let only = only.json();
+    assert_eq!(totals(&only, a.comm()).0, 12, "{only:#?}");
+    assert!(only.iter().all(|r| r["comm"] == a.comm()), "{only:#?}");
+}
+
 #[test]
 fn biotop_dry_run_names_its_hooks() {
     require_root();

@@ -193,21 +193,20 @@ fn print_stacks(
         }
     };
     // --containers: each process's cgroup, named while it lives.
-    let mut containers: HashMap<u32, Option<String>> = HashMap::new();
-    let mut container_of = |pid: u32| -> Option<String> {
-        if !args.stacks.containers {
-            return None;
-        }
-        containers
-            .entry(pid)
-            .or_insert_with(|| {
-                Some(match cgroups::of_pid(pid) {
-                    Some(n) => escape(n.label().as_bytes()).into_owned(),
-                    None => "[exited]".to_string(),
-                })
-            })
-            .clone()
-    };
+    let cgroup_of: HashMap<u32, (String, Option<(u64, cgroups::Names)>)> = ranked
+        .iter()
+        .filter(|_| args.stacks.containers)
+        .map(|((pid, _), _)| {
+            let found = cgroups::of_pid(*pid);
+            let label = match &found {
+                Some((id, n)) => escape(cgroups::shown(*id, Some(n)).as_bytes()).into_owned(),
+                None => "exited".to_string(),
+            };
+            (*pid, (label, found))
+        })
+        .collect();
+    let container_of = |pid: u32| cgroup_of.get(&pid).map(|(label, _)| label.clone());
+    let names_of = |pid: u32| cgroup_of.get(&pid).and_then(|(_, found)| found.as_ref());
     let time = now_hms();
     if !args.common.json && !args.stacks.folded {
         writeln!(
@@ -229,8 +228,8 @@ fn print_stacks(
             if user_mode {
                 o["pid"] = (*pid).into();
             }
-            if let Some(c) = container_of(*pid) {
-                o["container"] = c.into();
+            if let (Some((id, n)), Some(o)) = (names_of(*pid), o.as_object_mut()) {
+                cgroups::add_json(o, *id, Some(n));
             }
             if args.show_allocs {
                 o["allocs"] = g
@@ -322,6 +321,11 @@ fn print_stacks(
                     container
                         .as_deref()
                         .map(|c| pprof::Label::Str("container", c)),
+                )
+                .chain(
+                    names_of(*pid)
+                        .and_then(|(_, n)| n.unit.as_deref())
+                        .map(|u| pprof::Label::Str("unit", u)),
                 )
                 .collect::<Vec<_>>(),
             );

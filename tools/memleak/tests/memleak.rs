@@ -139,6 +139,37 @@ fn folded_output_is_flame_graph_input() {
         .is_some_and(|(_, n)| n.parse::<u64>().is_ok())));
 }
 
+/// `--containers`: the leaks are rooted at the process's container in
+/// folded lines, and named in JSON.
+#[test]
+fn containers_root_the_leaks_at_the_processs_container() {
+    require_root();
+    let docker = testkit::FakeContainer::docker();
+    let leaker = Leaker::start();
+    let pid = leaker.pid();
+    std::fs::write(docker.dir.join("cgroup.procs"), &pid).unwrap();
+    let folded = run_until_done(&["-p", &pid, "-f", "--containers", "2", "1"]);
+    let json = run_until_done(&["-p", &pid, "--json", "--containers", "1", "1"]);
+    drop(leaker);
+    let root = format!("[{}];ml-leaker;", docker.short_id());
+    assert!(
+        folded
+            .stdout
+            .iter()
+            .any(|l| l.starts_with(&root) && l.contains(&format!(";main;{LEAKER_FN} "))),
+        "{:?}",
+        folded.stdout
+    );
+    assert!(
+        folded.stdout.iter().all(|l| l.starts_with(&root)),
+        "{:?}",
+        folded.stdout
+    );
+    let entries = json.json();
+    let leak = entry_from(&entries, LEAKER_FN).unwrap_or_else(|| panic!("{entries:#?}"));
+    assert_eq!(leak["container"], docker.short_id(), "{leak}");
+}
+
 /// A report with no outstanding allocation leaves --svg's file alone, says
 /// so, and the tool goes on (a quiet interval is no error).
 #[test]

@@ -15,6 +15,8 @@ pub const INFO: ToolInfo = ToolInfo {
         "folded_output_attributes",
         "raw_tp_fallback",
         "dwarf_unwinding_finds",
+        // The switched-out task's cgroup (CO-RE reads of each kernel's).
+        "containers_root_each_blocked_stack",
     ],
     bench: Some(Bench {
         workload: Workload::SchedPipe { messages: 100_000 },

@@ -587,3 +587,49 @@ fn container_filter_keeps_only_its_tasks() {
     drop((inside, outside));
     assert_eq!(pids, [u64::from(i)].into(), "outside was {o}: {f:?}");
 }
+
+/// `--containers`: each blocked stack is rooted at the container of the
+/// task that blocked (folded), and named in JSON; the two sleepers, one in
+/// a Docker container and one in a pod's, each under its own.
+#[test]
+fn containers_root_each_blocked_stack_at_its_container() {
+    require_root();
+    let (docker, pod) = (
+        testkit::FakeContainer::docker(),
+        testkit::FakeContainer::kubernetes(),
+    );
+    let (a, b) = (Sleeper::start(), Sleeper::start());
+    for (c, s) in [(&docker, &a), (&pod, &b)] {
+        std::fs::write(c.dir.join("cgroup.procs"), s.pid().to_string()).unwrap();
+    }
+    let pids = format!("{},{}", a.pid(), b.pid());
+    let f = trace_for(&["-f", "-U", "--containers", "-p", &pids], "2");
+    let j = trace_for(&["--json", "-U", "--containers", "-p", &pids], "1");
+    let docker_pid = u64::from(a.pid());
+    drop((a, b));
+    for c in [&docker, &pod] {
+        let root = format!("[{}];", c.short_id());
+        let through: Vec<(&str, u64)> = lines_through(&f, MAIN_FN)
+            .filter(|(s, _)| s.starts_with(&root))
+            .collect();
+        // Most of the 2 s each sleeper spent off CPU.
+        let us: u64 = through.iter().map(|(_, v)| v).sum();
+        assert!(us > 1_000_000, "{root}: {us} us in {:?}", f.stdout);
+    }
+    assert!(
+        f.stdout.iter().all(|l| l.starts_with('[')),
+        "a stack not rooted at a container: {:?}",
+        f.stdout
+    );
+    let stacks = j.json();
+    assert!(!stacks.is_empty(), "{j:?}");
+    for o in stacks {
+        let want = if o["pid"] == docker_pid {
+            &docker
+        } else {
+            &pod
+        };
+        assert_eq!(o["container"], want.short_id(), "{o}");
+        assert_eq!(o["pod"].as_str(), want.pod.as_deref(), "{o}");
+    }
+}

@@ -12,7 +12,8 @@ pub const INFO: ToolInfo = ToolInfo {
     banner: "Tracing TCP drops... Hit Ctrl-C to end.",
     dry_runs: &[DryRun::DEFAULT],
     // Each hook variant: what CI runs in its VMs.
-    vm_tests: &["tcpdrop_counts_netfilter_drops"],
+    // The socket's cgroup: each kernel's layout (a tagged word before 5.15).
+    vm_tests: &["tcpdrop_counts_netfilter_drops", "tcpdrop_container_filter"],
     bench: Some(Bench {
         workload: Workload::LossyTransfer,
         ours: &[Ours {

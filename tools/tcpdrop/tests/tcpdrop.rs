@@ -126,6 +126,47 @@ fn tcpdrop_family_and_pid_filters() {
     assert!(mine.iter().all(|d| d["pid"] == me), "{mine:#?}");
 }
 
+/// The filter matches the socket's cgroup, so it keeps the drops of a
+/// container's connect, the first SYN's (in the connecting process) and its
+/// retransmissions' (in timer context), and none of the host's. The SYNs
+/// are dropped as they leave (an input drop's packet has no socket yet, and
+/// so no cgroup: such drops are not a container's).
+#[test]
+fn tcpdrop_container_filter_keeps_its_sockets_drops() {
+    let ns = Netns::new(&unique("td")).expect("creating a network namespace");
+    ns.drop_port_on_output(6003).unwrap();
+    let docker = testkit::FakeContainer::docker();
+    let all = traced(&["--json", "-P", "6003"]);
+    let theirs = traced(&["--json", "-P", "6003", "--container", docker.short_id()]);
+    // The container's client says its port first, then connects.
+    let client = "import socket\n\
+                  s = socket.socket()\n\
+                  s.bind(('127.0.0.1', 0))\n\
+                  print(s.getsockname()[1], flush=True)\n\
+                  s.settimeout(2.5)\n\
+                  try:\n    s.connect(('127.0.0.1', 6003))\n\
+                  except OSError:\n    pass\n";
+    let mut cmd = Command::new("ip");
+    cmd.args(["netns", "exec", ns.name(), "python3", "-c", client]);
+    let out = thread::scope(|s| {
+        let inside = s.spawn(|| docker.adopt(&mut cmd).output().unwrap());
+        refused_connect(&ns, SocketAddr::from((Ipv4Addr::LOCALHOST, 6003)));
+        inside.join().unwrap()
+    });
+    assert!(out.status.success(), "{out:?}");
+    let port: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    ns.stop_dropping().unwrap();
+    let (all, theirs) = (stop(all).json(), stop(theirs).json());
+    let from = |p: u64| all.iter().filter(|d| d["sport"] == p).count();
+    assert!(from(port) >= 2, "{port}: {all:#?}");
+    assert!(
+        from(port) < all.len(),
+        "no drop of the host's connect: {all:#?}"
+    );
+    assert_eq!(theirs.len(), from(port), "{theirs:#?}");
+    assert!(theirs.iter().all(|d| d["sport"] == port), "{theirs:#?}");
+}
+
 /// True if this kernel names drop reason `name` (5.17+ has reasons; the
 /// netfilter one came later).
 fn common_reason(name: &str) -> bool {

@@ -170,24 +170,9 @@ fn tcprtt_interval_and_duration() {
     assert!(!finished.json().is_empty());
 }
 
-#[test]
-fn tcprtt_per_container_keys_by_the_sockets_cgroup() {
-    use std::os::unix::fs::MetadataExt;
-    let docker = testkit::FakeContainer::docker();
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let rounds = 50;
-    let server = thread::spawn(move || {
-        let (mut s, _) = listener.accept().unwrap();
-        let mut buf = [0u8; 100];
-        for _ in 0..rounds {
-            s.read_exact(&mut buf).unwrap();
-            s.write_all(&buf).unwrap();
-        }
-    });
-    // Only the client's socket (remote port: the server's), made inside
-    // the container; the segments reach it in softirq context.
-    let tool = traced(&["--json", "--per-container", "-P", &port.to_string()], "");
+/// Ping-pong of `rounds` 100-byte messages with a server on `port`, by a
+/// python client started with `adopt` (into a container's cgroup).
+fn python_ping_pong(port: u16, rounds: usize, adopt: impl FnOnce(&mut Command) -> &mut Command) {
     let client = format!(
         "import socket\n\
          s = socket.create_connection(('127.0.0.1', {port}))\n\
@@ -199,7 +184,36 @@ fn tcprtt_per_container_keys_by_the_sockets_cgroup() {
     );
     let mut cmd = Command::new("python3");
     cmd.args(["-c", &client]);
-    assert!(docker.adopt(&mut cmd).status().unwrap().success());
+    assert!(adopt(&mut cmd).status().unwrap().success());
+}
+
+/// An echo server for `clients` clients of `rounds` 100-byte messages.
+fn echo_server(clients: usize, rounds: usize) -> (u16, thread::JoinHandle<()>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = thread::spawn(move || {
+        for _ in 0..clients {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut buf = [0u8; 100];
+            for _ in 0..rounds {
+                s.read_exact(&mut buf).unwrap();
+                s.write_all(&buf).unwrap();
+            }
+        }
+    });
+    (port, server)
+}
+
+#[test]
+fn tcprtt_per_container_keys_by_the_sockets_cgroup() {
+    use std::os::unix::fs::MetadataExt;
+    let docker = testkit::FakeContainer::docker();
+    let rounds = 50;
+    let (port, server) = echo_server(1, rounds);
+    // Only the client's socket (remote port: the server's), made inside
+    // the container; the segments reach it in softirq context.
+    let tool = traced(&["--json", "--per-container", "-P", &port.to_string()], "");
+    python_ping_pong(port, rounds, |c| docker.adopt(c));
     server.join().unwrap();
     let hists = stop(tool).json();
     assert_eq!(hists.len(), 1, "{hists:?}");
@@ -211,5 +225,40 @@ fn tcprtt_per_container_keys_by_the_sockets_cgroup() {
     assert!(
         hists[0]["count"].as_u64().unwrap() >= rounds as u64,
         "{hists:?}"
+    );
+}
+
+/// `--container` matches the socket's cgroup: of a container's client and
+/// the host's, both to one server, only the container's round trips count.
+#[test]
+fn tcprtt_container_filter_keeps_its_sockets() {
+    let docker = testkit::FakeContainer::docker();
+    let rounds = 50;
+    let (port, server) = echo_server(2, rounds);
+    let p = port.to_string();
+    let all = traced(&["--json", "--per-container", "-P", &p], "");
+    let theirs = traced(
+        &[
+            "--json",
+            "--per-container",
+            "-P",
+            &p,
+            "--container",
+            docker.short_id(),
+        ],
+        "",
+    );
+    python_ping_pong(port, rounds, |c| docker.adopt(c));
+    python_ping_pong(port, rounds, |c| c);
+    server.join().unwrap();
+    let (all, theirs) = (stop(all).json(), stop(theirs).json());
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert_eq!(theirs.len(), 1, "{theirs:?}");
+    assert_eq!(theirs[0]["container"], docker.short_id(), "{theirs:?}");
+    let inside = all.iter().find(|h| h["container"] == docker.short_id());
+    assert_eq!(
+        inside.map(|h| &h["count"]),
+        Some(&theirs[0]["count"]),
+        "{all:?}"
     );
 }

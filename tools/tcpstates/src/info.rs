@@ -12,7 +12,12 @@ pub const INFO: ToolInfo = ToolInfo {
     banner: "Tracing TCP state changes... Hit Ctrl-C to end.",
     dry_runs: &[DryRun::DEFAULT],
     // Each hook variant: what CI runs in its VMs.
-    vm_tests: &["tcpstates_session_in_order", "tcpstates_dry_runs"],
+    vm_tests: &[
+        "tcpstates_session_in_order",
+        "tcpstates_dry_runs",
+        // The socket's cgroup: each kernel's layout (a tagged word before 5.15).
+        "tcpstates_container_filter",
+    ],
     bench: Some(Bench {
         workload: Workload::ConnectLoop { connections: 5000 },
         ours: &[Ours {

@@ -313,6 +313,83 @@ fn tcpstates_journal_entries_carry_bccs_fields() {
     assert!(listen.starts_with("MESSAGE="), "{listen}");
 }
 
+/// The filter matches the socket's cgroup: a container's client socket has
+/// every change shown, those in softirq context too; the host's client and
+/// the server's accepted sockets (the listener's cgroup) none.
+#[test]
+fn tcpstates_container_filter_keeps_its_sockets_changes() {
+    require_root();
+    let docker = testkit::FakeContainer::docker();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = thread::spawn(move || {
+        for _ in 0..2 {
+            let (mut s, _) = listener.accept().unwrap();
+            s.read_to_end(&mut Vec::new()).unwrap();
+            s.shutdown(Shutdown::Write).unwrap();
+        }
+    });
+    let tool = start(&["--json", "--container", docker.short_id()]);
+    let client = format!(
+        "import socket\n\
+         s = socket.create_connection(('127.0.0.1', {port}))\n\
+         print(s.getsockname()[1], flush=True)\n\
+         s.sendall(b'x')\n\
+         s.shutdown(socket.SHUT_WR)\n\
+         s.recv(1)\n"
+    );
+    let mut cmd = Command::new("python3");
+    cmd.args(["-c", &client]);
+    let out = docker.adopt(&mut cmd).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let inside: u16 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    let mut host = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let host_port = host.local_addr().unwrap().port();
+    host.write_all(b"y").unwrap();
+    host.shutdown(Shutdown::Write).unwrap();
+    assert_eq!(host.read(&mut [0u8; 1]).unwrap(), 0);
+    server.join().unwrap();
+    thread::sleep(Duration::from_millis(200));
+    let finished = stop_and_check_unloaded(tool);
+    assert!(finished.status.success(), "{finished:?}");
+    let events = finished.json();
+    let changes: Vec<String> = events
+        .iter()
+        .filter(|e| e["dport"] == port)
+        .map(|e| {
+            format!(
+                "{}->{}",
+                e["oldstate"].as_str().unwrap(),
+                e["newstate"].as_str().unwrap()
+            )
+        })
+        .collect();
+    // The client's path to its close (FIN_WAIT2 ends in TIME_WAIT, which
+    // the kernel shows as CLOSE).
+    let first: Vec<&str> = changes.iter().take(4).map(String::as_str).collect();
+    assert_eq!(
+        first,
+        [
+            "CLOSE->SYN_SENT",
+            "SYN_SENT->ESTABLISHED",
+            "ESTABLISHED->FIN_WAIT1",
+            "FIN_WAIT1->FIN_WAIT2"
+        ],
+        "{events:#?}"
+    );
+    // Its port is bound at the connect: none before.
+    for e in events.iter().filter(|e| e["dport"] == port).skip(1) {
+        assert_eq!(e["lport"], inside, "{e}");
+    }
+    // Neither the server's sockets nor the host's client.
+    assert!(
+        !events
+            .iter()
+            .any(|e| e["lport"] == port || e["lport"] == host_port || e["dport"] == host_port),
+        "{events:#?}"
+    );
+}
+
 #[test]
 fn tcpstates_journal_missing_is_an_error() {
     require_root();

@@ -140,6 +140,78 @@ fn tcptop_function_modes() {
     }
 }
 
+/// `--containers`: a connection's row names the container of the process
+/// that sent and received, in the text and in JSON; `--container` keeps
+/// its rows only.
+#[test]
+fn tcptop_names_and_filters_each_rows_container() {
+    use std::os::unix::fs::MetadataExt;
+    let _turn = testkit::one_at_a_time();
+    let docker = testkit::FakeContainer::docker();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = thread::spawn(move || {
+        for _ in 0..2 {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut got = Vec::new();
+            s.read_to_end(&mut got).unwrap();
+        }
+    });
+    let p = port.to_string();
+    let json = traced(&["--json", "--containers", "-C", "5"], "");
+    let text = traced(&["--containers", "-C", "5"], "");
+    let only = traced(&["--json", "--container", docker.short_id(), "-C", "5"], "");
+    let client = format!(
+        "import socket\n\
+         s = socket.create_connection(('127.0.0.1', {p}))\n\
+         print(s.getsockname()[1], flush=True)\n\
+         s.sendall(b'x' * 3000)\n"
+    );
+    let mut cmd = Command::new("python3");
+    cmd.args(["-c", &client]);
+    let out = docker.adopt(&mut cmd).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let inside: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    let mut host = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    host.write_all(&[7u8; 500]).unwrap();
+    drop(host);
+    server.join().unwrap();
+    let (json, text, only) = (stop(json), stop(text), stop(only));
+    let rows = json.json();
+    let theirs: Vec<&Value> = rows.iter().filter(|r| r["lport"] == inside).collect();
+    assert!(!theirs.is_empty(), "{rows:#?}");
+    let sent: u64 = theirs.iter().map(|r| r["tx_bytes"].as_u64().unwrap()).sum();
+    assert_eq!(sent, 3000, "{theirs:#?}");
+    for r in &theirs {
+        assert_eq!(r["container"], docker.short_id(), "{r}");
+        assert_eq!(
+            r["cgroup_id"],
+            std::fs::metadata(&docker.dir).unwrap().ino()
+        );
+    }
+    let laddr = format!("127.0.0.1:{inside}");
+    let row = text
+        .stdout
+        .iter()
+        .find(|l| l.split_whitespace().nth(3) == Some(laddr.as_str()));
+    assert!(
+        row.is_some_and(|l| l.starts_with(docker.short_id())),
+        "{:?}",
+        text.stdout
+    );
+    assert!(
+        text.stdout
+            .iter()
+            .any(|l| l.starts_with("CONTAINER    PID")),
+        "{:?}",
+        text.stdout
+    );
+    // The host's client and the server's ends are not the container's.
+    let only = only.json();
+    assert!(!only.is_empty(), "{rows:#?}");
+    assert!(only.iter().all(|r| r["lport"] == inside), "{only:#?}");
+}
+
 /// The text screen: the summary line, BCC's tables (IPv6's after IPv4's),
 /// the transfer on top; -S drops the summary; -p another process shows
 /// nothing of it.

@@ -78,10 +78,9 @@ pub fn print(
         // --containers: the cgroup's names, and the label its stacks are
         // rooted at (the id of a cgroup gone before it was named).
         let names = cgroups.as_deref_mut().map(|r| r.names(k.cgroup_id));
-        let label = names.as_ref().map(|n| match n {
-            Some(n) => n.label().to_owned(),
-            None => format!("cgroup {}", k.cgroup_id),
-        });
+        let label = names
+            .as_ref()
+            .map(|n| crate::kernel::cgroups::shown(k.cgroup_id, n.as_deref()));
         let shown_label = label.as_ref().map(|l| escape(l.as_bytes()));
         let stack = Stack {
             kernel,
@@ -122,14 +121,8 @@ pub fn print(
             if look.per_thread {
                 o["tid"] = k.shown_id.into();
             }
-            if let Some(n) = &names {
-                o["cgroup_id"] = k.cgroup_id.into();
-                o["container"] = label.clone().into();
-                if let Some(n) = n {
-                    o["cgroup"] = n.path.clone().into();
-                    o["unit"] = n.unit.clone().into();
-                    o["pod"] = n.pod.clone().into();
-                }
+            if let (Some(n), Some(o)) = (&names, o.as_object_mut()) {
+                crate::kernel::cgroups::add_json(o, k.cgroup_id, n.as_deref());
             }
             crate::output::json_to_writer(&mut *w, &o)?;
             w.write_all(b"\n")?;
