@@ -74,3 +74,107 @@ pub fn drain_wake() {
     // SAFETY: reads into a valid buffer from a non-blocking pipe we own.
     while unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) } > 0 {}
 }
+
+/// Signal names without `SIG`, by number: the numbers from libc for the
+/// target (they differ between architectures), so a name is never shown
+/// for another signal's number.
+const NAMES: [(libc::c_int, &str); 31] = [
+    (libc::SIGHUP, "HUP"),
+    (libc::SIGINT, "INT"),
+    (libc::SIGQUIT, "QUIT"),
+    (libc::SIGILL, "ILL"),
+    (libc::SIGTRAP, "TRAP"),
+    (libc::SIGABRT, "ABRT"),
+    (libc::SIGBUS, "BUS"),
+    (libc::SIGFPE, "FPE"),
+    (libc::SIGKILL, "KILL"),
+    (libc::SIGUSR1, "USR1"),
+    (libc::SIGSEGV, "SEGV"),
+    (libc::SIGUSR2, "USR2"),
+    (libc::SIGPIPE, "PIPE"),
+    (libc::SIGALRM, "ALRM"),
+    (libc::SIGTERM, "TERM"),
+    (libc::SIGSTKFLT, "STKFLT"),
+    (libc::SIGCHLD, "CHLD"),
+    (libc::SIGCONT, "CONT"),
+    (libc::SIGSTOP, "STOP"),
+    (libc::SIGTSTP, "TSTP"),
+    (libc::SIGTTIN, "TTIN"),
+    (libc::SIGTTOU, "TTOU"),
+    (libc::SIGURG, "URG"),
+    (libc::SIGXCPU, "XCPU"),
+    (libc::SIGXFSZ, "XFSZ"),
+    (libc::SIGVTALRM, "VTALRM"),
+    (libc::SIGPROF, "PROF"),
+    (libc::SIGWINCH, "WINCH"),
+    (libc::SIGIO, "IO"),
+    (libc::SIGPWR, "PWR"),
+    (libc::SIGSYS, "SYS"),
+];
+
+/// The kernel's real-time signals (glibc reserves the first two of them,
+/// so its SIGRTMIN is higher; the kernel numbers from here), to _NSIG.
+const KERNEL_SIGRTMIN: libc::c_int = 32;
+const KERNEL_SIGRTMAX: libc::c_int = 64;
+
+/// A signal's name without `SIG` (`KILL`; `RTMIN+3` for a real-time one);
+/// None for a number that names no signal.
+pub fn name(sig: libc::c_int) -> Option<std::borrow::Cow<'static, str>> {
+    if let Some((_, n)) = NAMES.iter().find(|(s, _)| *s == sig) {
+        return Some((*n).into());
+    }
+    (KERNEL_SIGRTMIN..=KERNEL_SIGRTMAX)
+        .contains(&sig)
+        .then(|| match sig - KERNEL_SIGRTMIN {
+            0 => "RTMIN".into(),
+            n => format!("RTMIN+{n}").into(),
+        })
+}
+
+/// A signal by name (`KILL`, `SIGKILL`, `kill`, `RTMIN+3`) or number, for
+/// an option's value parser.
+pub fn parse(text: &str) -> Result<libc::c_int, String> {
+    if let Ok(n) = text.parse::<libc::c_int>() {
+        return name(n)
+            .map(|_| n)
+            .ok_or_else(|| format!("{n} is not a signal number"));
+    }
+    let upper = text.to_ascii_uppercase();
+    let bare = upper.strip_prefix("SIG").unwrap_or(&upper);
+    if let Some((s, _)) = NAMES.iter().find(|(_, n)| *n == bare) {
+        return Ok(*s);
+    }
+    let rt = bare
+        .strip_prefix("RTMIN")
+        .and_then(|r| match r {
+            "" => Some(0),
+            _ => r.strip_prefix('+')?.parse::<libc::c_int>().ok(),
+        })
+        .map(|n| KERNEL_SIGRTMIN + n);
+    rt.filter(|s| name(*s).is_some())
+        .ok_or_else(|| format!("no signal is named {text:?} (KILL, SIGTERM, 9, RTMIN+1…)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_numbers_agree_both_ways() {
+        assert_eq!(name(libc::SIGKILL).as_deref(), Some("KILL"));
+        assert_eq!(name(34).as_deref(), Some("RTMIN+2"));
+        assert_eq!(name(0), None);
+        assert_eq!(name(200), None);
+        for text in ["USR1", "sigusr1", "SIGUSR1", "10"] {
+            assert_eq!(parse(text), Ok(libc::SIGUSR1), "{text}");
+        }
+        assert_eq!(parse("RTMIN+2"), Ok(34));
+        assert!(parse("NOPE").unwrap_err().contains("NOPE"));
+        assert!(parse("0").is_err() && parse("99").is_err());
+        for sig in 1..=64 {
+            if let Some(n) = name(sig) {
+                assert_eq!(parse(&n), Ok(sig), "{n}");
+            }
+        }
+    }
+}

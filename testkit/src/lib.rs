@@ -699,10 +699,12 @@ macro_rules! contract_tests {
 pub struct FakeContainer {
     /// The container's cgroup directory.
     pub dir: std::path::PathBuf,
-    /// Its 64 hex digits; tools show the first 12.
+    /// Its 64 hex digits; tools show the first 12 (empty for a unit).
     pub id: String,
     /// The pod's UID (Kubernetes only).
     pub pod: Option<String>,
+    /// The systemd unit's name (`…service`; [`FakeContainer::unit`] only).
+    pub unit: Option<String>,
     top: std::path::PathBuf,
 }
 
@@ -724,7 +726,13 @@ impl FakeContainer {
     fn make(top: std::path::PathBuf, below: &str, id: String, pod: Option<String>) -> Self {
         let dir = top.join(below);
         std::fs::create_dir_all(&dir).expect("making a cgroup (cgroup v2, as root)");
-        FakeContainer { dir, id, pod, top }
+        FakeContainer {
+            dir,
+            id,
+            pod,
+            unit: None,
+            top,
+        }
     }
 
     /// `…/<unique>.slice/docker-<id>.scope`.
@@ -753,15 +761,16 @@ impl FakeContainer {
         Self::make(top, &below, id, Some(uid))
     }
 
-    /// A systemd unit's cgroup, `…/<unique>.slice/<name>-<unique>.service`:
-    /// the unit's name is in `id`.
+    /// A systemd unit's cgroup, `…/<unique>.slice/<name>-<unique>.service`.
     pub fn unit(name: &str) -> Self {
         let top = cgroup2_root().join(format!("{}.slice", unique("bpftools-test-")));
         let unit = format!("{}.service", unique(&format!("{name}-")));
-        Self::make(top, &unit, unit.clone(), None)
+        let mut made = Self::make(top, &unit, String::new(), None);
+        made.unit = Some(unit);
+        made
     }
 
-    /// The id as `docker ps` shows it.
+    /// The id as `docker ps` shows it (a container's, not a unit's).
     pub fn short_id(&self) -> &str {
         &self.id[..12]
     }

@@ -595,6 +595,27 @@ pub fn task_state_variant(v: TaskStateVariants) -> Result<Hook> {
     Ok(kind)
 }
 
+/// The best way this kernel offers to attach to tracepoint
+/// `category:name`: tp_btf, raw_tp (where its BTF describes it), or the
+/// classic tracepoint (where tracefs lists it); an error naming the
+/// tracepoint and the Linux release that added it where there is none.
+pub fn tracepoint_hook(category: &str, name: &str, since: &str) -> Result<Hook> {
+    let mut candidates = Vec::new();
+    if btf_tracepoint_exists(name) {
+        candidates.extend([Hook::TpBtf, Hook::RawTp]);
+    }
+    if tracepoint_exists(category, name) {
+        candidates.push(Hook::Tracepoint);
+    }
+    match pick(&candidates) {
+        Some(hook) => Ok(hook),
+        None => anyhow::bail!(
+            "this kernel has no {category}:{name} tracepoint that BPF can attach to \
+             (Linux {since} added it)"
+        ),
+    }
+}
+
 /// The most preferred hook of `candidates` that this kernel offers.
 pub fn pick(candidates: &[Hook]) -> Option<Hook> {
     let f = features();

@@ -1,27 +1,14 @@
 //! The TCP tools' kernel side (bpf/include/tcpsock.bpf.h): which variant
 //! of the state-change hook to load, and the port filters.
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 
 use crate::kernel::probe::{self, Hook};
 
 /// The state-change hook (sock:inet_sock_set_state) this kernel offers,
 /// preferred first: tp_btf, raw_tp, the classic tracepoint.
 pub fn state_hook() -> Result<Hook> {
-    let mut candidates = Vec::new();
-    if probe::btf_tracepoint_exists("inet_sock_set_state") {
-        candidates.extend([Hook::TpBtf, Hook::RawTp]);
-    }
-    if probe::tracepoint_exists("sock", "inet_sock_set_state") {
-        candidates.push(Hook::Tracepoint);
-    }
-    match probe::pick(&candidates) {
-        Some(hook) => Ok(hook),
-        None => bail!(
-            "this kernel has no sock:inet_sock_set_state tracepoint that BPF can attach to \
-             (Linux 4.16 added it)"
-        ),
-    }
+    probe::tracepoint_hook("sock", "inet_sock_set_state", "4.16")
 }
 
 /// Chooses the state-change variant: `$progs` are the skeleton's open

@@ -127,19 +127,62 @@ impl Clock {
     pub fn hms(&self, ktime_ns: u64) -> String {
         hms(self.wall_secs(ktime_ns))
     }
+
+    /// `HH:MM:SS.mmm` for a kernel timestamp, in local time or UTC.
+    pub fn hms_millis(&self, ktime_ns: u64, utc: bool) -> String {
+        let real = self.start_real_ns as i128 + ktime_ns as i128 - self.start_mono_ns as i128;
+        let (secs, millis) = (
+            real.div_euclid(1_000_000_000),
+            real.rem_euclid(1_000_000_000) / 1_000_000,
+        );
+        match broken_down(secs as i64, utc) {
+            Some(tm) => format!(
+                "{:02}:{:02}:{:02}.{millis:03}",
+                tm.tm_hour, tm.tm_min, tm.tm_sec
+            ),
+            None => "??:??:??.???".into(),
+        }
+    }
+}
+
+/// Seconds since the epoch broken down in local time, or UTC.
+fn broken_down(epoch_secs: i64, utc: bool) -> Option<libc::tm> {
+    // SAFETY: an all-zero tm is a valid out-parameter.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    let t: libc::time_t = epoch_secs as _;
+    // SAFETY: both pointers are valid; localtime_r and gmtime_r are
+    // thread-safe.
+    let ok = unsafe {
+        if utc {
+            !libc::gmtime_r(&t, &mut tm).is_null()
+        } else {
+            !libc::localtime_r(&t, &mut tm).is_null()
+        }
+    };
+    ok.then_some(tm)
 }
 
 /// `HH:MM:SS` in local time for seconds since the epoch.
 pub fn hms(epoch_secs: i64) -> String {
-    // SAFETY: an all-zero tm is a valid out-parameter.
-    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-    let t: libc::time_t = epoch_secs as _;
-    // SAFETY: both pointers are valid; localtime_r is thread-safe.
-    let ok = unsafe { !libc::localtime_r(&t, &mut tm).is_null() };
-    if !ok {
-        return "??:??:??".into();
+    match broken_down(epoch_secs, false) {
+        Some(tm) => format!("{:02}:{:02}:{:02}", tm.tm_hour, tm.tm_min, tm.tm_sec),
+        None => "??:??:??".into(),
     }
-    format!("{:02}:{:02}:{:02}", tm.tm_hour, tm.tm_min, tm.tm_sec)
+}
+
+/// The local time zone's abbreviation now (`UTC`, `CET`), as strftime's
+/// `%Z`: BCC's `TIME-CET` headers.
+pub fn zone_name() -> String {
+    let now = (clock_ns(libc::CLOCK_REALTIME) / 1_000_000_000) as i64;
+    broken_down(now, false)
+        .filter(|tm| !tm.tm_zone.is_null())
+        .map(|tm| {
+            // SAFETY: glibc's tm_zone points at a NUL-terminated name that
+            // lives as long as the time zone data.
+            let zone = unsafe { std::ffi::CStr::from_ptr(tm.tm_zone) };
+            zone.to_string_lossy().into_owned()
+        })
+        .unwrap_or_else(|| "UTC".into())
 }
 
 /// The current wall-clock time as `HH:MM:SS`.

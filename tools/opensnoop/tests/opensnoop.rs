@@ -345,7 +345,8 @@ fn opensnoop_container_and_unit_filters_keep_theirs_only() {
         testkit::FakeContainer::unit("bars-test"),
     );
     // The unit by its name without the type: `.service` is implied.
-    let unit_name = unit.id.strip_suffix(".service").unwrap();
+    let full = unit.unit.as_deref().unwrap();
+    let unit_name = full.strip_suffix(".service").unwrap();
     let by_container = Traced::start(
         BIN,
         &["--json", "-n", "cat", "--container", docker.short_id()],
@@ -368,7 +369,7 @@ fn opensnoop_container_and_unit_filters_keep_theirs_only() {
     assert_eq!(counts(&by_unit), [0, 0, 1], "{:?}", by_unit.stdout);
     // A unit's cgroup is named by the unit: the CONTAINER column's label.
     let e = &opens_of(&by_unit, &c)[0];
-    assert_eq!(e["unit"], unit.id.as_str(), "{e}");
+    assert_eq!(e["unit"], full, "{e}");
     assert_eq!(e["container"], Value::Null, "{e}");
 }
 

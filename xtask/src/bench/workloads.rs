@@ -183,8 +183,10 @@ pub fn read_loop(dir: &Path, n: u64) -> Result<Workload> {
 
 /// fork+exec of a copy of /bin/true, one after another: execsnoop prints each.
 pub fn exec_loop(dir: &Path, n: u64) -> Result<Workload> {
+    // Names of at most 15 bytes: the markers are found in exec lines (the
+    // path) and in exit lines (the comm, which the kernel cuts at 15).
     let prog = dir.join("bench-exec-true");
-    let ready = dir.join("bench-exec-ready");
+    let ready = dir.join("bench-exec-rdy");
     fs::copy("/bin/true", &prog)?;
     fs::copy("/bin/true", &ready)?;
     let run_prog = prog.clone();
@@ -198,11 +200,11 @@ pub fn exec_loop(dir: &Path, n: u64) -> Result<Workload> {
         Ok(())
     });
     w.events = Some(Events {
-        marker: prog.to_string_lossy().into_owned(),
+        marker: "bench-exec-true".into(),
         sent: Some(n),
     });
     w.probe = Some(Probe {
-        marker: ready.to_string_lossy().into_owned(),
+        marker: "bench-exec-rdy".into(),
         fire: Arc::new(move || {
             let _ = Command::new(&ready).status();
         }),
