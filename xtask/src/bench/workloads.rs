@@ -212,6 +212,35 @@ pub fn exec_loop(dir: &Path, n: u64) -> Result<Workload> {
     Ok(w)
 }
 
+/// sig-loop.c: `n` signals a program sends itself, timed; its name (the
+/// comm every signal tool shows as the sender) is the marker, and a copy
+/// under another name sending one makes start-up's event.
+pub fn signal_loop(dir: &Path, n: u64) -> Result<Workload> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bench/sig-loop.c");
+    let prog = testbed::compile_c(&src, &dir.join("bench-sig-loop"), &["-O1"])?;
+    let ready = dir.join("bench-sig-rdy");
+    fs::copy(&prog, &ready)?;
+    let run_prog = prog.clone();
+    let mut w = Workload::timed(format!("kill() loop, {n} signals"), move || {
+        let status = Command::new(&run_prog).arg(n.to_string()).status()?;
+        if !status.success() {
+            bail!("{} failed: {status}", run_prog.display());
+        }
+        Ok(())
+    });
+    w.events = Some(Events {
+        marker: "bench-sig-loop".into(),
+        sent: Some(n),
+    });
+    w.probe = Some(Probe {
+        marker: "bench-sig-rdy".into(),
+        fire: Arc::new(move || {
+            let _ = Command::new(&ready).status();
+        }),
+    });
+    Ok(w)
+}
+
 /// An external benchmark, timed as a whole; it must succeed.
 pub fn command(name: &str, program: &str, args: &[String]) -> Workload {
     let (program, args) = (program.to_string(), args.to_vec());

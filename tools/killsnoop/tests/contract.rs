@@ -1,0 +1,17 @@
+//! The contract every tool keeps (testkit::contract), for killsnoop.
+
+testkit::contract_tests!(testkit::contract::Spec {
+    bin: env!("CARGO_BIN_EXE_killsnoop"),
+    args: &[],
+    final_report: None,
+    needs: None,
+    conflicts: &[],
+    refused: &[
+        &["-s", "NOPE"],
+        &["-s", "99"],
+        &["-p", "x"],
+        &["-T", "x"],
+        &["-c", "/no/such/cgroup"],
+        &["5"],
+    ],
+});
