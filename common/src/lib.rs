@@ -37,6 +37,7 @@ macro_rules! skeleton {
 skeleton!("common");
 
 pub mod cli;
+pub mod errnos;
 pub mod export;
 pub mod kernel;
 pub mod kinds;

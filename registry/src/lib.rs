@@ -121,6 +121,8 @@ pub struct Bench {
 pub enum Workload {
     /// `n` opens of a file, timed.
     OpenLoop { opens: u32 },
+    /// `n` stat()s of a file, timed.
+    StatLoop { stats: u32 },
     /// `n` 1-byte pread()s of a cached file, timed.
     ReadLoop { reads: u32 },
     /// `n` execs of a small program, timed.

@@ -157,6 +157,36 @@ pub fn open_loop(dir: &Path, n: u64) -> Result<Workload> {
     Ok(w)
 }
 
+/// stat() (glibc's: newfstatat or statx) of one file in a tight loop:
+/// statsnoop prints each.
+pub fn stat_loop(dir: &Path, n: u64) -> Result<Workload> {
+    let target = dir.join("bench-stat-target");
+    let ready = dir.join("bench-stat-ready");
+    fs::write(&target, b"x")?;
+    let cpath = CString::new(target.to_string_lossy().as_bytes())?;
+    let mut w = Workload::timed(format!("stat() loop, {n} stats"), move || {
+        for _ in 0..n {
+            // SAFETY: a valid C string and an all-zero stat buffer.
+            unsafe {
+                let mut st: libc::stat = std::mem::zeroed();
+                libc::stat(cpath.as_ptr(), &mut st);
+            }
+        }
+        Ok(())
+    });
+    w.events = Some(Events {
+        marker: target.to_string_lossy().into_owned(),
+        sent: Some(n),
+    });
+    w.probe = Some(Probe {
+        marker: ready.to_string_lossy().into_owned(),
+        fire: Arc::new(move || {
+            let _ = fs::metadata(&ready);
+        }),
+    });
+    Ok(w)
+}
+
 /// pread() of one byte of a cached file, `n` times: the tightest loop a
 /// file tool sees (each call one event), timed.
 pub fn read_loop(dir: &Path, n: u64) -> Result<Workload> {

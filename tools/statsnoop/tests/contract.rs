@@ -1,0 +1,15 @@
+//! The contract every tool keeps (testkit::contract), for statsnoop.
+
+testkit::contract_tests!(testkit::contract::Spec {
+    bin: env!("CARGO_BIN_EXE_statsnoop"),
+    args: &[],
+    final_report: None,
+    needs: None,
+    conflicts: &[],
+    refused: &[
+        &["-p", "x"],
+        &["-d", "x"],
+        &["-c", "/no/such/cgroup"],
+        &["5"]
+    ],
+});
