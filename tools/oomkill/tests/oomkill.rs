@@ -50,10 +50,10 @@ impl Cage {
         let procs = self.dir.join("cgroup.procs");
         let mut cmd = Command::new("python3");
         cmd.args(["-c", "b = bytearray(512 << 20)\nprint(len(b))"]);
+        let path = std::ffi::CString::new(procs.to_str().unwrap()).unwrap();
         // SAFETY: only async-signal-safe work between fork and exec: the
         // write of "0" (this process) to the cgroup's procs file, by a
         // path made before the fork.
-        let path = std::ffi::CString::new(procs.to_str().unwrap()).unwrap();
         unsafe {
             cmd.pre_exec(move || {
                 let fd = libc::open(path.as_ptr(), libc::O_WRONLY);
