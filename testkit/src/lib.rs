@@ -379,6 +379,27 @@ pub fn program_ids_of(pid: u32) -> Vec<u32> {
         .collect()
 }
 
+/// Starts `bin args…` as root with the features in `disable` turned off
+/// (BPFTOOLS_DISABLE: `tp_btf,task_pt_regs`; empty for none), to run a
+/// fallback variant on a kernel that has the preferred one.
+pub fn start_disabled(bin: &str, args: &[&str], disable: &str) -> Traced {
+    require_root();
+    Traced::start_command(
+        Command::new(bin)
+            .args(args)
+            .env("BPFTOOLS_DISABLE", disable),
+    )
+}
+
+/// Waits `settle` for the last events to reach the tool, stops it as
+/// [`stop_and_check_unloaded`] does, and checks that it exited 0.
+pub fn settle_and_stop(traced: Traced, settle: Duration) -> Finished {
+    thread::sleep(settle);
+    let finished = stop_and_check_unloaded(traced);
+    assert!(finished.status.success(), "{finished:?}");
+    finished
+}
+
 /// Stops a tool with SIGINT and checks that every BPF program it had
 /// loaded is gone afterwards; returns what it printed.
 pub fn stop_and_check_unloaded(traced: Traced) -> Finished {

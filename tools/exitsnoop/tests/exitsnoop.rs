@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use testkit::{require_root, stop_and_check_unloaded, Finished, Traced};
+use testkit::{require_root, Finished, Traced};
 
 const BIN: &str = env!("CARGO_BIN_EXE_exitsnoop");
 
@@ -49,15 +49,11 @@ fn run(args: &[&str]) -> (u32, f64) {
 }
 
 fn start(args: &[&str]) -> Traced {
-    require_root();
-    Traced::start(BIN, args)
+    testkit::start_disabled(BIN, args, "")
 }
 
 fn stop(tool: Traced) -> Finished {
-    std::thread::sleep(Duration::from_millis(200));
-    let f = stop_and_check_unloaded(tool);
-    assert!(f.status.success(), "{f:?}");
-    f
+    testkit::settle_and_stop(tool, Duration::from_millis(200))
 }
 
 fn of_pid(events: &[Value], pid: u32) -> Vec<&Value> {
@@ -195,11 +191,7 @@ fn exitsnoop_hook_variants() {
         let dry = testkit::run_with_env(BIN, &["--dry-run"], &[("BPFTOOLS_DISABLE", disable)]);
         assert!(dry.status.success(), "{dry:?}");
         assert!(dry.stdout.join("\n").contains(hook), "{hook}: {dry:?}");
-        let tool = Traced::start_command(
-            Command::new(BIN)
-                .args(["--json", "-x"])
-                .env("BPFTOOLS_DISABLE", disable),
-        );
+        let tool = testkit::start_disabled(BIN, &["--json", "-x"], disable);
         let (pid, lived) = run(&["exit", "7", "100"]);
         let events = stop(tool).json();
         let mine = of_pid(&events, pid);

@@ -6,29 +6,16 @@ use std::process::{Child, Command};
 use std::time::Duration;
 
 use serde_json::Value;
-use testkit::{require_root, stop_and_check_unloaded, Finished, Traced};
+use testkit::{require_root, Finished, Traced};
 
 const BIN: &str = env!("CARGO_BIN_EXE_killsnoop");
 
 fn start(args: &[&str]) -> Traced {
-    require_root();
-    Traced::start(BIN, args)
-}
-
-fn start_with(args: &[&str], disable: &str) -> Traced {
-    require_root();
-    Traced::start_command(
-        Command::new(BIN)
-            .args(args)
-            .env("BPFTOOLS_DISABLE", disable),
-    )
+    testkit::start_disabled(BIN, args, "")
 }
 
 fn stop(tool: Traced) -> Finished {
-    std::thread::sleep(Duration::from_millis(200));
-    let f = stop_and_check_unloaded(tool);
-    assert!(f.status.success(), "{f:?}");
-    f
+    testkit::settle_and_stop(tool, Duration::from_millis(200))
 }
 
 fn sleeper() -> Child {
@@ -206,7 +193,7 @@ fn killsnoop_hook_variants() {
         for hook in hooks {
             assert!(out.contains(hook), "{disable}: {hook}: {out}");
         }
-        let tool = start_with(&["--json"], disable);
+        let tool = testkit::start_disabled(BIN, &["--json"], disable);
         let (pid, gone) = signals();
         let events = stop(tool).json();
         assert_eq!(

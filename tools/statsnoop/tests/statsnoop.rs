@@ -7,24 +7,16 @@ use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
-use testkit::{require_root, stop_and_check_unloaded, unique, Finished, Traced};
+use testkit::{unique, Finished, Traced};
 
 const BIN: &str = env!("CARGO_BIN_EXE_statsnoop");
 
 fn start(args: &[&str], disable: &str) -> Traced {
-    require_root();
-    Traced::start_command(
-        Command::new(BIN)
-            .args(args)
-            .env("BPFTOOLS_DISABLE", disable),
-    )
+    testkit::start_disabled(BIN, args, disable)
 }
 
 fn stop(tool: Traced) -> Finished {
-    std::thread::sleep(Duration::from_millis(200));
-    let f = stop_and_check_unloaded(tool);
-    assert!(f.status.success(), "{f:?}");
-    f
+    testkit::settle_and_stop(tool, Duration::from_millis(200))
 }
 
 fn of_path<'a>(events: &'a [Value], path: &str) -> Vec<&'a Value> {

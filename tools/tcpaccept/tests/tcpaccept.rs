@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use testbed::Netns;
-use testkit::{require_root, stop_and_check_unloaded, unique, Finished, Traced};
+use testkit::{require_root, unique, Finished, Traced};
 
 const BIN: &str = env!("CARGO_BIN_EXE_tcpaccept");
 
@@ -47,19 +47,11 @@ fn accepts(ns: &Netns, addr: SocketAddr, n: usize) -> Vec<u16> {
 }
 
 fn traced(args: &[&str], disable: &str) -> Traced {
-    require_root();
-    Traced::start_command(
-        Command::new(BIN)
-            .args(args)
-            .env("BPFTOOLS_DISABLE", disable),
-    )
+    testkit::start_disabled(BIN, args, disable)
 }
 
 fn stop(tool: Traced) -> Finished {
-    thread::sleep(Duration::from_millis(300));
-    let finished = stop_and_check_unloaded(tool);
-    assert!(finished.status.success(), "{finished:?}");
-    finished
+    testkit::settle_and_stop(tool, Duration::from_millis(300))
 }
 
 fn to_port(events: &[Value], port: u16) -> Vec<Value> {

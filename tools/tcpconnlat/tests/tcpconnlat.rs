@@ -4,12 +4,12 @@
 
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::process::Command;
-use std::thread;
+
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use testbed::Netns;
-use testkit::{require_root, stop_and_check_unloaded, unique, Finished, Traced};
+use testkit::{require_root, unique, Finished, Traced};
 
 const BIN: &str = env!("CARGO_BIN_EXE_tcpconnlat");
 
@@ -31,10 +31,7 @@ fn start(args: &[&str]) -> Traced {
 }
 
 fn stop(tool: Traced) -> Finished {
-    thread::sleep(Duration::from_millis(300));
-    let finished = stop_and_check_unloaded(tool);
-    assert!(finished.status.success(), "{finished:?}");
-    finished
+    testkit::settle_and_stop(tool, Duration::from_millis(300))
 }
 
 fn find(events: &[Value], lport: u16, port: u16) -> Option<Value> {

@@ -9,7 +9,7 @@ use std::thread;
 use std::time::Duration;
 
 use testbed::Netns;
-use testkit::{require_root, stop_and_check_unloaded, unique, Finished, Traced};
+use testkit::{require_root, unique, Finished, Traced};
 
 const BIN: &str = env!("CARGO_BIN_EXE_tcpdrop");
 
@@ -19,10 +19,7 @@ fn traced(args: &[&str]) -> Traced {
 }
 
 fn stop(tool: Traced) -> Finished {
-    thread::sleep(Duration::from_millis(300));
-    let finished = stop_and_check_unloaded(tool);
-    assert!(finished.status.success(), "{finished:?}");
-    finished
+    testkit::settle_and_stop(tool, Duration::from_millis(300))
 }
 
 /// A connect to `addr` in `ns` that times out: its SYNs are dropped.

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use testbed::Netns;
-use testkit::{require_root, stop_and_check_unloaded, unique, Finished, Traced};
+use testkit::{require_root, unique, Finished, Traced};
 
 const BIN: &str = env!("CARGO_BIN_EXE_tcplife");
 
@@ -55,10 +55,7 @@ fn start(args: &[&str]) -> Traced {
 }
 
 fn stop(tool: Traced) -> Finished {
-    thread::sleep(Duration::from_millis(300));
-    let finished = stop_and_check_unloaded(tool);
-    assert!(finished.status.success(), "{finished:?}");
-    finished
+    testkit::settle_and_stop(tool, Duration::from_millis(300))
 }
 
 /// The client's and the server's rows of the session from `lport` to `port`.
