@@ -15,8 +15,10 @@
  * (tp_btf): a probe read would add a third to the cost per syscall. */
 #if defined(__TARGET_ARCH_x86)
 #define SYSCALL_NR(regs) ((regs)->orig_ax)
+#define SYSCALL_NR_READ(regs) BPF_CORE_READ(regs, orig_ax)
 #elif defined(__TARGET_ARCH_arm64)
 #define SYSCALL_NR(regs) ((regs)->syscallno)
+#define SYSCALL_NR_READ(regs) BPF_CORE_READ(regs, syscallno)
 #endif
 
 /* A 32-bit syscall of a 64-bit kernel (int 0x80, an ia32 program): its
@@ -24,10 +26,13 @@
 static __always_inline bool compat_syscall(void)
 {
 #if defined(__TARGET_ARCH_x86)
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-
-	/* TS_COMPAT */
-	return BPF_CORE_READ(task, thread_info.status) & 0x0002;
+	/* TS_COMPAT, read directly where the kernel has
+	 * bpf_get_current_task_btf (5.11+): a probe read is a helper call,
+	 * on every system call. */
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf))
+		return bpf_get_current_task_btf()->thread_info.status & 0x0002;
+	return BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), thread_info.status) &
+	       0x0002;
 #else
 	return false;
 #endif

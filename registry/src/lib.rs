@@ -127,6 +127,8 @@ pub enum Workload {
     ReadLoop { reads: u32 },
     /// `n` execs of a small program, timed.
     ExecLoop { execs: u32 },
+    /// `n` getppid() calls (getppid-loop.c), timed.
+    GetppidLoop { calls: u32 },
     /// `n` kill()s of SIGCONT by a program to itself (sig-loop.c), timed.
     SignalLoop { signals: u32 },
     /// `perf bench sched pipe` with `n` messages: a context switch each way.

@@ -269,6 +269,8 @@ fn run_tool(args: &[String]) -> Result<()> {
 /// (clang, a build package, compiles the traced programs.)
 const TEST_PACKAGES: &[&str] = &[
     "iproute2",
+    // ausyscall, syscount's independent check of its names.
+    "auditd",
     "mount",
     "e2fsprogs",
     "bpftrace",

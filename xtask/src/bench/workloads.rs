@@ -271,6 +271,17 @@ pub fn signal_loop(dir: &Path, n: u64) -> Result<Workload> {
     Ok(w)
 }
 
+/// getppid-loop.c: `n` getppid() calls in one process, timed as a whole.
+pub fn getppid_loop(dir: &Path, n: u32) -> Result<Workload> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bench/getppid-loop.c");
+    let prog = testbed::compile_c(&src, &dir.join("bench-getppid"), &["-O2"])?;
+    Ok(command(
+        &format!("getppid() loop, {n} calls"),
+        &prog.display().to_string(),
+        &[n.to_string()],
+    ))
+}
+
 /// An external benchmark, timed as a whole; it must succeed.
 pub fn command(name: &str, program: &str, args: &[String]) -> Workload {
     let (program, args) = (program.to_string(), args.to_vec());

@@ -1,0 +1,409 @@
+//! syscount: system calls counted by call or by process, with their time:
+//! which calls a program makes, how many, how slow. The kernel counts in a
+//! per-CPU array indexed by the call's number (or a per-CPU hash by
+//! process); each report reads the totals and prints what the interval
+//! added.
+
+mod info;
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::io::Write;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use common::cli::{self, CgroupArgs, CommonArgs, IdList, MetricsArgs};
+use common::export::prom::{Counters, Exporter, FileThrottle};
+use common::kernel::filters::Filters;
+use common::kernel::maps;
+use common::kernel::probe::{self, Hook};
+use common::note;
+use common::output::{self, c_bytes, escape, Out};
+use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
+use libbpf_rs::{MapCore, MapFlags};
+use serde_json::json;
+
+common::skeleton!("syscount");
+use skel::{types, OpenSyscountSkel, SyscountSkel, SyscountSkelBuilder};
+
+// SAFETY: repr(C) structs of integers and byte arrays (the generated
+// skeleton types), valid for any bytes.
+unsafe impl plain::Plain for types::call_stat {}
+// SAFETY: as above.
+unsafe impl plain::Plain for types::pstat {}
+
+include!(concat!(env!("OUT_DIR"), "/syscalls.rs"));
+
+/// The kernel's array of counts has a slot per call number below this
+/// (syscount.h's NR_SYSCALLS).
+const NR_SYSCALLS: u32 = 1024;
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+    syscount                 # count system calls, the top 10, at Ctrl-C
+    syscount -P              # count by process
+    syscount -L              # with their total and average time
+    syscount -p 181          # only process 181
+    syscount -i 1 -T 5       # the top 5 each second
+    syscount -x              # only failed calls
+    syscount -e ENOENT       # only calls that failed with ENOENT
+    syscount -d 10           # trace for 10 seconds
+    syscount -l              # list the system calls it names
+    syscount --prometheus :9102";
+
+/// Count system calls by call or by process, with their time (-L).
+#[derive(Parser, Debug)]
+#[command(name = "syscount", version, after_help = EXAMPLES)]
+pub(crate) struct Args {
+    /// Only these processes (comma-separated pids)
+    #[arg(short = 'p', long, value_parser = cli::id_list)]
+    pid: Option<IdList>,
+    /// Print a summary every INTERVAL seconds
+    #[arg(short = 'i', long, value_name = "INTERVAL", value_parser = clap::value_parser!(u64).range(1..))]
+    interval: Option<u64>,
+    /// Trace for DURATION seconds
+    #[arg(short = 'd', long, value_name = "DURATION", value_parser = clap::value_parser!(u64).range(1..))]
+    duration: Option<u64>,
+    /// Print only the top N calls or processes
+    #[arg(short = 'T', long, value_name = "N", default_value_t = 10)]
+    top: usize,
+    /// Only failed calls
+    #[arg(short = 'x', long = "failures")]
+    failures: bool,
+    /// Only calls that failed with this errno (ENOENT, or 2)
+    #[arg(short = 'e', long, value_name = "ERRNO", value_parser = common::errnos::parse)]
+    errno: Option<i32>,
+    /// Time the calls: total and average
+    #[arg(short = 'L', long)]
+    latency: bool,
+    /// Times in milliseconds, not microseconds
+    #[arg(short = 'm', long)]
+    milliseconds: bool,
+    /// Count by process, not by call
+    #[arg(short = 'P', long, conflicts_with_all = ["prometheus", "prom_file"])]
+    process: bool,
+    /// List the system calls this architecture numbers, and exit
+    #[arg(short = 'l', long)]
+    list: bool,
+    #[command(flatten)]
+    cgroup: CgroupArgs,
+    #[command(flatten)]
+    metrics: MetricsArgs,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Syscount>();
+
+/// A call's or a process's totals.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Stat {
+    count: u64,
+    ns: u64,
+}
+
+pub(crate) struct Syscount {
+    args: Args,
+    /// Totals at the last report, to print what each interval added.
+    previous: HashMap<u32, Stat>,
+    comms: HashMap<u32, String>,
+    exporter: Option<Exporter>,
+    file: FileThrottle,
+}
+
+/// The name of call `nr`: from the architecture's table, else `[N]`.
+fn syscall_name(nr: u32) -> Cow<'static, str> {
+    match SYSCALLS.binary_search_by_key(&nr, |(n, _)| *n) {
+        Ok(i) => Cow::Borrowed(SYSCALLS[i].1),
+        Err(_) => Cow::Owned(format!("[{nr}]")),
+    }
+}
+
+impl Tool for Syscount {
+    common::tool_types!(SyscountSkelBuilder);
+
+    fn new(args: Args) -> Result<Self> {
+        if args.list {
+            // Nothing to trace: the list, and the end (before any BPF).
+            let mut out = std::io::stdout().lock();
+            for (nr, name) in SYSCALLS {
+                let _ = writeln!(out, "{nr:<4} {name}");
+            }
+            let _ = out.flush();
+            std::process::exit(0);
+        }
+        let exporter = args.metrics.exporter()?;
+        Ok(Syscount {
+            args,
+            previous: HashMap::new(),
+            comms: HashMap::new(),
+            exporter,
+            file: FileThrottle::default(),
+        })
+    }
+
+    fn filters(&self) -> Filters {
+        Filters::processes(&self.args.pid, self.args.cgroup.path())
+    }
+
+    fn configure(&mut self, open: &mut OpenSyscountSkel<'_>, _: &Setup) -> Result<()> {
+        let args = &self.args;
+        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
+        rodata.latency = args.latency;
+        rodata.per_process = args.process;
+        rodata.failed_only = args.failures;
+        rodata.errno_only = args.errno.unwrap_or(0);
+        let (p, m) = (&mut open.progs, &mut open.maps);
+        // Counting is one program at sys_exit; -L adds sys_enter's. The
+        // entry time in task storage where tp_btf has it, else by thread
+        // in a hash map (raw_tp).
+        let hook = probe::task_state_variant(probe::TaskStateVariants {
+            btf: vec![&mut p.sc_btf_enter, &mut p.sc_btf_exit],
+            raw: vec![&mut p.sc_raw_enter, &mut p.sc_raw_exit],
+            storage_maps: vec![&mut m.start_storage],
+            hash_maps: vec![&mut m.start],
+        })?;
+        probe::load_when(args.latency, [&mut p.sc_btf_enter, &mut p.sc_raw_enter]);
+        if hook == Hook::TpBtf && !args.latency {
+            probe::create_when(false, [&mut m.start_storage])?;
+        }
+        Ok(())
+    }
+
+    fn banner(&self) -> Banner {
+        let what = if self.args.failures || self.args.errno.is_some() {
+            "failed syscalls"
+        } else {
+            "syscalls"
+        };
+        Banner::Note(format!(
+            "Tracing {what}, printing top {}... Hit Ctrl-C to end.",
+            self.args.top
+        ))
+    }
+
+    fn schedule(&self) -> Schedule {
+        Schedule {
+            interval: self.args.interval.map(Duration::from_secs),
+            count: None,
+            duration: self.args.duration.map(Duration::from_secs),
+        }
+    }
+
+    fn extra_fd(&self) -> Option<std::os::fd::RawFd> {
+        self.exporter.as_ref().and_then(Exporter::fd)
+    }
+
+    fn extra_ready(&mut self, skel: &SyscountSkel<'_>) -> Result<()> {
+        match &self.exporter {
+            Some(exporter) => exporter.serve(|| metrics(&per_call(skel)?, self.args.latency)),
+            None => Ok(()),
+        }
+    }
+
+    fn report(&mut self, skel: &SyscountSkel<'_>, out: &mut Out, when: When) -> Result<()> {
+        let totals = if self.args.process {
+            per_process(skel, &mut self.comms)?
+        } else {
+            per_call(skel)?
+        };
+        if let Some(exporter) = &self.exporter {
+            self.file.changed();
+            let latency = self.args.latency;
+            let t = &totals;
+            if let Err(e) = self
+                .file
+                .write(exporter, when == When::End, || metrics(t, latency))
+            {
+                note!("{e:#}");
+            }
+        }
+        let mut rows: Vec<(u32, Stat)> = totals
+            .iter()
+            .map(|(k, s)| {
+                let before = self.previous.get(k).copied().unwrap_or_default();
+                let d = Stat {
+                    count: s.count.saturating_sub(before.count),
+                    ns: s.ns.saturating_sub(before.ns),
+                };
+                (*k, d)
+            })
+            .filter(|(_, d)| d.count > 0)
+            .collect();
+        self.previous = totals;
+        // BCC's order: by time with -L, else by count; the largest first.
+        rows.sort_by(|a, b| {
+            let key = |s: &Stat| if self.args.latency { s.ns } else { s.count };
+            key(&b.1).cmp(&key(&a.1)).then(a.0.cmp(&b.0))
+        });
+        rows.truncate(self.args.top);
+        self.print(out, &rows)
+    }
+}
+
+impl Syscount {
+    fn label(&self, key: u32) -> String {
+        if self.args.process {
+            let comm = self.comms.get(&key).map(String::as_str).unwrap_or("?");
+            format!("{key:<6} {comm:<15}")
+        } else {
+            syscall_name(key).into_owned()
+        }
+    }
+
+    fn print(&self, out: &mut Out, rows: &[(u32, Stat)]) -> Result<()> {
+        let time = output::now_hms();
+        let scale = if self.args.milliseconds { 1e6 } else { 1e3 };
+        if self.args.common.json {
+            for (key, s) in rows {
+                let mut o = json!({ "time": time, "count": s.count });
+                if self.args.process {
+                    o["pid"] = (*key).into();
+                    o["comm"] = self.comms.get(key).cloned().unwrap_or_default().into();
+                } else {
+                    o["nr"] = (*key).into();
+                    o["syscall"] = syscall_name(*key).into();
+                }
+                if self.args.latency {
+                    o["total_ns"] = s.ns.into();
+                    o["avg_ns"] = (s.ns / s.count.max(1)).into();
+                }
+                out.json(&o)?;
+            }
+            return Ok(());
+        }
+        let unit = if self.args.milliseconds { "ms" } else { "us" };
+        let first = if self.args.process {
+            "PID    COMM"
+        } else {
+            "SYSCALL"
+        };
+        writeln!(out)?;
+        writeln!(out, "[{time}]")?;
+        if self.args.latency {
+            writeln!(
+                out,
+                "{first:<22} {:>8} {:>16} {:>12}",
+                "COUNT",
+                format!("TIME ({unit})"),
+                format!("AVG ({unit})")
+            )?;
+        } else {
+            writeln!(out, "{first:<22} {:>8}", "COUNT")?;
+        }
+        for (key, s) in rows {
+            let label = self.label(*key);
+            if self.args.latency {
+                let total = s.ns as f64 / scale;
+                let avg = total / s.count.max(1) as f64;
+                let d = if self.args.milliseconds { 6 } else { 3 };
+                writeln!(
+                    out,
+                    "{label:<22} {:>8} {total:>16.d$} {avg:>12.d$}",
+                    s.count
+                )?;
+            } else {
+                writeln!(out, "{label:<22} {:>8}", s.count)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn stat_of(values: &[Vec<u8>]) -> Stat {
+    values.iter().fold(Stat::default(), |acc, v| {
+        let mut s = types::call_stat::default();
+        maps::copy_record(&mut s, v);
+        Stat {
+            count: acc.count + s.count,
+            ns: acc.ns + s.ns,
+        }
+    })
+}
+
+/// Every call's totals, summed over the CPUs.
+fn per_call(skel: &SyscountSkel<'_>) -> Result<HashMap<u32, Stat>> {
+    let map = &skel.maps.stats;
+    let mut totals = HashMap::new();
+    for nr in 0..NR_SYSCALLS {
+        let values = map
+            .lookup_percpu(&nr.to_ne_bytes(), MapFlags::ANY)
+            .context("reading the call counts")?
+            .unwrap_or_default();
+        let s = stat_of(&values);
+        if s.count > 0 {
+            totals.insert(nr, s);
+        }
+    }
+    Ok(totals)
+}
+
+/// Every process's totals, summed over the CPUs; their commands kept.
+fn per_process(
+    skel: &SyscountSkel<'_>,
+    comms: &mut HashMap<u32, String>,
+) -> Result<HashMap<u32, Stat>> {
+    let map = &skel.maps.by_pid;
+    let mut totals = HashMap::new();
+    for key in map.keys() {
+        let Ok(bytes) = <[u8; 4]>::try_from(key.as_slice()) else {
+            continue;
+        };
+        let pid = u32::from_ne_bytes(bytes);
+        let Some(values) = map.lookup_percpu(&key, MapFlags::ANY)? else {
+            continue;
+        };
+        comms.entry(pid).or_insert_with(|| {
+            let mut p = types::pstat::default();
+            for v in &values {
+                maps::copy_record(&mut p, v);
+                if p.comm[0] != 0 {
+                    break;
+                }
+            }
+            escape(c_bytes(&p.comm)).into_owned()
+        });
+        totals.insert(pid, stat_of(&values));
+    }
+    Ok(totals)
+}
+
+/// `syscount_calls_total{syscall="read"}`, and with -L
+/// `syscount_seconds_total`.
+fn metrics(totals: &HashMap<u32, Stat>, latency: bool) -> Result<String> {
+    let mut calls: Vec<(u32, Stat)> = totals.iter().map(|(k, s)| (*k, *s)).collect();
+    calls.sort_by_key(|(nr, _)| *nr);
+    let label = |nr: u32| vec![("syscall".to_string(), syscall_name(nr).into_owned())];
+    let mut families = vec![(
+        "syscount_calls",
+        "System calls made",
+        calls.iter().map(|(nr, s)| (label(*nr), s.count)).collect(),
+    )];
+    if latency {
+        // Counters are integers: the time in whole microseconds, as seconds
+        // would round every call to nothing.
+        families.push((
+            "syscount_microseconds",
+            "Time in system calls, microseconds",
+            calls
+                .iter()
+                .map(|(nr, s)| (label(*nr), s.ns / 1000))
+                .collect(),
+        ));
+    }
+    Counters { families }.encode()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_come_from_the_architectures_table() {
+        assert_eq!(syscall_name(libc::SYS_getppid as u32), "getppid");
+        assert_eq!(syscall_name(libc::SYS_openat as u32), "openat");
+        assert_eq!(syscall_name(999), "[999]");
+        assert!(SYSCALLS.windows(2).all(|w| w[0].0 < w[1].0));
+    }
+}

@@ -1,0 +1,217 @@
+//! syscount against a program of known calls: exactly N getppid() and M
+//! failing open()s, made while the tool follows it (-p), counted exactly;
+//! and its names against auditd's independent table (ausyscall).
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use testkit::{Finished, Traced};
+
+const BIN: &str = env!("CARGO_BIN_EXE_syscount");
+const N: u64 = 5000;
+const M: u64 = 37;
+
+fn calls_binary() -> &'static std::path::PathBuf {
+    static BUILT: OnceLock<std::path::PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        testkit::build_c_program(
+            env!("CARGO_MANIFEST_DIR"),
+            env!("CARGO_TARGET_TMPDIR"),
+            "sc-calls",
+        )
+    })
+}
+
+/// The program, past "ready": its calls wait for [`Calls::go`].
+struct Calls {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    out: BufReader<std::process::ChildStdout>,
+}
+
+impl Calls {
+    fn start() -> Calls {
+        let mut child = Command::new(calls_binary())
+            .args([N.to_string(), M.to_string()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        assert_eq!(line.trim(), "ready");
+        Calls { child, stdin, out }
+    }
+
+    fn pid(&self) -> String {
+        self.child.id().to_string()
+    }
+
+    /// Makes the calls; returns how long they took, as the program's
+    /// parent saw it.
+    fn go(&mut self) -> Duration {
+        let t = Instant::now();
+        self.stdin.as_mut().unwrap().write_all(b"go\n").unwrap();
+        let mut line = String::new();
+        self.out.read_line(&mut line).unwrap();
+        assert_eq!(line.trim(), "done");
+        t.elapsed()
+    }
+}
+
+impl Drop for Calls {
+    fn drop(&mut self) {
+        drop(self.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+fn stop(tool: Traced) -> Finished {
+    testkit::settle_and_stop(tool, Duration::from_millis(200))
+}
+
+fn row<'a>(rows: &'a [Value], call: &str) -> Option<&'a Value> {
+    rows.iter().find(|r| r["syscall"] == call)
+}
+
+fn counts_exactly(disable: &str) {
+    let mut calls = Calls::start();
+    let pid = calls.pid();
+    let all = testkit::start_disabled(BIN, &["--json", "-p", &pid, "-T", "50"], disable);
+    let failed = testkit::start_disabled(BIN, &["--json", "-p", &pid, "-x"], disable);
+    let enoent = testkit::start_disabled(BIN, &["--json", "-p", &pid, "-e", "ENOENT"], disable);
+    let timed = testkit::start_disabled(BIN, &["--json", "-p", &pid, "-L"], disable);
+    let by_process = testkit::start_disabled(BIN, &["-P", "-p", &pid], disable);
+    let took = calls.go();
+    let (all, failed, enoent, timed, by_process) = (
+        stop(all).json(),
+        stop(failed).json(),
+        stop(enoent).json(),
+        stop(timed).json(),
+        stop(by_process),
+    );
+    assert_eq!(
+        row(&all, "getppid").map(|r| &r["count"]),
+        Some(&N.into()),
+        "{all:#?}"
+    );
+    assert_eq!(
+        row(&all, "openat").map(|r| &r["count"]),
+        Some(&M.into()),
+        "{all:#?}"
+    );
+    // -x: the failed opens, and nothing of the getppid()s.
+    assert_eq!(
+        row(&failed, "openat").map(|r| &r["count"]),
+        Some(&M.into()),
+        "{failed:#?}"
+    );
+    assert!(row(&failed, "getppid").is_none(), "{failed:#?}");
+    assert_eq!(enoent.len(), 1, "{enoent:#?}");
+    assert_eq!(enoent[0]["syscall"], "openat");
+    assert_eq!(enoent[0]["count"], M);
+    // -L: getppid's time, more than nothing and less than the loop took.
+    let g = row(&timed, "getppid").unwrap_or_else(|| panic!("{timed:#?}"));
+    assert_eq!(g["count"], N, "{g}");
+    let total = g["total_ns"].as_u64().unwrap();
+    assert!(
+        total > 0 && (total as u128) < took.as_nanos(),
+        "{total} ns of {took:?}: {g}"
+    );
+    assert_eq!(g["avg_ns"], total / N);
+    // -P: the process by its name, with at least its known calls.
+    let line = by_process
+        .stdout
+        .iter()
+        .find(|l| l.starts_with(&format!("{pid:<6} sc-calls ")))
+        .unwrap_or_else(|| panic!("{:?}", by_process.stdout));
+    let count: u64 = line.split_whitespace().last().unwrap().parse().unwrap();
+    assert!(count >= N + M, "{line}");
+    assert!(
+        by_process
+            .stdout
+            .iter()
+            .any(|l| l.starts_with("PID    COMM ")),
+        "{:?}",
+        by_process.stdout
+    );
+}
+
+#[test]
+fn syscount_counts_calls_exactly() {
+    counts_exactly("");
+}
+
+/// raw_tp, the entry time in a hash map by thread (kernels without task
+/// storage for tracing programs).
+#[test]
+fn syscount_variants_raw_tp() {
+    let dry = testkit::run_with_env(BIN, &["--dry-run", "-L"], &[("BPFTOOLS_DISABLE", "tp_btf")]);
+    assert!(
+        dry.stdout.join("\n").contains("raw_tp sys_enter"),
+        "{dry:?}"
+    );
+    counts_exactly("tp_btf");
+}
+
+/// The text, BCC's: a time line, the header, a row per call, the busiest
+/// first; -T limits the rows.
+#[test]
+fn syscount_text_is_bccs() {
+    let mut calls = Calls::start();
+    let pid = calls.pid();
+    let text = testkit::start_disabled(BIN, &["-p", &pid, "-T", "2", "-L", "-m"], "");
+    calls.go();
+    let f = stop(text);
+    let header = f
+        .stdout
+        .iter()
+        .position(|l| l.starts_with("SYSCALL "))
+        .unwrap_or_else(|| panic!("{:?}", f.stdout));
+    assert_eq!(
+        f.stdout[header],
+        "SYSCALL                   COUNT        TIME (ms)     AVG (ms)"
+    );
+    assert!(f.stdout[header - 1].starts_with('['), "{:?}", f.stdout);
+    let rows = &f.stdout[header + 1..];
+    assert_eq!(rows.len(), 2, "-T 2: {rows:?}");
+}
+
+/// Every number auditd's table names (ausyscall --dump), syscount names
+/// the same: two tables made apart.
+#[test]
+fn syscount_names_agree_with_ausyscall() {
+    let dump = Command::new("ausyscall")
+        .arg("--dump")
+        .output()
+        .expect("ausyscall (the auditd package) is needed");
+    let ours = testkit::run(BIN, &["-l"]);
+    assert!(ours.status.success(), "{ours:?}");
+    let ours: std::collections::HashMap<&str, &str> = ours
+        .stdout
+        .iter()
+        .filter_map(|l| l.split_once(' ').map(|(n, name)| (n.trim(), name.trim())))
+        .collect();
+    let text = String::from_utf8_lossy(&dump.stdout);
+    let mut compared = 0;
+    for line in text.lines().skip(1) {
+        let Some((nr, name)) = line.split_once('\t') else {
+            continue;
+        };
+        // auditd's own short names for two calls the kernel calls
+        // pread64 and pwrite64 (its tracepoints and uapi header too).
+        let kernels = match name {
+            "pread" => "pread64",
+            "pwrite" => "pwrite64",
+            other => other,
+        };
+        assert_eq!(ours.get(nr).copied(), Some(kernels), "call {nr}");
+        compared += 1;
+    }
+    assert!(compared > 300, "{compared} compared: {text}");
+}
