@@ -33,7 +33,8 @@ pub const INFO: ToolInfo = ToolInfo {
     // Each hook variant: what CI runs in its VMs.
     vm_tests: &["syscount_counts", "syscount_variants"],
     // Beside the peers, the floors: one empty program at sys_exit (and at
-    // sys_enter and sys_exit, what -L needs), as bpftrace attaches them.
+    // sys_enter and sys_exit, what -L needs), as bpftrace attaches them
+    // (0.17 has no raw tracepoints: the classic raw_syscalls ones).
     bench: Some(Bench {
         workload: Workload::GetppidLoop { calls: 2_000_000 },
         ours: &[
