@@ -62,12 +62,12 @@ pub const INFO: ToolInfo = ToolInfo {
             },
             Peer::bcc(Ready::Line("Tracing syscalls")),
             floor(
-                "floor: empty raw_tp at sys_exit",
-                "rawtracepoint:sys_exit {}",
+                "floor: empty program at sys_exit",
+                "tracepoint:raw_syscalls:sys_exit {}",
             ),
             floor(
-                "floor: empty raw_tp at sys_enter and sys_exit",
-                "rawtracepoint:sys_enter {} rawtracepoint:sys_exit {}",
+                "floor: empty programs at sys_enter and sys_exit",
+                "tracepoint:raw_syscalls:sys_enter {} tracepoint:raw_syscalls:sys_exit {}",
             ),
         ],
         extras: &[],
