@@ -14,6 +14,7 @@
 #include "events.bpf.h"
 #include "task.bpf.h"
 #include "filters.bpf.h"
+#include "callstash.bpf.h"
 
 /* Set by the front end. */
 const volatile bool kill_only = false;
@@ -118,33 +119,22 @@ struct call {
 	__s32 sig;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 10240);
-	__type(key, __u32);
-	__type(value, struct call);
-} calls SEC(".maps");
+CALL_STASH(struct call)
 
 static __always_inline int entered(__s32 tpid, __s32 sig)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct call c = { .tpid = tpid, .sig = sig };
 
-	bpf_map_update_elem(&calls, &tid, &c, BPF_ANY);
-	return 0;
+	return stash_call(&c);
 }
 
 static __always_inline int exited(long ret, __u32 source)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct call *c = bpf_map_lookup_elem(&calls, &tid);
-	struct call copy;
+	struct call c;
 
-	if (!c)
+	if (!take_call(&c))
 		return 0;
-	copy = *c;
-	bpf_map_delete_elem(&calls, &tid);
-	return returned(copy.tpid, copy.sig, ret, source);
+	return returned(c.tpid, c.sig, ret, source);
 }
 
 SEC("tracepoint/syscalls/sys_enter_kill")

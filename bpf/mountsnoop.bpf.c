@@ -13,6 +13,7 @@
 #include "events.bpf.h"
 #include "task.bpf.h"
 #include "filters.bpf.h"
+#include "callstash.bpf.h"
 
 const volatile bool failed_only = false;
 
@@ -111,32 +112,15 @@ REGS_EXIT(fsmount, CALL_FSMOUNT)
 REGS_EXIT(move_mount, CALL_MOVE_MOUNT)
 
 /* Before 5.15: the arguments kept at entry, by thread. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, struct call);
-} calls SEC(".maps");
-
-static __always_inline int entered(const struct call *c)
-{
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-
-	bpf_map_update_elem(&calls, &tid, c, BPF_ANY);
-	return 0;
-}
+CALL_STASH(struct call)
 
 static __always_inline int exited(long ret)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct call *c = bpf_map_lookup_elem(&calls, &tid);
-	struct call copy;
+	struct call c;
 
-	if (!c)
+	if (!take_call(&c))
 		return 0;
-	copy = *c;
-	bpf_map_delete_elem(&calls, &tid);
-	return report(ret, &copy);
+	return report(ret, &c);
 }
 
 /* Each reads only its own arguments: a read past the record's end makes
@@ -147,7 +131,7 @@ static __always_inline int exited(long ret)
 	{                                                                      \
 		struct call c = { .a = { __VA_ARGS__ }, .call = kind };         \
                                                                                \
-		return entered(&c);                                            \
+		return stash_call(&c);                                         \
 	}                                                                      \
 	SEC("tracepoint/syscalls/sys_exit_" #name)                            \
 	int mount_exit_##name(struct trace_event_raw_sys_exit *ctx)           \

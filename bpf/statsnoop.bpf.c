@@ -15,6 +15,7 @@
 #include "task.bpf.h"
 #include "filters.bpf.h"
 #include "syscalls.bpf.h"
+#include "callstash.bpf.h"
 
 #define AT_FDCWD -100
 
@@ -145,33 +146,22 @@ struct call {
 	__u32 call;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 10240);
-	__type(key, __u32);
-	__type(value, struct call);
-} calls SEC(".maps");
+CALL_STASH(struct call)
 
 static __always_inline int entered(__u32 call, __s32 dfd, const char *path)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct call c = { .path = path, .dfd = dfd, .call = call };
 
-	bpf_map_update_elem(&calls, &tid, &c, BPF_ANY);
-	return 0;
+	return stash_call(&c);
 }
 
 static __always_inline int exited(long ret)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct call *c = bpf_map_lookup_elem(&calls, &tid);
-	struct call copy;
+	struct call c;
 
-	if (!c)
+	if (!take_call(&c))
 		return 0;
-	copy = *c;
-	bpf_map_delete_elem(&calls, &tid);
-	return report(ret, copy.call, copy.dfd, copy.path);
+	return report(ret, c.call, c.dfd, c.path);
 }
 
 SEC("tracepoint/syscalls/sys_enter_newstat")

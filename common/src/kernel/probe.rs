@@ -556,6 +556,22 @@ pub fn load_when<'a, 'obj: 'a>(
     }
 }
 
+/// For programs on the system calls' own tracepoints, when `on`: loads the
+/// ones that read a call's arguments from the task's registers at its exit
+/// where the kernel has bpf_task_pt_regs (5.15+), else the pairs that keep
+/// them at entry (callstash.bpf.h). Returns whether the registers are
+/// read.
+pub fn syscall_args_variant<'a, 'obj: 'a>(
+    on: bool,
+    regs: impl IntoIterator<Item = &'a mut OpenProgramMut<'obj>>,
+    entry_exit: impl IntoIterator<Item = &'a mut OpenProgramMut<'obj>>,
+) -> bool {
+    let from_regs = on && task_pt_regs();
+    load_when(from_regs, regs);
+    load_when(on && !from_regs, entry_exit);
+    from_regs
+}
+
 /// Creates `maps` only when `on`: maps only the programs of an unchosen
 /// variant use.
 pub fn create_when<'a, 'obj: 'a>(

@@ -73,15 +73,6 @@ pub(crate) struct Killsnoop {
     notes: Vec<String>,
 }
 
-/// How the calls' arguments are read: at exit from the registers they
-/// were entered with (5.15+), or kept at entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Calls {
-    None,
-    Regs,
-    EntryExit,
-}
-
 impl Tool for Killsnoop {
     common::tool_types!(KillsnoopSkelBuilder);
 
@@ -117,7 +108,8 @@ impl Tool for Killsnoop {
             generated == Some(Hook::Tracepoint),
             [&mut p.kill_tp_generate],
         );
-        let calls = if !probe::tracepoint_exists("syscalls", "sys_exit_kill") {
+        let calls = probe::tracepoint_exists("syscalls", "sys_exit_kill");
+        if !calls {
             if args.kill {
                 bail!(
                     "-k: this kernel has no syscalls:sys_exit_kill tracepoint (tracefs \
@@ -129,22 +121,14 @@ impl Tool for Killsnoop {
                  not seen"
                     .into(),
             );
-            Calls::None
-        } else if probe::task_pt_regs() {
-            Calls::Regs
-        } else {
-            Calls::EntryExit
-        };
-        load_when(
-            calls == Calls::Regs,
+        }
+        probe::syscall_args_variant(
+            calls,
             [
                 &mut p.kill_regs_kill,
                 &mut p.kill_regs_tkill,
                 &mut p.kill_regs_tgkill,
             ],
-        );
-        load_when(
-            calls == Calls::EntryExit,
             [
                 &mut p.kill_enter_kill,
                 &mut p.kill_enter_tkill,

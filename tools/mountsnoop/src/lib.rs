@@ -12,7 +12,7 @@ use clap::Parser;
 use common::cli::{self, CgroupArgs, CommonArgs, ContainerArgs, IdList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
-use common::kernel::probe::{self, load_when};
+use common::kernel::probe;
 use common::kinds::event::{columns, Cell, Column, Record, Stamped, Table};
 use common::output::{c_bytes, escape, Out};
 use common::run::lifecycle::{self, Setup, Tool};
@@ -91,10 +91,9 @@ impl Tool for Mountsnoop {
                  CONFIG_FTRACE_SYSCALLS)"
             );
         }
-        let regs = probe::task_pt_regs();
         let p = &mut open.progs;
-        load_when(
-            regs,
+        probe::syscall_args_variant(
+            true,
             [
                 &mut p.mount_regs_mount,
                 &mut p.mount_regs_umount,
@@ -102,9 +101,6 @@ impl Tool for Mountsnoop {
                 &mut p.mount_regs_fsmount,
                 &mut p.mount_regs_move_mount,
             ],
-        );
-        load_when(
-            !regs,
             [
                 &mut p.mount_enter_mount,
                 &mut p.mount_enter_umount,

@@ -97,12 +97,10 @@ impl Tool for Statsnoop {
             rodata.nr_statx = libc::SYS_statx;
             rodata.nr_statfs = libc::SYS_statfs;
         }
-        let regs = !btf && probe::task_pt_regs();
-        let entry_exit = !btf && !regs;
         let p = &mut open.progs;
         load_when(btf, [&mut p.stat_btf_exit]);
-        load_when(
-            regs,
+        probe::syscall_args_variant(
+            !btf,
             [
                 &mut p.stat_regs_stat,
                 &mut p.stat_regs_lstat,
@@ -110,9 +108,6 @@ impl Tool for Statsnoop {
                 &mut p.stat_regs_newfstatat,
                 &mut p.stat_regs_statx,
             ],
-        );
-        load_when(
-            entry_exit,
             [
                 &mut p.stat_enter_stat,
                 &mut p.stat_enter_lstat,
