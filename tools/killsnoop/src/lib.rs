@@ -48,7 +48,13 @@ pub(crate) struct Args {
     #[arg(short = 'p', long, value_parser = cli::id_list)]
     pid: Option<IdList>,
     /// Only signals sent to this process or thread id (kill()'s argument)
-    #[arg(short = 'T', long, value_name = "TPID", allow_negative_numbers = true)]
+    #[arg(
+        short = 'T',
+        long,
+        value_name = "TPID",
+        allow_negative_numbers = true,
+        value_parser = target_id
+    )]
     tpid: Option<i32>,
     /// Only this signal: a name (TERM, SIGTERM, RTMIN+1) or a number
     #[arg(short = 's', long, value_parser = common::signals::parse)]
@@ -64,6 +70,16 @@ pub(crate) struct Args {
     common: CommonArgs,
 }
 
+/// `-T`: kill()'s target as it takes it (a negative process group, -1 for
+/// all); 0 (the caller's own group) is no filter the kernel side can tell.
+fn target_id(s: &str) -> Result<i32, String> {
+    match s.parse::<i32>() {
+        Ok(0) => Err("0 is not a target: give a process or thread id".into()),
+        Ok(id) => Ok(id),
+        Err(_) => Err(format!("'{s}' is not a process or thread id")),
+    }
+}
+
 pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Killsnoop>();
 
 pub(crate) struct Killsnoop {
@@ -77,9 +93,6 @@ impl Tool for Killsnoop {
     common::tool_types!(KillsnoopSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
-        if args.tpid == Some(0) {
-            bail!("-T 0: give the target's process or thread id");
-        }
         let containers = args.containers.containers;
         let sigsnoop = info::INFO.invoked_as(&common::run::program_name()) == Some("sigsnoop");
         Ok(Killsnoop {

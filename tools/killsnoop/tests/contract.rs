@@ -11,6 +11,7 @@ testkit::contract_tests!(testkit::contract::Spec {
         &["-s", "99"],
         &["-p", "x"],
         &["-T", "x"],
+        &["-T", "0"],
         &["-c", "/no/such/cgroup"],
         &["5"],
     ],

@@ -220,7 +220,7 @@ pub fn exec_loop(dir: &Path, n: u64) -> Result<Workload> {
     fs::copy("/bin/true", &prog)?;
     fs::copy("/bin/true", &ready)?;
     let run_prog = prog.clone();
-    let mut w = Workload::timed(format!("exec loop, {n} execs"), move || {
+    let w = Workload::timed(format!("exec loop, {n} execs"), move || {
         for _ in 0..n {
             let status = Command::new(&run_prog).status()?;
             if !status.success() {
@@ -229,17 +229,35 @@ pub fn exec_loop(dir: &Path, n: u64) -> Result<Workload> {
         }
         Ok(())
     });
+    Ok(run_to_mark(
+        w,
+        "bench-exec-true",
+        n,
+        "bench-exec-rdy",
+        ready,
+    ))
+}
+
+/// Counts the event lines holding `marker` (`sent` of them), and makes
+/// start-up's event by running `ready`, whose lines hold `ready_marker`.
+fn run_to_mark(
+    mut w: Workload,
+    marker: &str,
+    sent: u64,
+    ready_marker: &str,
+    ready: PathBuf,
+) -> Workload {
     w.events = Some(Events {
-        marker: "bench-exec-true".into(),
-        sent: Some(n),
+        marker: marker.into(),
+        sent: Some(sent),
     });
     w.probe = Some(Probe {
-        marker: "bench-exec-rdy".into(),
+        marker: ready_marker.into(),
         fire: Arc::new(move || {
             let _ = Command::new(&ready).status();
         }),
     });
-    Ok(w)
+    w
 }
 
 /// sig-loop.c: `n` signals a program sends itself, timed; its name (the
@@ -251,24 +269,14 @@ pub fn signal_loop(dir: &Path, n: u64) -> Result<Workload> {
     let ready = dir.join("bench-sig-rdy");
     fs::copy(&prog, &ready)?;
     let run_prog = prog.clone();
-    let mut w = Workload::timed(format!("kill() loop, {n} signals"), move || {
+    let w = Workload::timed(format!("kill() loop, {n} signals"), move || {
         let status = Command::new(&run_prog).arg(n.to_string()).status()?;
         if !status.success() {
             bail!("{} failed: {status}", run_prog.display());
         }
         Ok(())
     });
-    w.events = Some(Events {
-        marker: "bench-sig-loop".into(),
-        sent: Some(n),
-    });
-    w.probe = Some(Probe {
-        marker: "bench-sig-rdy".into(),
-        fire: Arc::new(move || {
-            let _ = Command::new(&ready).status();
-        }),
-    });
-    Ok(w)
+    Ok(run_to_mark(w, "bench-sig-loop", n, "bench-sig-rdy", ready))
 }
 
 /// getppid-loop.c: `n` getppid() calls in one process, timed as a whole.
