@@ -148,6 +148,13 @@ pub trait Tool: Sized {
     /// variants this kernel can run.
     fn configure(&mut self, open: &mut OpenOf<'_, Self>, setup: &Setup) -> Result<()>;
 
+    /// Whether `-v` is one of the tool's own options (capable's, as BCC's:
+    /// non-audit checks too): it then prints the hooks chosen, not libbpf's
+    /// log, which would bury the tool's output under hundreds of lines.
+    fn verbose_is_own(&self) -> bool {
+        false
+    }
+
     /// What `--dry-run` and `-v` say under the hooks, beyond the programs:
     /// a choice made outside BPF (profile's perf event).
     fn hook_notes(&self) -> Vec<String> {
@@ -378,7 +385,7 @@ fn clap_exit(e: clap::Error) -> ExitCode {
 fn run_tool<T: Tool>(args: T::Args, common: &CommonArgs, containers: bool) -> Result<u8> {
     let mut tool = T::new(args)?;
     let mut kind = Kind::open(&tool)?;
-    run::libbpf_log(common.verbose);
+    run::libbpf_log(common.verbose && !tool.verbose_is_own());
     run::check_privilege()?;
     let mut filters = tool.filters();
     filters.check()?;

@@ -87,17 +87,24 @@ const TRACING_FRAMES: &[&str] = &[
     "trace_event_raw_event_",
 ];
 
+/// How deep in a kernel stack the tracing machinery may reach.
+const TRACING_DEPTH: usize = 8;
+
 /// Drops the BPF program's own frames (and the tracepoint plumbing that
-/// called it) from the top of a kernel stack.
+/// called it) from the top of a kernel stack: everything down to the
+/// deepest machinery frame near the top, so that a frame above it that
+/// could not be named (a program loaded after the symbols were read) goes
+/// too.
 pub fn trim_tracing_frames(frames: &[Rc<Frame>]) -> &[Rc<Frame>] {
     let skip = frames
         .iter()
-        .take_while(|f| {
+        .take(TRACING_DEPTH)
+        .rposition(|f| {
             f.name
                 .as_deref()
                 .is_some_and(|n| TRACING_FRAMES.iter().any(|p| n.starts_with(p)))
         })
-        .count();
+        .map_or(0, |i| i + 1);
     &frames[skip..]
 }
 
@@ -205,7 +212,9 @@ impl Symbolizer {
 
     /// Parses the kernel's symbols now (blazesym keeps them), so that a
     /// report at Ctrl-C does not start with that: call it while tracing, as
-    /// often as convenient (only the first call does anything).
+    /// often as convenient (only the first call does anything), and never
+    /// before the tool's programs are loaded: symbols read earlier lack
+    /// theirs, whose frames then take a neighbour's name.
     pub fn warm_kernel(&mut self) {
         if std::mem::replace(&mut self.warmed, true) {
             return;

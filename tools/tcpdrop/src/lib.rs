@@ -20,7 +20,7 @@ use common::run::lifecycle::{self, Setup, Tool};
 use common::sym::{trim_tracing_frames, Symbolizer};
 
 common::skeleton!("tcpdrop");
-use skel::{types, OpenTcpdropProgs, OpenTcpdropSkel, TcpdropSkelBuilder};
+use skel::{types, OpenTcpdropProgs, OpenTcpdropSkel, TcpdropSkel, TcpdropSkelBuilder};
 
 common::event_record!(types::event, types::task_header);
 
@@ -131,16 +131,12 @@ impl Tool for Tcpdrop {
 
     fn new(args: Args) -> Result<Self> {
         let containers = args.containers.containers;
-        let mut symbolizer = Symbolizer::new();
-        if !args.no_stack {
-            symbolizer.warm_kernel();
-        }
         Ok(Tcpdrop {
             table: table(args.common.json).containers(containers),
             args,
             event: Record::new(containers),
             reasons: drop_reasons(),
-            symbolizer,
+            symbolizer: Symbolizer::new(),
             stack: Vec::new(),
         })
     }
@@ -159,6 +155,13 @@ impl Tool for Tcpdrop {
         let rodata = maps::rodata(&mut open.maps.rodata_data)?;
         rodata.all_reasons = self.args.all_reasons;
         rodata.want_stack = !self.args.no_stack;
+        Ok(())
+    }
+
+    fn loaded(&mut self, _: &mut TcpdropSkel<'_>) -> Result<()> {
+        if !self.args.no_stack {
+            self.symbolizer.warm_kernel();
+        }
         Ok(())
     }
 
