@@ -18,7 +18,10 @@ fn main() {
             let (Some("#define"), Some(name), Some(value)) = (w.next(), w.next(), w.next()) else {
                 return None;
             };
-            Some((value.parse().ok()?, name.strip_prefix("CAP_").map(|_| name)?))
+            Some((
+                value.parse().ok()?,
+                name.strip_prefix("CAP_").map(|_| name)?,
+            ))
         })
         .collect();
     caps.sort();
@@ -27,7 +30,8 @@ fn main() {
         caps.iter().enumerate().all(|(i, (n, _))| i as u32 == *n),
         "{header}: capabilities are not numbered 0..N: {caps:?}"
     );
-    let mut out = String::from("/// The capabilities' names, by number.\npub const CAPS: &[&str] = &[\n");
+    let mut out =
+        String::from("/// The capabilities' names, by number.\npub const CAPS: &[&str] = &[\n");
     for (_, name) in caps {
         writeln!(out, "    {name:?},").unwrap();
     }

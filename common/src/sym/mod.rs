@@ -85,27 +85,37 @@ const TRACING_FRAMES: &[&str] = &[
     "bpf_get_stack",
     "__bpf_get_stack",
     "trace_event_raw_event_",
+    // A kretprobe's: its handler, and the trampoline it returned through.
+    "kprobe_perf_func",
+    "kretprobe_perf_func",
+    "kprobe_dispatcher",
+    "kretprobe_dispatcher",
+    "__kretprobe_trampoline",
+    "kretprobe_trampoline",
+    "trampoline_handler",
+    "rethook_",
+    "arch_rethook_",
 ];
 
-/// How deep in a kernel stack the tracing machinery may reach.
-const TRACING_DEPTH: usize = 8;
+fn tracing_frame(f: &Frame) -> bool {
+    f.name
+        .as_deref()
+        .is_some_and(|n| TRACING_FRAMES.iter().any(|p| n.starts_with(p)))
+}
 
 /// Drops the BPF program's own frames (and the tracepoint plumbing that
-/// called it) from the top of a kernel stack: everything down to the
-/// deepest machinery frame near the top, so that a frame above it that
-/// could not be named (a program loaded after the symbols were read) goes
-/// too.
+/// called it) from the top of a kernel stack. The program's frame itself
+/// may bear a neighbour's name (symbols read before it was loaded): a
+/// first frame followed by machinery goes with it.
 pub fn trim_tracing_frames(frames: &[Rc<Frame>]) -> &[Rc<Frame>] {
-    let skip = frames
+    let Some(first) = frames.iter().take(2).position(|f| tracing_frame(f)) else {
+        return frames;
+    };
+    let run = frames[first..]
         .iter()
-        .take(TRACING_DEPTH)
-        .rposition(|f| {
-            f.name
-                .as_deref()
-                .is_some_and(|n| TRACING_FRAMES.iter().any(|p| n.starts_with(p)))
-        })
-        .map_or(0, |i| i + 1);
-    &frames[skip..]
+        .take_while(|f| tracing_frame(f))
+        .count();
+    &frames[first + run..]
 }
 
 /// The long-lived symbolizer, with its caches.
@@ -447,6 +457,14 @@ mod tests {
             .map(|f| f.name())
             .collect();
         assert_eq!(kept, ["__schedule", "bpf_trace_run4", "schedule"]);
+        let misnamed = vec![
+            frame("__stop_runtime_ptr_USER_PTR_MAX"),
+            frame("bpf_trace_run5"),
+            frame("cap_capable"),
+        ];
+        let kept = trim_tracing_frames(&misnamed);
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].name(), "cap_capable");
     }
 
     #[test]

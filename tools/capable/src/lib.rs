@@ -161,8 +161,14 @@ impl Tool for Capable {
             variant == Variant::Kprobe,
             [&mut p.cap_kprobe, &mut p.cap_kretprobe],
         );
-        load_when(variant == Variant::Tracepoint(Hook::TpBtf), [&mut p.cap_btf]);
-        load_when(variant == Variant::Tracepoint(Hook::RawTp), [&mut p.cap_raw]);
+        load_when(
+            variant == Variant::Tracepoint(Hook::TpBtf),
+            [&mut p.cap_btf],
+        );
+        load_when(
+            variant == Variant::Tracepoint(Hook::RawTp),
+            [&mut p.cap_raw],
+        );
         load_when(
             variant == Variant::Tracepoint(Hook::Tracepoint),
             [&mut p.cap_tp],
@@ -257,7 +263,6 @@ impl Capable {
     fn opt(&self, flag: Flags) -> Option<bool> {
         (self.event.flags & Flags::CAP_OPTS_KNOWN.0 != 0).then_some(self.event.flags & flag.0 != 0)
     }
-
 }
 
 fn stack_cell(wanted: bool, labels: &[String]) -> Cell<'_> {
@@ -370,7 +375,10 @@ mod tests {
         let u = |argv: &[&str]| Args::try_parse_from(argv).map(|a| a.unique);
         assert_eq!(u(&["capable"]).unwrap(), None);
         assert_eq!(u(&["capable", "--unique"]).unwrap(), Some(Unique::Pid));
-        assert_eq!(u(&["capable", "-u", "cgroup"]).unwrap(), Some(Unique::Cgroup));
+        assert_eq!(
+            u(&["capable", "-u", "cgroup"]).unwrap(),
+            Some(Unique::Cgroup)
+        );
         assert!(u(&["capable", "-u", "thread"]).is_err());
     }
 }

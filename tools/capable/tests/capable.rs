@@ -142,7 +142,10 @@ fn checks_seen(disable: &str, expected_hook: &str) {
             assert_eq!(e["audit"], 1, "{e}");
             assert_eq!(e["insetid"], 0, "{e}");
         } else {
-            assert!(e.get("audit").is_none() && e.get("insetid").is_none(), "{e}");
+            assert!(
+                e.get("audit").is_none() && e.get("insetid").is_none(),
+                "{e}"
+            );
         }
     }
     let granted = chowns(&events, allowed);
@@ -162,13 +165,23 @@ fn checks_seen(disable: &str, expected_hook: &str) {
         .stdout
         .iter()
         .map(|l| l.split_whitespace().collect::<Vec<_>>())
-        .filter(|c| c.get(2) == Some(&denied.to_string().as_str()) && c.get(5) == Some(&"CAP_CHOWN"))
+        .filter(|c| {
+            c.get(2) == Some(&denied.to_string().as_str()) && c.get(5) == Some(&"CAP_CHOWN")
+        })
         .collect();
     assert_eq!(lines.len(), DENIED, "{:?}", text.stdout);
     let audit = if opts { "1" } else { "-" };
     assert_eq!(
         lines[0][1..],
-        ["65534", &denied.to_string(), "python3", "0", "CAP_CHOWN", audit, "deny"]
+        [
+            "65534",
+            &denied.to_string(),
+            "python3",
+            "0",
+            "CAP_CHOWN",
+            audit,
+            "deny"
+        ]
     );
 }
 
@@ -194,8 +207,11 @@ fn tracepoint_variant(disable: &str, hook_name: &str) {
     require_root();
     let present = std::path::Path::new("/sys/kernel/btf/vmlinux").exists()
         && hook(disable).0.contains(hook_name);
-    if !testkit::feature_present(present, "the capability:cap_capable tracepoint", Some((6, 14)))
-    {
+    if !testkit::feature_present(
+        present,
+        "the capability:cap_capable tracepoint",
+        Some((6, 14)),
+    ) {
         return;
     }
     checks_seen(disable, hook_name);
