@@ -14,7 +14,6 @@
 #include "task.bpf.h"
 
 #define TASK_RUNNING 0
-#define MAX_CGROUP_DEPTH 16
 
 const volatile bool per_process = false;
 const volatile bool per_thread = false;
@@ -44,22 +43,6 @@ struct {
 
 HIST_MAPS(__u64, struct rq_hist, 10240);
 
-static __always_inline bool task_in_cgroup(struct task_struct *t)
-{
-	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp);
-	__u64 self_offset = bpf_core_field_offset(struct cgroup, self);
-	int i;
-
-	for (i = 0; i < MAX_CGROUP_DEPTH && cg; i++) {
-		if (BPF_CORE_READ(cg, kn, id) == targ_cgroup_id)
-			return true;
-		cg = (void *)BPF_CORE_READ(cg, self.parent);
-		if (cg)
-			cg = (void *)cg - self_offset;
-	}
-	return false;
-}
-
 static __always_inline int enqueue(struct task_struct *t, bool btf)
 {
 	__u32 tid = BPF_CORE_READ(t, pid), tgid = BPF_CORE_READ(t, tgid);
@@ -69,7 +52,7 @@ static __always_inline int enqueue(struct task_struct *t, bool btf)
 		return 0;
 	if (filter_pids && !bpf_map_lookup_elem(&pid_filter, &tgid))
 		return 0;
-	if (targ_cgroup_id && !task_in_cgroup(t))
+	if (targ_cgroup_id && !task_in_cgroup(t, targ_cgroup_id))
 		return 0;
 	ts = bpf_ktime_get_ns();
 	if (btf) {

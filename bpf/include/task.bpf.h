@@ -58,4 +58,24 @@ static __always_inline __u64 task_cgroup_id(struct task_struct *t)
 	return BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id);
 }
 
+/* Whether another task's cgroup v2 is `id` or below it, by walking up its
+ * parents (16 levels at most): for hooks on another task than the current
+ * one (a woken task, a switched-out one), where bpf_current_task_under_cgroup
+ * cannot judge it. */
+static __always_inline bool task_in_cgroup(struct task_struct *t, __u64 id)
+{
+	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp);
+	__u64 self_offset = bpf_core_field_offset(struct cgroup, self);
+	int i;
+
+	for (i = 0; i < 16 && cg; i++) {
+		if (BPF_CORE_READ(cg, kn, id) == id)
+			return true;
+		cg = (void *)BPF_CORE_READ(cg, self.parent);
+		if (cg)
+			cg = (void *)cg - self_offset;
+	}
+	return false;
+}
+
 #endif

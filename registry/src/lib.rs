@@ -127,6 +127,9 @@ pub enum Workload {
     ReadLoop { reads: u32 },
     /// `n` execs of a small program, timed.
     ExecLoop { execs: u32 },
+    /// `n` fchown()s by root of a file of its own (chown-loop.c): one
+    /// capability check each, timed.
+    ChownLoop { chowns: u32 },
     /// `n` getppid() calls (getppid-loop.c), timed.
     GetppidLoop { calls: u32 },
     /// `n` kill()s of SIGCONT by a program to itself (sig-loop.c), timed.

@@ -112,3 +112,69 @@ impl Histograms {
         self.metrics.serve(current)
     }
 }
+
+/// What a scheduler histogram tool keys its histograms by (runqlat's and
+/// cpudist's -P, -L, --pidnss, --per-container).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key {
+    All,
+    Pid,
+    Tid,
+    Pidns,
+    Container,
+}
+
+/// One histogram as the kernel keeps it by [`Key`]: with the comm it saw
+/// first (processes and threads) and its fine slots (--percentiles).
+pub struct Keyed<'a> {
+    pub key: u64,
+    pub slots: &'a [u32],
+    pub count: u64,
+    pub total: u64,
+    pub comm: &'a [i8],
+    pub fine: Option<&'a [u32]>,
+}
+
+/// The sections of histograms kept by [`Key`], titled as BCC titles them
+/// (`pid = 42 bash`: the live comm, else the one the kernel kept).
+pub fn keyed_sections<'a>(
+    hists: impl IntoIterator<Item = Keyed<'a>>,
+    by: Key,
+    containers: &Containers,
+    percentiles: bool,
+) -> Vec<Section> {
+    use crate::output::{c_string, escape};
+    use serde_json::{Map, Value};
+    hists
+        .into_iter()
+        .map(|h| {
+            let mut labels = Map::new();
+            let title = match by {
+                Key::All => None,
+                Key::Container => Some(containers.label(h.key, &mut labels)),
+                Key::Pidns => {
+                    labels.insert("pidns".into(), Value::from(h.key));
+                    Some(format!("pidns = {}", h.key))
+                }
+                Key::Pid | Key::Tid => {
+                    let kind = if by == Key::Pid { "pid" } else { "tid" };
+                    labels.insert(kind.into(), Value::from(h.key));
+                    let comm =
+                        crate::run::process::comm(h.key as u32).unwrap_or_else(|| c_string(h.comm));
+                    let title = format!("{kind} = {} {}", h.key, escape(comm.as_bytes()));
+                    labels.insert("comm".into(), Value::from(comm));
+                    Some(title)
+                }
+            };
+            Section {
+                title,
+                labels,
+                slots: h.slots.to_vec(),
+                count: h.count,
+                total: h.total,
+                ..Default::default()
+            }
+            .with_fine(h.fine, percentiles)
+        })
+        .collect()
+}

@@ -85,7 +85,16 @@ const TRACING_FRAMES: &[&str] = &[
     "bpf_get_stack",
     "__bpf_get_stack",
     "trace_event_raw_event_",
-    // A kretprobe's: its handler, and the trampoline it returned through.
+    // A kprobe's and a kretprobe's: their handlers, the ftrace or int3
+    // entry, and the trampoline a return came through.
+    "kprobe_ftrace_handler",
+    "ftrace_trampoline",
+    "aggr_pre_handler",
+    "pre_handler_kretprobe",
+    "kprobe_int3_handler",
+    "exc_int3",
+    "asm_exc_int3",
+    "optimized_callback",
     "kprobe_perf_func",
     "kretprobe_perf_func",
     "kprobe_dispatcher",

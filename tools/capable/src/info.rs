@@ -18,7 +18,19 @@ pub const INFO: ToolInfo = ToolInfo {
     ],
     // Each hook variant: what CI runs in its VMs.
     vm_tests: &["capable_"],
-    bench: None,
+    bench: Some(Bench {
+        workload: Workload::ChownLoop { chowns: 20_000 },
+        ours: &[Ours {
+            ready: Ready::FirstEvent,
+            ..Ours::DEFAULT
+        }],
+        peers: &[
+            Peer::libbpf_tools(Ready::FirstEvent),
+            Peer::bpftrace(Ready::FirstEvent),
+            Peer::bcc(Ready::FirstEvent),
+        ],
+        extras: &[],
+    }),
     man: include_str!("../man.roff"),
     see_also: &["capabilities(7)", "auditd(8)"],
 };

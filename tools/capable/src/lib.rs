@@ -144,7 +144,13 @@ impl Tool for Capable {
     }
 
     fn configure(&mut self, open: &mut OpenCapableSkel<'_>, _: &Setup) -> Result<()> {
-        let variant = if probe::fentry_target(FUNCTION) {
+        // Stacks are taken at a kprobe's entry where kprobes exist: an
+        // fexit program's are cut at the BPF trampoline on some kernels
+        // (5.10's show cap_capable and a stray frame).
+        let stacks = self.stacks_taken();
+        let variant = if stacks && probe::kprobe_target(FUNCTION) {
+            Variant::Kprobe
+        } else if probe::fentry_target(FUNCTION) {
             Variant::Fexit
         } else if probe::kprobe_target(FUNCTION) {
             Variant::Kprobe
@@ -173,6 +179,9 @@ impl Tool for Capable {
             variant == Variant::Tracepoint(Hook::Tracepoint),
             [&mut p.cap_tp],
         );
+        if !(stacks && variant == Variant::Kprobe) {
+            open.maps.stashed_stacks.set_max_entries(1)?;
+        }
         let args = &self.args;
         let bytes = args.perf_max_stack_depth * 8;
         let rodata = maps::rodata(&mut open.maps.rodata_data)?;

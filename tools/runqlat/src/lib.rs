@@ -12,10 +12,7 @@ use common::kernel::maps;
 use common::kernel::probe;
 use common::kinds::histogram;
 use common::output::hist;
-use common::output::{c_string, escape};
 use common::run::lifecycle::{self, Setup, Tool};
-use common::run::process;
-use serde_json::{Map, Value};
 
 common::skeleton!("runqlat");
 use skel::{types, OpenRunqlatSkel, RunqlatSkel, RunqlatSkelBuilder};
@@ -161,46 +158,32 @@ fn collect(
     } else {
         Vec::new()
     };
-    let kind = if args.pids {
-        Some("pid")
+    let by = if args.hist.per_container {
+        histogram::Key::Container
+    } else if args.pids {
+        histogram::Key::Pid
     } else if args.tids {
-        Some("tid")
+        histogram::Key::Tid
     } else if args.pidnss {
-        Some("pidns")
+        histogram::Key::Pidns
     } else {
-        None
+        histogram::Key::All
     };
-    Ok(entries
-        .iter()
-        .map(|(key, h)| {
-            let mut labels = Map::new();
-            let mut title = None;
-            if args.hist.per_container {
-                title = Some(containers.label(*key, &mut labels));
-            } else if let Some(kind) = kind {
-                labels.insert(kind.into(), Value::from(*key));
-                if kind == "pidns" {
-                    title = Some(format!("pidns = {key}"));
-                } else {
-                    let comm = process::comm(*key as u32).unwrap_or_else(|| c_string(&h.comm));
-                    title = Some(format!("{kind} = {key} {}", escape(comm.as_bytes())));
-                    labels.insert("comm".into(), Value::from(comm));
-                }
-            }
-            hist::Section {
-                title,
-                labels,
-                slots: h.hist.slots.to_vec(),
-                count: h.hist.count,
-                total: h.hist.total,
-                ..Default::default()
-            }
-            .with_fine(
-                fine.iter()
-                    .find(|(k, _)| k == key)
-                    .map(|(_, f)| &f.slots[..]),
-                args.hist.percentiles,
-            )
-        })
-        .collect())
+    let keyed = entries.iter().map(|(key, h)| histogram::Keyed {
+        key: *key,
+        slots: &h.hist.slots,
+        count: h.hist.count,
+        total: h.hist.total,
+        comm: &h.comm,
+        fine: fine
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, f)| &f.slots[..]),
+    });
+    Ok(histogram::keyed_sections(
+        keyed,
+        by,
+        containers,
+        args.hist.percentiles,
+    ))
 }

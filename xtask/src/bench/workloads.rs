@@ -279,6 +279,32 @@ pub fn signal_loop(dir: &Path, n: u64) -> Result<Workload> {
     Ok(run_to_mark(w, "bench-sig-loop", n, "bench-sig-rdy", ready))
 }
 
+/// chown-loop.c: `n` fchown()s of a file of its own, each a capability
+/// check, timed; its name is the marker, and a copy under another name
+/// making one makes start-up's event.
+pub fn chown_loop(dir: &Path, n: u64) -> Result<Workload> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bench/chown-loop.c");
+    let prog = testbed::compile_c(&src, &dir.join("bench-chown-loop"), &["-O1"])?;
+    let ready = dir.join("bench-chown-rdy");
+    fs::copy(&prog, &ready)?;
+    let run_prog = prog.clone();
+    let w = Workload::timed(format!("fchown() loop, {n} capability checks"), move || {
+        let status = Command::new(&run_prog).arg(n.to_string()).status()?;
+        if !status.success() {
+            bail!("{} failed: {status}", run_prog.display());
+        }
+        Ok(())
+    });
+    // The comm: the name's first 15 bytes.
+    Ok(run_to_mark(
+        w,
+        "bench-chown-loo",
+        n,
+        "bench-chown-rdy",
+        ready,
+    ))
+}
+
 /// getppid-loop.c: `n` getppid() calls in one process, timed as a whole.
 pub fn getppid_loop(dir: &Path, n: u32) -> Result<Workload> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bench/getppid-loop.c");

@@ -42,6 +42,7 @@ const SILENCE_LIMIT: Duration = Duration::from_secs(5 * 60);
 const BINARY_LIMIT: Duration = Duration::from_secs(8 * 60);
 
 /// A test binary, run from its package's directory as cargo runs it.
+#[derive(Clone)]
 pub struct TestBinary {
     pub name: String,
     pub path: PathBuf,
@@ -55,8 +56,7 @@ pub struct TestBinary {
 /// binaries keep a filter of those tests.
 pub fn select_variant_tests(tests: &mut Vec<TestBinary>) -> Result<()> {
     for t in tests.iter_mut() {
-        let tool = t.dir.file_name().unwrap_or_default().to_string_lossy();
-        t.filter = crate::tools::find(&tool)?
+        t.filter = crate::tools::find(&t.tool())?
             .vm_tests
             .iter()
             .map(|f| f.to_string())
@@ -64,6 +64,17 @@ pub fn select_variant_tests(tests: &mut Vec<TestBinary>) -> Result<()> {
     }
     tests.retain(|t| !t.name.ends_with("/contract"));
     Ok(())
+}
+
+impl TestBinary {
+    /// The tool whose tests these are (its directory's name).
+    pub fn tool(&self) -> String {
+        self.dir
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned()
+    }
 }
 
 /// Builds the tools' integration tests (the test profile, as `cargo xtask

@@ -2,6 +2,7 @@
 //! guests' dry runs (kept under target/vmtest/results/) beside this
 //! machine's own, regenerated after each matrix run.
 
+use std::collections::HashMap;
 use std::fs;
 use std::process::Command;
 
@@ -125,6 +126,54 @@ pub fn update_readme() -> Result<()> {
     Ok(())
 }
 
+/// The kernel matrix README.md holds: each dry run's cells (by its row's
+/// label) by kernel series (KERNELS' names), where the series has a column.
+pub fn readme_cells() -> Result<HashMap<String, HashMap<&'static str, String>>> {
+    let readme = fs::read_to_string(crate::root_dir().join("README.md"))?;
+    Ok(parse_cells(&readme))
+}
+
+fn parse_cells(readme: &str) -> HashMap<String, HashMap<&'static str, String>> {
+    let table = readme
+        .split_once(START)
+        .and_then(|(_, rest)| rest.split_once(END))
+        .map_or("", |(table, _)| table);
+    let split = |line: &str| -> Vec<String> {
+        line.trim()
+            .trim_matches('|')
+            .split(" | ")
+            .map(|c| c.trim().to_string())
+            .collect()
+    };
+    let mut lines = table.lines().filter(|l| l.starts_with('|'));
+    let Some(header) = lines.next() else {
+        return HashMap::new();
+    };
+    // `5.10.0-46-amd64`: series 5.10 (6.1's `6.1.` is no prefix of 6.12's).
+    let series: Vec<Option<&'static str>> = split(header)
+        .iter()
+        .map(|h| {
+            KERNELS
+                .iter()
+                .find(|k| h.starts_with(&format!("{}.", k.name)))
+                .map(|k| k.name)
+        })
+        .collect();
+    lines
+        .filter(|l| l.starts_with("| `"))
+        .map(|l| {
+            let cells = split(l);
+            let label = cells[0].trim_matches('`').to_string();
+            let by_series = series
+                .iter()
+                .zip(cells)
+                .filter_map(|(s, c)| Some(((*s)?, c)))
+                .collect();
+            (label, by_series)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,5 +196,21 @@ mod tests {
                        perf_event (pr_sample)\n  \
                        perf_event cpu-clock (software: no hardware PMU answered) at 49 Hz\n";
         assert_eq!(cell(profile), "perf_event cpu-clock");
+    }
+
+    #[test]
+    fn cells_are_read_back_by_series() {
+        let readme = format!(
+            "intro\n{START}\n| tool | 6.18.1 (this host) | 5.10.0-46-amd64 | 6.1.0-56-amd64 | \
+             6.12.117+deb12-amd64 |\n|---|---|---|---|---|\n\
+             | `capable -K` | tp_btf cap_capable | fentry cap_capable | kprobe cap_capable | \
+             fentry cap_capable |\n{END}\n"
+        );
+        let cells = parse_cells(&readme);
+        let row = &cells["capable -K"];
+        assert_eq!(row["5.10"], "fentry cap_capable");
+        assert_eq!(row["6.1"], "kprobe cap_capable");
+        assert_eq!(row["6.12"], "fentry cap_capable");
+        assert_eq!(row.len(), 3);
     }
 }

@@ -19,6 +19,7 @@ mod guest;
 mod kernels;
 mod matrix;
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Instant;
@@ -161,6 +162,17 @@ pub fn main(args: &[String]) -> Result<()> {
     for spec in &opts.kernels {
         fetched.push((*spec, kernels::fetch(spec)?));
     }
+    // Each kernel's test binaries: a middle kernel's pruned (--variants).
+    let cells = matrix::readme_cells()?;
+    let per_kernel: Vec<Vec<guest::TestBinary>> = fetched
+        .iter()
+        .map(|(spec, _)| match ends(&opts, spec) {
+            Some(ends) if opts.variants && opts.filter.is_empty() => {
+                middle_tests(spec, ends, &tests, &cells)
+            }
+            _ => tests.clone(),
+        })
+        .collect();
     let queue = std::sync::Mutex::new(fetched.iter().enumerate());
     let done = std::sync::Mutex::new(Vec::new());
     std::thread::scope(|scope| {
@@ -174,7 +186,7 @@ pub fn main(args: &[String]) -> Result<()> {
                 } else {
                     String::new()
                 };
-                let outcome = run_kernel(&opts, spec, kernel, &tests, &prefix);
+                let outcome = run_kernel(&opts, spec, kernel, &per_kernel[i], &prefix);
                 done.lock().unwrap().push((i, outcome));
             });
         }
@@ -208,6 +220,60 @@ pub fn main(args: &[String]) -> Result<()> {
         bail!("tests failed on Linux {}", failed.join(", "));
     }
     Ok(())
+}
+
+/// The oldest and newest kernels of the run when `spec` lies between them.
+fn ends(opts: &Options, spec: &kernels::Spec) -> Option<(&'static str, &'static str)> {
+    let order = |s: &kernels::Spec| KERNELS.iter().position(|k| k.name == s.name);
+    let oldest = opts.kernels.iter().min_by_key(|s| order(s))?;
+    let newest = opts.kernels.iter().max_by_key(|s| order(s))?;
+    (order(oldest) < order(spec) && order(spec) < order(newest))
+        .then_some((oldest.name, newest.name))
+}
+
+/// A middle kernel's tests under --variants: those of the tools whose hooks
+/// there (README's kernel matrix, every dry run of the tool) differ from
+/// both ends'. A tool whose programs and hooks match an end's is tested
+/// there; the middle kernel still loads every tool in its dry runs. A tool
+/// the matrix does not know yet keeps its tests.
+fn middle_tests(
+    spec: &kernels::Spec,
+    (oldest, newest): (&str, &str),
+    tests: &[guest::TestBinary],
+    cells: &HashMap<String, HashMap<&'static str, String>>,
+) -> Vec<guest::TestBinary> {
+    let same_as = |tool: &str, end: &str| {
+        let rows: Vec<&HashMap<&str, String>> = cells
+            .iter()
+            .filter(|(label, _)| label.split(' ').next() == Some(tool))
+            .map(|(_, row)| row)
+            .collect();
+        !rows.is_empty()
+            && rows.iter().all(|row| {
+                let (Some(here), Some(there)) = (row.get(spec.name), row.get(end)) else {
+                    return false;
+                };
+                here == there && !here.starts_with("not run") && !here.starts_with("refused")
+            })
+    };
+    let (kept, pruned): (Vec<_>, Vec<_>) = tests
+        .iter()
+        .cloned()
+        .partition(|t| !same_as(&t.tool(), oldest) && !same_as(&t.tool(), newest));
+    let mut tools: Vec<String> = pruned.iter().map(|t| t.tool()).collect();
+    tools.dedup();
+    println!(
+        "vmtest: Linux {}: the tests of {} tools whose hooks there are {oldest}'s or \
+         {newest}'s run on those kernels only; {} test binaries left ({})",
+        spec.name,
+        tools.len(),
+        kept.len(),
+        kept.iter()
+            .map(|t| t.name.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    kept
 }
 
 /// One kernel's guest (booted again after a stop), and how long it took.

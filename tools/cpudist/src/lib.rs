@@ -1,0 +1,197 @@
+//! cpudist: how long tasks run each time they get a CPU (or, -O, how long
+//! they wait off it), as log2 histograms kept in the kernel.
+
+mod info;
+
+use std::os::unix::fs::MetadataExt;
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use common::cli::{self, CgroupArgs, CommonArgs, HistogramArgs, IdList};
+use common::kernel::filters::Filters;
+use common::kernel::maps;
+use common::kernel::probe;
+use common::kinds::histogram;
+use common::output::hist;
+use common::run::lifecycle::{self, Setup, Tool};
+
+common::skeleton!("cpudist");
+use skel::{types, CpudistSkel, CpudistSkelBuilder, OpenCpudistSkel};
+
+// SAFETY: repr(C) structs of integers and byte arrays, valid for any bytes.
+unsafe impl plain::Plain for types::cpu_hist {}
+// SAFETY: as above.
+unsafe impl plain::Plain for types::fine_hist {}
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+    cpudist               # summarize on-CPU time as a histogram
+    cpudist -O            # summarize off-CPU time as a histogram
+    cpudist 1 10          # print 1 second summaries, 10 times
+    cpudist -mT 1         # 1s summaries, milliseconds, and timestamps
+    cpudist -P            # show each process separately
+    cpudist -L            # show each thread separately
+    cpudist --per-container  # show each container (or unit) separately
+    cpudist -p 185,190    # trace these processes only
+    cpudist -I            # include CPU idle time
+    cpudist -e            # show extension summary (average/total/count)
+    cpudist --percentiles # p50, p90, p99, p99.9 and max per histogram
+    cpudist --json 5 1 | jq .";
+
+/// Summarize on- and off-CPU time per task as a histogram.
+#[derive(Parser, Debug)]
+#[command(name = "cpudist", version, after_help = EXAMPLES)]
+struct Args {
+    /// Measure off-CPU time (between a task's runs) instead
+    #[arg(short = 'O', long)]
+    offcpu: bool,
+    /// Include a timestamp on each output (HH:MM:SS)
+    #[arg(short = 'T', long)]
+    timestamp: bool,
+    /// Millisecond histogram (default: microseconds)
+    #[arg(short = 'm', long)]
+    milliseconds: bool,
+    /// Print a histogram per process
+    #[arg(short = 'P', long, conflicts_with_all = ["tids", "per_container"])]
+    pids: bool,
+    /// Print a histogram per thread
+    #[arg(short = 'L', long, conflicts_with = "per_container")]
+    tids: bool,
+    /// Trace these processes only (comma-separated pids)
+    #[arg(short = 'p', long, value_parser = cli::id_list)]
+    pid: Option<IdList>,
+    /// Include the CPUs' idle time (the idle task's runs)
+    #[arg(short = 'I', long)]
+    include_idle: bool,
+    /// Show the average, total and count under each histogram
+    #[arg(short = 'e', long)]
+    extension: bool,
+    #[command(flatten)]
+    cgroup: CgroupArgs,
+    #[command(flatten)]
+    hist: HistogramArgs,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Cpudist>();
+
+struct Cpudist {
+    args: Args,
+    cgroup_id: u64,
+    containers: histogram::Containers,
+}
+
+impl Tool for Cpudist {
+    common::tool_types!(CpudistSkelBuilder);
+
+    fn new(args: Args) -> Result<Self> {
+        // A cgroup v2 directory's inode number is its cgroup id.
+        let cgroup_id = match &args.cgroup.path() {
+            Some(path) => std::fs::metadata(path)
+                .with_context(|| format!("reading cgroup {}", path.display()))?
+                .ino(),
+            None => 0,
+        };
+        Ok(Cpudist {
+            args,
+            cgroup_id,
+            containers: histogram::Containers::default(),
+        })
+    }
+
+    fn filters(&self) -> Filters {
+        Filters::pids(&self.args.pid)
+    }
+
+    fn configure(&mut self, open: &mut OpenCpudistSkel<'_>, _: &Setup) -> Result<()> {
+        let args = &self.args;
+        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
+        rodata.off_cpu = args.offcpu;
+        rodata.include_idle = args.include_idle;
+        rodata.per_process = args.pids;
+        rodata.per_thread = args.tids;
+        rodata.per_container = args.hist.per_container;
+        rodata.millis = args.milliseconds;
+        rodata.fine = args.hist.fine();
+        rodata.targ_cgroup_id = self.cgroup_id;
+        let (p, m) = (&mut open.progs, &mut open.maps);
+        probe::task_state_variant(probe::TaskStateVariants {
+            btf: vec![&mut p.cd_btf_switch],
+            raw: vec![&mut p.cd_raw_switch],
+            storage_maps: vec![&mut m.start_storage],
+            hash_maps: vec![&mut m.start],
+        })?;
+        Ok(())
+    }
+
+    fn banner(&self) -> lifecycle::Banner {
+        lifecycle::Banner::Note(format!(
+            "Tracing {}-CPU time... Hit Ctrl-C to end.",
+            if self.args.offcpu { "off" } else { "on" }
+        ))
+    }
+
+    fn histograms(&self) -> Option<histogram::Spec<'_>> {
+        let (what, metric, help) = if self.args.offcpu {
+            (
+                "cpudist, off-CPU time",
+                "cpudist_off_cpu_time",
+                "Time tasks spent off a CPU between runs",
+            )
+        } else {
+            (
+                "cpudist, on-CPU time",
+                "cpudist_on_cpu_time",
+                "Time tasks ran on a CPU each time they were scheduled",
+            )
+        };
+        Some(histogram::Spec {
+            args: &self.args.hist,
+            json: self.args.common.json,
+            what,
+            metric,
+            help,
+            unit: histogram::Unit::time(self.args.milliseconds),
+            timestamp: self.args.timestamp,
+            extension: self.args.extension,
+        })
+    }
+
+    fn sections(&self, skel: &CpudistSkel<'_>, drain: bool) -> Result<Vec<hist::Section>> {
+        let args = &self.args;
+        let mut entries: Vec<(u64, Box<types::cpu_hist>)> = maps::read_as(&skel.maps.hists, drain)?;
+        entries.sort_by_key(|(k, _)| *k);
+        let fine: Vec<(u64, Box<types::fine_hist>)> = if args.hist.fine() {
+            maps::read_as(&skel.maps.fine_hists, drain)?
+        } else {
+            Vec::new()
+        };
+        let by = if args.hist.per_container {
+            histogram::Key::Container
+        } else if args.pids {
+            histogram::Key::Pid
+        } else if args.tids {
+            histogram::Key::Tid
+        } else {
+            histogram::Key::All
+        };
+        let keyed = entries.iter().map(|(key, h)| histogram::Keyed {
+            key: *key,
+            slots: &h.hist.slots,
+            count: h.hist.count,
+            total: h.hist.total,
+            comm: &h.comm,
+            fine: fine
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, f)| &f.slots[..]),
+        });
+        Ok(histogram::keyed_sections(
+            keyed,
+            by,
+            &self.containers,
+            args.hist.percentiles,
+        ))
+    }
+}
