@@ -3,7 +3,7 @@
  * allows fentry, one fexit program on cap_capable() sees everything: the
  * capability, the check's options (audited or not, a set-id check) and the
  * result; with kprobes, the options (and stacks) at entry and the result at
- * return: what -K and -U prefer.
+ * return.
  * Else the capability:cap_capable tracepoint (6.14+), which passes the
  * result but not the options: AUDIT and INSETID are unknown there. */
 #include <vmlinux.h>
@@ -62,9 +62,8 @@ static __always_inline bool repeated(__s32 cap, __u64 id)
 }
 
 /* Stacks taken at a kprobe's entry, for its return (a kretprobe's own are
- * cut short at the return trampoline before 5.15, and an fexit's at the
- * BPF trampoline on 5.10). Sized by the front end: 1 entry unless the
- * kprobes take stacks. */
+ * cut short at the return trampoline before 5.15). Sized by the front end:
+ * 1 entry unless the kprobes take stacks. */
 struct entry_stacks {
 	__u16 kframes;
 	__u16 uframes;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* runqlat: time from a task becoming runnable (woken, or preempted while
- * still runnable) to it running, as log2 histograms kept in the kernel.
- * Each hook exists as tp_btf (preferred) and raw_tp; one kind is loaded. */
+ * still runnable) to it running, as log2 histograms kept in the kernel
+ * (runqueue.bpf.h keeps the times). Each hook exists as tp_btf (preferred)
+ * and raw_tp; one kind is loaded. */
 #include <vmlinux.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
@@ -12,8 +13,7 @@
 #include "filters.bpf.h"
 #include "maps.bpf.h"
 #include "task.bpf.h"
-
-#define TASK_RUNNING 0
+#include "runqueue.bpf.h"
 
 const volatile bool per_process = false;
 const volatile bool per_thread = false;
@@ -21,78 +21,19 @@ const volatile bool per_pidns = false;
 const volatile bool per_container = false;
 const volatile bool millis = false;
 const volatile bool fine = false;
-/* The woken task's cgroup (v2 id, the directory's inode) or an ancestor. */
-const volatile __u64 targ_cgroup_id = 0;
-
-/* When each task became runnable. The tp_btf programs keep it in task
- * local storage (no hashing or locking on every switch); raw_tp programs,
- * whose task pointers are untrusted, in a hash map by tid. */
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, __u64);
-} start_storage SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 10240);
-	__type(key, __u32);
-	__type(value, __u64);
-} start SEC(".maps");
 
 HIST_MAPS(__u64, struct rq_hist, 10240);
-
-static __always_inline int enqueue(struct task_struct *t, bool btf)
-{
-	__u32 tid = BPF_CORE_READ(t, pid), tgid = BPF_CORE_READ(t, tgid);
-	__u64 ts, *slot;
-
-	if (!tid || !not_self(tgid))
-		return 0;
-	if (filter_pids && !bpf_map_lookup_elem(&pid_filter, &tgid))
-		return 0;
-	if (targ_cgroup_id && !task_in_cgroup(t, targ_cgroup_id))
-		return 0;
-	ts = bpf_ktime_get_ns();
-	if (btf) {
-		slot = bpf_task_storage_get(&start_storage, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (slot)
-			*slot = ts;
-	} else {
-		bpf_map_update_elem(&start, &tid, &ts, BPF_ANY);
-	}
-	return 0;
-}
 
 static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 				     struct task_struct *next, bool btf)
 {
 	struct fine_hist *fh = 0;
 	struct rq_hist *h;
-	__u32 tid;
+	__u32 tid = BPF_CORE_READ(next, pid);
 	__u64 key = 0;
-	__u64 *tsp, delta;
+	__s64 delta = rq_switch(preempt, prev, next, btf);
 
-	/* Preempted, or switched out while runnable: still on the run queue. */
-	if (preempt || task_state(prev) == TASK_RUNNING)
-		enqueue(prev, btf);
-
-	tid = BPF_CORE_READ(next, pid);
-	if (btf) {
-		tsp = bpf_task_storage_get(&start_storage, next, 0, 0);
-		if (!tsp || !*tsp)
-			return 0;
-		delta = bpf_ktime_get_ns() - *tsp;
-		*tsp = 0;
-	} else {
-		tsp = bpf_map_lookup_elem(&start, &tid);
-		if (!tsp)
-			return 0;
-		delta = bpf_ktime_get_ns() - *tsp;
-		bpf_map_delete_elem(&start, &tid);
-	}
-	if ((__s64)delta < 0)
+	if (delta < 0)
 		return 0;
 	delta /= millis ? 1000000 : 1000;
 
@@ -118,9 +59,9 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 }
 
 SEC("tp_btf/sched_wakeup")
-int BPF_PROG(rq_btf_wakeup, struct task_struct *p) { return enqueue(p, true); }
+int BPF_PROG(rq_btf_wakeup, struct task_struct *p) { return rq_enqueue(p, true); }
 SEC("tp_btf/sched_wakeup_new")
-int BPF_PROG(rq_btf_wakeup_new, struct task_struct *p) { return enqueue(p, true); }
+int BPF_PROG(rq_btf_wakeup_new, struct task_struct *p) { return rq_enqueue(p, true); }
 SEC("tp_btf/sched_switch")
 int BPF_PROG(rq_btf_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
@@ -128,9 +69,9 @@ int BPF_PROG(rq_btf_switch, bool preempt, struct task_struct *prev, struct task_
 }
 
 SEC("raw_tp/sched_wakeup")
-int BPF_PROG(rq_raw_wakeup, struct task_struct *p) { return enqueue(p, false); }
+int BPF_PROG(rq_raw_wakeup, struct task_struct *p) { return rq_enqueue(p, false); }
 SEC("raw_tp/sched_wakeup_new")
-int BPF_PROG(rq_raw_wakeup_new, struct task_struct *p) { return enqueue(p, false); }
+int BPF_PROG(rq_raw_wakeup_new, struct task_struct *p) { return rq_enqueue(p, false); }
 SEC("raw_tp/sched_switch")
 int BPF_PROG(rq_raw_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {

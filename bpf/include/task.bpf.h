@@ -58,6 +58,32 @@ static __always_inline __u64 task_cgroup_id(struct task_struct *t)
 	return BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id);
 }
 
+/* Another task's process id as its own pid namespace numbers it (as
+ * current_ns_tgid for the current one), by probe reads. */
+static __always_inline __u32 task_ns_tgid(struct task_struct *t, __u32 tgid)
+{
+	struct pid *p = BPF_CORE_READ(t, group_leader, thread_pid);
+	unsigned int level = BPF_CORE_READ(p, level);
+	struct upid up = {};
+
+	if (!level)
+		return tgid;
+	bpf_core_read(&up, sizeof(up), &p->numbers[level & 31]);
+	return up.nr;
+}
+
+/* Another task than the current one (a woken task, the next to run), now. */
+static __always_inline void task_header_of(struct task_header *h, struct task_struct *t)
+{
+	h->ts_ns = bpf_ktime_get_ns();
+	h->cgroup_id = task_cgroup_id(t);
+	h->pid = BPF_CORE_READ(t, tgid);
+	h->tid = BPF_CORE_READ(t, pid);
+	BPF_CORE_READ_STR_INTO(&h->comm, t, comm);
+	h->ns_pid = ns_pids ? task_ns_tgid(t, h->pid) : 0;
+	h->pad = 0;
+}
+
 /* Whether another task's cgroup v2 is `id` or below it, by walking up its
  * parents (16 levels at most): for hooks on another task than the current
  * one (a woken task, a switched-out one), where bpf_current_task_under_cgroup

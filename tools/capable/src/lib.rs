@@ -144,13 +144,8 @@ impl Tool for Capable {
     }
 
     fn configure(&mut self, open: &mut OpenCapableSkel<'_>, _: &Setup) -> Result<()> {
-        // Stacks are taken at a kprobe's entry where kprobes exist: an
-        // fexit program's are cut at the BPF trampoline on some kernels
-        // (5.10's show cap_capable and a stray frame).
         let stacks = self.stacks_taken();
-        let variant = if stacks && probe::kprobe_target(FUNCTION) {
-            Variant::Kprobe
-        } else if probe::fentry_target(FUNCTION) {
+        let variant = if probe::fentry_target(FUNCTION) {
             Variant::Fexit
         } else if probe::kprobe_target(FUNCTION) {
             Variant::Kprobe

@@ -1,0 +1,28 @@
+// What runqslower is, for the registry (xtask reads this file too: only
+// `registry` items here).
+use registry::*;
+
+pub const INFO: ToolInfo = ToolInfo {
+    name: "runqslower",
+    aliases: &[],
+    summary:
+        "each run queue wait longer than a threshold: the task, its wait, the task it displaced",
+    kind: Kind::Event,
+    family: Family::Cpu,
+    banner: "Tracing run queue latency higher than 10000 us",
+    dry_runs: &[DryRun::DEFAULT],
+    // Each hook variant: what CI runs in its VMs.
+    vm_tests: &["runqslower_"],
+    bench: Some(Bench {
+        workload: Workload::SchedPipe { messages: 100_000 },
+        ours: &[Ours::DEFAULT],
+        peers: &[
+            Peer::libbpf_tools(Ready::Line("Tracing run queue latency")),
+            Peer::bpftrace(Ready::Line("Tracing run queue latency")),
+            Peer::bcc(Ready::Line("Tracing run queue latency")),
+        ],
+        extras: &[],
+    }),
+    man: include_str!("../man.roff"),
+    see_also: &["runqlat(8)", "perf-sched(1)"],
+};
