@@ -94,4 +94,14 @@ static __always_inline void hist_add(struct hist *h, struct fine_hist *fine, __u
 		__sync_fetch_and_add(&fine->slots[slot], 1);
 }
 
+/* As hist_add for `v` measured finer than the slots (ns for µs slots):
+ * the slots take v / div, the total v itself, so that a sum of many short
+ * values loses nothing to truncation (the front end divides it). */
+static __always_inline void hist_add_exact_total(struct hist *h, struct fine_hist *fine, __u64 v,
+						 __u64 div)
+{
+	hist_add(h, fine, v / div);
+	__sync_fetch_and_add(&h->total, v - v / div);
+}
+
 #endif

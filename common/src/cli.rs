@@ -207,6 +207,19 @@ impl HistogramArgs {
 
 pub use crate::kernel::filters::IdList;
 
+/// A CPU of this machine (`-c CPU`): its number, below the count of
+/// possible CPUs.
+pub fn cpu(s: &str) -> Result<u32, String> {
+    let n: u32 = s
+        .parse()
+        .map_err(|_| format!("'{s}' is not a CPU number"))?;
+    let cpus = libbpf_rs::num_possible_cpus().map_err(|e| e.to_string())?;
+    if n as usize >= cpus {
+        return Err(format!("this machine's CPUs are 0 to {}", cpus - 1));
+    }
+    Ok(n)
+}
+
 /// Parses `123` or `123,456`: each must be a positive id.
 pub fn id_list(s: &str) -> Result<IdList, String> {
     let ids = s

@@ -4,6 +4,7 @@
 
 pub mod cgroups;
 pub mod disks;
+pub mod enums;
 pub mod fileio;
 pub mod filters;
 pub mod maps;

@@ -135,6 +135,7 @@ impl Tool for Runqlat {
             unit: histogram::Unit::time(self.args.milliseconds),
             timestamp: self.args.timestamp,
             extension: false,
+            totals: None,
         })
     }
 

@@ -77,18 +77,11 @@ pub(crate) struct Tcpdrop {
 /// enum skb_drop_reason's names, without the SKB_DROP_REASON_ prefix, as
 /// the kernel's own tracepoint prints them.
 fn drop_reasons() -> HashMap<u32, String> {
-    let Ok(btf) = libbpf_rs::btf::Btf::from_vmlinux() else {
-        return HashMap::new();
-    };
-    let Some(reasons) = btf.type_by_name::<libbpf_rs::btf::types::Enum>("skb_drop_reason") else {
-        return HashMap::new();
-    };
-    reasons
-        .iter()
-        .filter_map(|m| {
-            let name = m.name?.to_string_lossy();
+    common::kernel::enums::named("skb_drop_reason")
+        .into_iter()
+        .map(|(value, name)| {
             let name = name.strip_prefix("SKB_DROP_REASON_").unwrap_or(&name);
-            Some((m.value as u32, name.to_string()))
+            (value as u32, name.to_string())
         })
         .collect()
 }

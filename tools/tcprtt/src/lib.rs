@@ -217,6 +217,7 @@ impl Tool for Tcprtt {
             },
             timestamp: self.args.timestamp,
             extension: false,
+            totals: None,
         })
     }
 

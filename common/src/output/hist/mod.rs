@@ -176,6 +176,7 @@ pub fn to_json(
 /// What a histogram's values count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unit {
+    Nsecs,
     Usecs,
     Msecs,
     Kbytes,
@@ -194,6 +195,7 @@ impl Unit {
     /// BCC's column label.
     pub fn label(self) -> &'static str {
         match self {
+            Unit::Nsecs => "nsecs",
             Unit::Usecs => "usecs",
             Unit::Msecs => "msecs",
             Unit::Kbytes => "Kbytes",
@@ -204,6 +206,7 @@ impl Unit {
     /// by it.
     pub fn per_base(self) -> f64 {
         match self {
+            Unit::Nsecs => 1e9,
             Unit::Usecs => 1e6,
             Unit::Msecs => 1e3,
             Unit::Kbytes => 1.0 / 1024.0,
@@ -250,6 +253,47 @@ pub struct Style<'a> {
     pub timestamp: bool,
     /// `-e`: average, total and count after each table.
     pub extension: bool,
+    /// The interrupt tools' default text: one table of totals, not a
+    /// histogram per key.
+    pub totals: Option<Totals>,
+}
+
+/// A table of each section's total (or count), BCC's softirqs and
+/// hardirqs without -d: `SOFTIRQ          TOTAL_usecs`, smallest first.
+#[derive(Debug, Clone, Copy)]
+pub struct Totals {
+    /// The first column's header (`SOFTIRQ`).
+    pub header: &'static str,
+    /// The section label whose value names a row (`softirq`).
+    pub label: &'static str,
+    /// Counts (`TOTAL_count`), not the total of the values.
+    pub counts: bool,
+}
+
+fn print_totals(
+    out: &mut crate::output::Out,
+    t: &Totals,
+    unit: &str,
+    sections: &[Section],
+) -> io::Result<()> {
+    let unit = if t.counts { "count" } else { unit };
+    writeln!(out, "{:<16} {:>11}", t.header, format!("TOTAL_{unit}"))?;
+    let mut rows: Vec<(u64, String)> = sections
+        .iter()
+        .map(|s| {
+            let name = match s.labels.get(t.label) {
+                Some(Value::String(n)) => crate::output::escape(n.as_bytes()).into_owned(),
+                Some(v) => v.to_string(),
+                None => "?".into(),
+            };
+            (if t.counts { s.count } else { s.total }, name)
+        })
+        .collect();
+    rows.sort();
+    for (value, name) in rows {
+        writeln!(out, "{name:<16} {value:>11}")?;
+    }
+    Ok(())
 }
 
 /// Prints one interval's report: BCC's tables with their section headers,
@@ -279,6 +323,9 @@ pub fn print_report(
     writeln!(out)?;
     if style.timestamp {
         writeln!(out, "{time}")?;
+    }
+    if let Some(t) = &style.totals {
+        return print_totals(out, t, style.unit, sections);
     }
     for s in sections {
         if let Some(title) = &s.title {
