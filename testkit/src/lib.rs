@@ -237,7 +237,7 @@ impl Traced {
         loop {
             let attached = {
                 let stderr = self.stderr.lock().unwrap();
-                ["Tracing", "Attaching to", "Sampling at"]
+                ["Tracing", "Attaching to", "Sampling"]
                     .iter()
                     .any(|note| stderr.contains(note))
             };
@@ -850,6 +850,45 @@ impl Drop for FakeContainer {
                 }
                 thread::sleep(Duration::from_millis(20));
             }
+        }
+    }
+}
+
+/// Processes that spin on one CPU (pinned with taskset) until dropped: a
+/// run queue crowded with `n` tasks. `adopt` may place each in a cgroup
+/// before it starts ([`FakeContainer::adopt`]).
+pub struct Spinners(Vec<Child>);
+
+impl Spinners {
+    pub fn on_cpu(cpu: u32, n: usize, adopt: impl Fn(&mut Command)) -> Spinners {
+        Spinners(
+            (0..n)
+                .map(|_| {
+                    let mut cmd = Command::new("taskset");
+                    cmd.args(["-c", &cpu.to_string(), "sh", "-c", "while :; do :; done"]);
+                    adopt(&mut cmd);
+                    cmd.spawn().expect("taskset (util-linux)")
+                })
+                .collect(),
+        )
+    }
+
+    pub fn pids(&self) -> Vec<u32> {
+        self.0.iter().map(Child::id).collect()
+    }
+
+    /// The pids comma-separated, as `-p` takes them.
+    pub fn list(&self) -> String {
+        let pids: Vec<String> = self.pids().iter().map(u32::to_string).collect();
+        pids.join(",")
+    }
+}
+
+impl Drop for Spinners {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
         }
     }
 }

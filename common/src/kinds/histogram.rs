@@ -26,12 +26,12 @@ pub struct Spec<'a> {
     pub timestamp: bool,
     /// Average, total and count under each histogram (-e).
     pub extension: bool,
-    /// A table of totals in place of the histograms (softirqs, hardirqs
-    /// without -d).
-    pub totals: Option<Totals>,
+    /// How the reports look: log2 histograms, linear ones, a table of
+    /// totals, occupancy.
+    pub layout: Layout,
 }
 
-pub use crate::output::hist::{Totals, Unit};
+pub use crate::output::hist::{Layout, Totals, Unit};
 
 /// `--per-container`: names each histogram's cgroup, from the id the kernel
 /// keyed it by. The names of a cgroup are kept once seen, so a container
@@ -86,7 +86,7 @@ impl Histograms {
                 json: spec.json,
                 timestamp: spec.timestamp,
                 extension: spec.extension,
-                totals: spec.totals,
+                layout: spec.layout,
             },
             hdr_log,
             metrics: crate::export::prom::Metrics::new(

@@ -126,7 +126,7 @@ impl Tool for Biolatency {
             unit: histogram::Unit::time(self.args.milliseconds),
             timestamp: self.args.timestamp,
             extension: self.args.extension,
-            totals: None,
+            layout: histogram::Layout::Log2,
         })
     }
 

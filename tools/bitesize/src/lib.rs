@@ -127,7 +127,7 @@ impl Tool for Bitesize {
             unit: Unit::Kbytes,
             timestamp: self.args.timestamp,
             extension: self.args.extension,
-            totals: None,
+            layout: histogram::Layout::Log2,
         })
     }
 

@@ -155,7 +155,7 @@ impl Tool for Cpudist {
             unit: histogram::Unit::time(self.args.milliseconds),
             timestamp: self.args.timestamp,
             extension: self.args.extension,
-            totals: None,
+            layout: histogram::Layout::Log2,
         })
     }
 

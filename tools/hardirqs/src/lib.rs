@@ -140,11 +140,15 @@ impl Tool for Hardirqs {
             },
             timestamp: args.timestamp,
             extension: false,
-            totals: (!args.dist).then_some(Totals {
-                header: "HARDIRQ",
-                label: "hardirq",
-                counts: args.events,
-            }),
+            layout: if args.dist {
+                histogram::Layout::Log2
+            } else {
+                histogram::Layout::Totals(Totals {
+                    header: "HARDIRQ",
+                    label: "hardirq",
+                    counts: args.events,
+                })
+            },
         })
     }
 

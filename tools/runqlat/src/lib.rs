@@ -135,7 +135,7 @@ impl Tool for Runqlat {
             unit: histogram::Unit::time(self.args.milliseconds),
             timestamp: self.args.timestamp,
             extension: false,
-            totals: None,
+            layout: histogram::Layout::Log2,
         })
     }
 

@@ -3,11 +3,10 @@
 //! One crowd at a time: another test's would take turns with it.
 
 use std::collections::HashSet;
-use std::process::{Child, Command};
 use std::time::Duration;
 
 use serde_json::Value;
-use testkit::{require_root, Finished, Traced};
+use testkit::{require_root, Finished, Spinners, Traced};
 
 const BIN: &str = env!("CARGO_BIN_EXE_runqslower");
 const SPINNERS: usize = 3;
@@ -16,44 +15,8 @@ fn start(args: &[&str], disable: &str) -> Traced {
     testkit::start_disabled(BIN, args, disable)
 }
 
-/// Processes that spin on CPU 0 until dropped.
-struct Crowd(Vec<Child>);
-
-impl Crowd {
-    fn on_cpu0(cmd: impl Fn() -> Command) -> Crowd {
-        Crowd(
-            (0..SPINNERS)
-                .map(|_| {
-                    cmd()
-                        .args(["taskset", "-c", "0", "sh", "-c", "while :; do :; done"])
-                        .spawn()
-                        .unwrap()
-                })
-                .collect(),
-        )
-    }
-
-    fn pids(&self) -> Vec<u32> {
-        self.0.iter().map(Child::id).collect()
-    }
-
-    fn list(&self) -> String {
-        let pids: Vec<String> = self.pids().iter().map(u32::to_string).collect();
-        pids.join(",")
-    }
-}
-
-impl Drop for Crowd {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-fn env() -> Command {
-    Command::new("env")
+fn crowd() -> Spinners {
+    Spinners::on_cpu(0, SPINNERS, |_| ())
 }
 
 /// Lets the crowd contend for `secs`, then stops the tools.
@@ -91,7 +54,7 @@ fn crowd_seen(events: &[Value], pids: &[u32], min_us: u64) {
 
 fn crowd_variant(disable: &str) {
     let _serial = testkit::one_at_a_time();
-    let crowd = Crowd::on_cpu0(env);
+    let crowd = crowd();
     std::thread::sleep(Duration::from_millis(100));
     let list = crowd.list();
     let json = start(&["--json", "-P", "-p", &list, "1000"], disable);
@@ -126,7 +89,7 @@ fn runqslower_raw_tp_variant() {
 #[test]
 fn runqslower_tid_filter() {
     let _serial = testkit::one_at_a_time();
-    let crowd = Crowd::on_cpu0(env);
+    let crowd = crowd();
     std::thread::sleep(Duration::from_millis(100));
     let one = crowd.pids()[0];
     let tool = start(&["--json", "-t", &one.to_string(), "1000"], "");
@@ -140,12 +103,10 @@ fn runqslower_tid_filter() {
 fn runqslower_container_filter() {
     let _serial = testkit::one_at_a_time();
     let docker = testkit::FakeContainer::docker();
-    let inside = Crowd::on_cpu0(|| {
-        let mut c = env();
-        docker.adopt(&mut c);
-        c
+    let inside = Spinners::on_cpu(0, SPINNERS, |c| {
+        docker.adopt(c);
     });
-    let outside = Crowd::on_cpu0(env);
+    let outside = crowd();
     std::thread::sleep(Duration::from_millis(100));
     let tool = start(
         &[

@@ -142,11 +142,15 @@ impl Tool for Softirqs {
             },
             timestamp: args.timestamp,
             extension: false,
-            totals: (!args.dist).then_some(Totals {
-                header: "SOFTIRQ",
-                label: "softirq",
-                counts: args.events,
-            }),
+            layout: if args.dist {
+                histogram::Layout::Log2
+            } else {
+                histogram::Layout::Totals(Totals {
+                    header: "SOFTIRQ",
+                    label: "softirq",
+                    counts: args.events,
+                })
+            },
         })
     }
 

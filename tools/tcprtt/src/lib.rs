@@ -217,7 +217,7 @@ impl Tool for Tcprtt {
             },
             timestamp: self.args.timestamp,
             extension: false,
-            totals: None,
+            layout: histogram::Layout::Log2,
         })
     }
 

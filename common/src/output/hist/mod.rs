@@ -14,10 +14,10 @@ use hdrhistogram::Histogram;
 use serde_json::{json, Map, Value};
 
 /// Sub-buckets per power of two in the fine histogram (hist.h).
-pub const FINE_SUB_BITS: u32 = Layout::FINE_SUB_BITS.0;
+pub const FINE_SUB_BITS: u32 = Sizes::FINE_SUB_BITS.0;
 /// Fine slots in a fine histogram.
-pub const FINE_SLOTS: usize = Layout::FINE_SLOTS.0 as usize;
-use crate::skel::types::hist_layout as Layout;
+pub const FINE_SLOTS: usize = Sizes::FINE_SLOTS.0 as usize;
+use crate::skel::types::hist_layout as Sizes;
 const FINE_SUBS: u64 = 1 << FINE_SUB_BITS;
 
 /// The values log2 slot `i` holds: `[low, high]`, inclusive, as BCC shows them.
@@ -122,6 +122,58 @@ pub fn print_log2(out: &mut dyn Write, slots: &[u32], unit: &str) -> io::Result<
     Ok(())
 }
 
+/// Prints a linear histogram as BCC's print_linear_hist does: a row per
+/// value from 0 to the last with a count.
+pub fn print_linear(out: &mut dyn Write, slots: &[u32], label: &str) -> io::Result<()> {
+    let Some(last) = slots.iter().rposition(|&c| c > 0) else {
+        return Ok(());
+    };
+    let max = slots.iter().copied().max().unwrap_or(0);
+    writeln!(out, "     {label:<13} : count     distribution")?;
+    for (i, &val) in slots.iter().enumerate().take(last + 1) {
+        write!(out, "        {i:<10} : {val:<8} |")?;
+        stars(out, val, max, 40)?;
+        writeln!(out, "|")?;
+    }
+    Ok(())
+}
+
+/// JSON buckets of a linear histogram: each value its own.
+fn linear_buckets(v: &mut Value, slots: &[u32]) {
+    let buckets: Vec<Value> = slots
+        .iter()
+        .enumerate()
+        .filter(|(_, &c)| c > 0)
+        .map(|(i, &c)| json!({"low": i, "high": i, "count": c}))
+        .collect();
+    v["buckets"] = buckets.into();
+}
+
+/// The percentage of a section's samples above zero.
+fn occupancy(s: &Section) -> f64 {
+    let zero = s.slots.first().copied().unwrap_or(0) as u64;
+    if s.count == 0 {
+        0.0
+    } else {
+        100.0 * s.count.saturating_sub(zero) as f64 / s.count as f64
+    }
+}
+
+fn print_occupancy(out: &mut crate::output::Out, sections: &[Section]) -> io::Result<()> {
+    for s in sections {
+        match s.labels.get("cpu") {
+            Some(cpu) => writeln!(
+                out,
+                "runqocc, CPU {:<3} {:6.2}%",
+                cpu.to_string(),
+                occupancy(s)
+            )?,
+            None => writeln!(out, "runqocc: {:0.2}%", occupancy(s))?,
+        }
+    }
+    Ok(())
+}
+
 /// Prints `-e`'s summary line, as BCC's biolatency does.
 pub fn print_extension(out: &mut dyn Write, count: u64, total: u64, unit: &str) -> io::Result<()> {
     let avg = total.checked_div(count).unwrap_or(0);
@@ -180,6 +232,8 @@ pub enum Unit {
     Usecs,
     Msecs,
     Kbytes,
+    /// Tasks (runqlen's queue lengths).
+    Tasks,
 }
 
 impl Unit {
@@ -199,6 +253,7 @@ impl Unit {
             Unit::Usecs => "usecs",
             Unit::Msecs => "msecs",
             Unit::Kbytes => "Kbytes",
+            Unit::Tasks => "tasks",
         }
     }
 
@@ -210,6 +265,7 @@ impl Unit {
             Unit::Usecs => 1e6,
             Unit::Msecs => 1e3,
             Unit::Kbytes => 1.0 / 1024.0,
+            Unit::Tasks => 1.0,
         }
     }
 }
@@ -253,9 +309,24 @@ pub struct Style<'a> {
     pub timestamp: bool,
     /// `-e`: average, total and count after each table.
     pub extension: bool,
-    /// The interrupt tools' default text: one table of totals, not a
-    /// histogram per key.
-    pub totals: Option<Totals>,
+    /// How each report looks in text (and its JSON buckets).
+    pub layout: Layout,
+}
+
+/// How a histogram tool's report looks.
+#[derive(Debug, Clone, Copy, Default)]
+pub enum Layout {
+    /// BCC's log2 histograms, one per section.
+    #[default]
+    Log2,
+    /// Linear histograms, slot N holding the value N (BCC's
+    /// print_linear_hist: runqlen's queue lengths), headed by `label`.
+    Linear { label: &'static str },
+    /// One table of the sections' totals or counts (softirqs, hardirqs).
+    Totals(Totals),
+    /// Each section's share of samples above zero (runqlen -O): `runqocc:
+    /// 12.50%`, or per CPU where the section has a `cpu` label.
+    Occupancy,
 }
 
 /// A table of each section's total (or count), BCC's softirqs and
@@ -308,7 +379,7 @@ pub fn print_report(
         for s in sections {
             let mut labels = s.labels.clone();
             labels.insert("time".into(), time.clone().into());
-            let v = to_json(
+            let mut v = to_json(
                 labels,
                 style.unit,
                 &s.slots,
@@ -316,6 +387,12 @@ pub fn print_report(
                 s.total,
                 s.percentiles.as_ref(),
             );
+            if let Layout::Linear { .. } | Layout::Occupancy = style.layout {
+                linear_buckets(&mut v, &s.slots);
+            }
+            if let Layout::Occupancy = style.layout {
+                v["occupancy"] = occupancy(s).into();
+            }
             out.json(&v)?;
         }
         return Ok(());
@@ -324,14 +401,19 @@ pub fn print_report(
     if style.timestamp {
         writeln!(out, "{time}")?;
     }
-    if let Some(t) = &style.totals {
-        return print_totals(out, t, style.unit, sections);
+    match style.layout {
+        Layout::Totals(t) => return print_totals(out, &t, style.unit, sections),
+        Layout::Occupancy => return print_occupancy(out, sections),
+        Layout::Log2 | Layout::Linear { .. } => {}
     }
     for s in sections {
         if let Some(title) = &s.title {
             writeln!(out, "\n{title}")?;
         }
-        print_log2(out, &s.slots, style.unit)?;
+        match style.layout {
+            Layout::Linear { label } => print_linear(out, &s.slots, label)?,
+            _ => print_log2(out, &s.slots, style.unit)?,
+        }
         if style.extension {
             print_extension(out, s.count, s.total, style.unit)?;
         }
