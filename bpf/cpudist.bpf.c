@@ -25,20 +25,9 @@ const volatile bool fine = false;
 /* The task's cgroup (v2 id) or an ancestor; 0: every cgroup. */
 const volatile __u64 targ_cgroup_id = 0;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, __u64);
-} start_storage SEC(".maps");
-
-/* raw_tp: by thread id; the idle tasks (all tid 0) by CPU. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 10240);
-	__type(key, __u32);
-	__type(value, __u64);
-} start SEC(".maps");
+/* The raw_tp map is keyed by thread, the idle tasks (all tid 0) by CPU
+ * (start_key). */
+TASK_START_MAPS();
 
 HIST_MAPS(__u64, struct cpu_hist, 10240);
 

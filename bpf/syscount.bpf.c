@@ -10,6 +10,7 @@
 #include <bpf/bpf_tracing.h>
 #include "syscount.h"
 #include "filters.bpf.h"
+#include "maps.bpf.h"
 #include "syscalls.bpf.h"
 
 /* Set by the front end. */
@@ -34,19 +35,7 @@ struct {
 	__type(value, struct pstat);
 } by_pid SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, __u64);
-} start_storage SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 10240);
-	__type(key, __u32);
-	__type(value, __u64);
-} start SEC(".maps");
+TASK_START_MAPS();
 
 static __always_inline bool wanted(__u64 id)
 {

@@ -2,29 +2,19 @@
  * runnable), and how long it waited when it runs: runqlat's and
  * runqslower's. tp_btf programs keep the time in task local storage (no
  * hashing or locking on every switch); raw_tp programs, whose task
- * pointers are untrusted, in a hash map by thread. Include filters.bpf.h,
- * task.bpf.h and core_fixes.bpf.h first. */
+ * pointers are untrusted, in a hash map by thread (TASK_START_MAPS).
+ * Include filters.bpf.h, task.bpf.h and core_fixes.bpf.h first. */
 #ifndef __RUNQUEUE_BPF_H
 #define __RUNQUEUE_BPF_H
+
+#include "maps.bpf.h"
 
 #define TASK_RUNNING 0
 
 /* The waiting task's cgroup (v2 id) or an ancestor; 0: every cgroup. */
 const volatile __u64 targ_cgroup_id = 0;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, __u64);
-} start_storage SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 10240);
-	__type(key, __u32);
-	__type(value, __u64);
-} start SEC(".maps");
+TASK_START_MAPS();
 
 /* `t` is runnable from now, if it is traced (-p, -t, -c; never the tool). */
 static __always_inline int rq_enqueue(struct task_struct *t, bool btf)

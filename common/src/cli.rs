@@ -62,6 +62,20 @@ macro_rules! cgroup_args {
             pub fn path(&self) -> Option<PathBuf> {
                 self.cgroup.clone().or_else(|| self.container.clone()).or_else(|| self.unit.clone())
             }
+
+            /// The chosen cgroup's id (its directory's inode), for a
+            /// filter the BPF side applies to another task than the
+            /// current one (task_in_cgroup); 0 where none was chosen.
+            pub fn id(&self) -> anyhow::Result<u64> {
+                use anyhow::Context;
+                use std::os::unix::fs::MetadataExt;
+                match self.path() {
+                    Some(path) => Ok(std::fs::metadata(&path)
+                        .with_context(|| format!("reading cgroup {}", path.display()))?
+                        .ino()),
+                    None => Ok(0),
+                }
+            }
         }
     };
 }
@@ -146,6 +160,28 @@ impl TopArgs {
             self.every.interval
         )
     }
+}
+
+/// What the interrupt tools (softirqs, hardirqs) share: BCC's options and
+/// libbpf-tools' (each tool's long names for -C both).
+#[derive(Args, Debug, Clone, Default)]
+pub struct IrqArgs {
+    /// Include a timestamp on each output (HH:MM:SS)
+    #[arg(short = 'T', long)]
+    pub timestamp: bool,
+    /// Output in nanoseconds (default: microseconds)
+    #[arg(short = 'N', long)]
+    pub nanoseconds: bool,
+    /// Count the runs instead of timing them
+    #[arg(short = 'C', long = "count", visible_alias = "events",
+          conflicts_with_all = ["dist", "nanoseconds", "percentiles", "hdr_log"])]
+    pub events: bool,
+    /// Show the times of each as a histogram
+    #[arg(short = 'd', long = "dist", visible_alias = "distributed")]
+    pub dist: bool,
+    /// This CPU only
+    #[arg(short = 'c', long, value_name = "CPU", value_parser = cpu)]
+    pub cpu: Option<u32>,
 }
 
 /// What the histogram tools (biolatency, runqlat) share: percentiles and

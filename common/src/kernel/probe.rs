@@ -556,6 +556,26 @@ pub fn load_when<'a, 'obj: 'a>(
     }
 }
 
+/// A tracepoint pair (an entry and its exit) written once per hook form:
+/// loads the form `hook` names, and with `entries_only` its entry alone
+/// (softirqs' and hardirqs' -C).
+pub fn entry_exit_variant<'a, 'obj: 'a>(
+    hook: Hook,
+    btf: [&'a mut OpenProgramMut<'obj>; 2],
+    raw: [&'a mut OpenProgramMut<'obj>; 2],
+    classic: [&'a mut OpenProgramMut<'obj>; 2],
+    entries_only: bool,
+) {
+    for (form, [entry, exit]) in [
+        (Hook::TpBtf, btf),
+        (Hook::RawTp, raw),
+        (Hook::Tracepoint, classic),
+    ] {
+        load_when(hook == form, [entry]);
+        load_when(hook == form && !entries_only, [exit]);
+    }
+}
+
 /// For programs on the system calls' own tracepoints, when `on`: loads the
 /// ones that read a call's arguments from the task's registers at its exit
 /// where the kernel has bpf_task_pt_regs (5.15+), else the pairs that keep

@@ -182,3 +182,90 @@ pub fn keyed_sections<'a>(
         })
         .collect()
 }
+
+/// What the interrupt tools (softirqs, hardirqs) share: their checks, the
+/// look of their reports and their sections.
+pub mod irq {
+    use anyhow::Result;
+
+    use super::{Layout, Section, Spec, Totals, Unit};
+    use crate::cli::{HistogramArgs, IrqArgs};
+
+    /// An interrupt belongs to no container: --per-container is refused.
+    pub fn check(hist: &HistogramArgs, what: &str) -> Result<()> {
+        if hist.per_container {
+            return Err(crate::usage::usage(format!(
+                "--per-container: {what} run in no container's name (they interrupt \
+                 whatever runs)"
+            )));
+        }
+        Ok(())
+    }
+
+    /// BCC's reports: a table of totals (`SOFTIRQ TOTAL_usecs`, or with
+    /// -C `TOTAL_count`), or with -d a histogram per kind.
+    #[allow(clippy::too_many_arguments)]
+    pub fn spec<'a>(
+        irq: &IrqArgs,
+        hist: &'a HistogramArgs,
+        json: bool,
+        what: &'static str,
+        metric: &'static str,
+        help: &'static str,
+        header: &'static str,
+        label: &'static str,
+    ) -> Spec<'a> {
+        Spec {
+            args: hist,
+            json,
+            what,
+            metric,
+            help,
+            unit: if irq.nanoseconds {
+                Unit::Nsecs
+            } else {
+                Unit::Usecs
+            },
+            timestamp: irq.timestamp,
+            extension: false,
+            layout: if irq.dist {
+                Layout::Log2
+            } else {
+                Layout::Totals(Totals {
+                    header,
+                    label,
+                    counts: irq.events,
+                })
+            },
+        }
+    }
+
+    /// BCC's banner: `Tracing soft irq event time... Hit Ctrl-C to end.`
+    /// (`events` with -C).
+    pub fn banner(irq: &IrqArgs, kind: &str) -> String {
+        let what = if irq.events { "events" } else { "event time" };
+        format!("Tracing {kind} irq {what}... Hit Ctrl-C to end.")
+    }
+
+    /// One kind's section, from its histogram as the kernel keeps it: the
+    /// total in nanoseconds (no truncation per run), shown in the unit.
+    pub fn section(
+        irq: &IrqArgs,
+        hist: &HistogramArgs,
+        title: String,
+        labels: serde_json::Map<String, serde_json::Value>,
+        (slots, count, total_ns): (&[u32], u64, u64),
+        fine: Option<&[u32]>,
+    ) -> Section {
+        let div = if irq.nanoseconds { 1 } else { 1000 };
+        Section {
+            title: Some(title),
+            labels,
+            slots: slots.to_vec(),
+            count,
+            total: total_ns / div,
+            ..Default::default()
+        }
+        .with_fine(fine, hist.percentiles)
+    }
+}

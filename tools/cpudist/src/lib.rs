@@ -3,9 +3,7 @@
 
 mod info;
 
-use std::os::unix::fs::MetadataExt;
-
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Parser;
 use common::cli::{self, CgroupArgs, CommonArgs, HistogramArgs, IdList};
 use common::kernel::filters::Filters;
@@ -86,13 +84,7 @@ impl Tool for Cpudist {
     common::tool_types!(CpudistSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
-        // A cgroup v2 directory's inode number is its cgroup id.
-        let cgroup_id = match &args.cgroup.path() {
-            Some(path) => std::fs::metadata(path)
-                .with_context(|| format!("reading cgroup {}", path.display()))?
-                .ino(),
-            None => 0,
-        };
+        let cgroup_id = args.cgroup.id()?;
         Ok(Cpudist {
             args,
             cgroup_id,

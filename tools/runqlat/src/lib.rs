@@ -2,9 +2,7 @@
 
 mod info;
 
-use std::os::unix::fs::MetadataExt;
-
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Parser;
 use common::cli::{self, CgroupArgs, CommonArgs, HistogramArgs, IdList};
 use common::kernel::filters::Filters;
@@ -78,13 +76,7 @@ impl Tool for Runqlat {
     common::tool_types!(RunqlatSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
-        // A cgroup v2 directory's inode number is its cgroup id.
-        let cgroup_id = match &args.cgroup.path() {
-            Some(path) => std::fs::metadata(path)
-                .with_context(|| format!("reading cgroup {}", path.display()))?
-                .ino(),
-            None => 0,
-        };
+        let cgroup_id = args.cgroup.id()?;
         Ok(Runqlat {
             args,
             cgroup_id,

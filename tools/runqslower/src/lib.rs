@@ -4,9 +4,7 @@
 
 mod info;
 
-use std::os::unix::fs::MetadataExt;
-
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Parser;
 use common::cli::{self, CgroupArgs, CommonArgs, ContainerArgs, IdList};
 use common::kernel::filters::Filters;
@@ -69,13 +67,8 @@ impl Tool for Runqslower {
     fn new(args: Args) -> Result<Self> {
         let containers = args.containers.containers;
         // The waiting task's cgroup is judged in the kernel (another task
-        // than the current one): by its id, a directory's inode number.
-        let cgroup_id = match &args.cgroup.path() {
-            Some(path) => std::fs::metadata(path)
-                .with_context(|| format!("reading cgroup {}", path.display()))?
-                .ino(),
-            None => 0,
-        };
+        // than the current one).
+        let cgroup_id = args.cgroup.id()?;
         Ok(Runqslower {
             table: table(&args).containers(containers),
             event: Record::new(containers),

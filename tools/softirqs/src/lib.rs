@@ -6,10 +6,10 @@ mod info;
 
 use anyhow::Result;
 use clap::Parser;
-use common::cli::{self, CommonArgs, HistogramArgs};
+use common::cli::{CommonArgs, HistogramArgs, IrqArgs};
 use common::kernel::maps;
-use common::kernel::probe::{self, load_when, Hook};
-use common::kinds::histogram::{self, Totals, Unit};
+use common::kernel::probe;
+use common::kinds::histogram::{self, irq};
 use common::output::hist;
 use common::run::lifecycle::{self, Setup, Tool};
 use serde_json::{Map, Value};
@@ -36,22 +36,8 @@ EXAMPLES:
 #[derive(Parser, Debug)]
 #[command(name = "softirqs", version, after_help = EXAMPLES)]
 pub(crate) struct Args {
-    /// Include a timestamp on each output (HH:MM:SS)
-    #[arg(short = 'T', long)]
-    timestamp: bool,
-    /// Output in nanoseconds (default: microseconds)
-    #[arg(short = 'N', long)]
-    nanoseconds: bool,
-    /// Count each kind of softirq instead of timing it
-    #[arg(short = 'C', long = "events", visible_alias = "count",
-          conflicts_with_all = ["dist", "nanoseconds", "percentiles", "hdr_log"])]
-    events: bool,
-    /// Show the time of each kind as a histogram
-    #[arg(short = 'd', long = "dist", visible_alias = "distributed")]
-    dist: bool,
-    /// This CPU only
-    #[arg(short = 'c', long, value_name = "CPU", value_parser = cli::cpu)]
-    cpu: Option<u32>,
+    #[command(flatten)]
+    irq: IrqArgs,
     #[command(flatten)]
     hist: HistogramArgs,
     #[command(flatten)]
@@ -79,9 +65,7 @@ impl Tool for Softirqs {
     common::tool_types!(SoftirqsSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
-        if args.hist.per_container {
-            return Err(common::usage::usage("--per-container: softirqs run in no container's name (they interrupt whatever runs)"));
-        }
+        irq::check(&args.hist, "softirqs")?;
         Ok(Softirqs {
             args,
             names: vector_names(),
@@ -91,80 +75,49 @@ impl Tool for Softirqs {
     fn configure(&mut self, open: &mut OpenSoftirqsSkel<'_>, _: &Setup) -> Result<()> {
         let hook = probe::tracepoint_hook("irq", "softirq_entry", "2.6.37")?;
         let p = &mut open.progs;
-        load_when(
-            hook == Hook::TpBtf,
+        probe::entry_exit_variant(
+            hook,
             [&mut p.si_btf_entry, &mut p.si_btf_exit],
-        );
-        load_when(
-            hook == Hook::RawTp,
             [&mut p.si_raw_entry, &mut p.si_raw_exit],
-        );
-        load_when(
-            hook == Hook::Tracepoint,
             [&mut p.si_tp_entry, &mut p.si_tp_exit],
+            self.args.irq.events,
         );
-        // Counting needs the entries alone.
-        if self.args.events {
-            load_when(
-                false,
-                [&mut p.si_btf_exit, &mut p.si_raw_exit, &mut p.si_tp_exit],
-            );
-        }
-        let args = &self.args;
+        let a = &self.args;
         let rodata = maps::rodata(&mut open.maps.rodata_data)?;
-        rodata.count_only = args.events;
-        rodata.nanos = args.nanoseconds;
-        rodata.fine = args.hist.fine();
-        rodata.target_cpu = args.cpu.map_or(-1, |c| c as i32);
+        rodata.count_only = a.irq.events;
+        rodata.nanos = a.irq.nanoseconds;
+        rodata.fine = a.hist.fine();
+        rodata.target_cpu = a.irq.cpu.map_or(-1, |c| c as i32);
         Ok(())
     }
 
     fn banner(&self) -> lifecycle::Banner {
-        lifecycle::Banner::Note(if self.args.events {
-            "Tracing soft irq events... Hit Ctrl-C to end.".into()
-        } else {
-            "Tracing soft irq event time... Hit Ctrl-C to end.".into()
-        })
+        lifecycle::Banner::Note(irq::banner(&self.args.irq, "soft"))
     }
 
     fn histograms(&self) -> Option<histogram::Spec<'_>> {
-        let args = &self.args;
-        Some(histogram::Spec {
-            args: &args.hist,
-            json: args.common.json,
-            what: "softirqs, time in softirq handlers",
-            metric: "softirqs_time",
-            help: "Time spent in softirq handlers, by kind",
-            unit: if args.nanoseconds {
-                Unit::Nsecs
-            } else {
-                Unit::Usecs
-            },
-            timestamp: args.timestamp,
-            extension: false,
-            layout: if args.dist {
-                histogram::Layout::Log2
-            } else {
-                histogram::Layout::Totals(Totals {
-                    header: "SOFTIRQ",
-                    label: "softirq",
-                    counts: args.events,
-                })
-            },
-        })
+        let a = &self.args;
+        Some(irq::spec(
+            &a.irq,
+            &a.hist,
+            a.common.json,
+            "softirqs, time in softirq handlers",
+            "softirqs_time",
+            "Time spent in softirq handlers, by kind",
+            "SOFTIRQ",
+            "softirq",
+        ))
     }
 
     fn sections(&self, skel: &SoftirqsSkel<'_>, drain: bool) -> Result<Vec<hist::Section>> {
-        let args = &self.args;
+        let a = &self.args;
         let mut entries: Vec<(u32, Box<types::hist>)> = maps::read_as(&skel.maps.hists, drain)?;
         entries.sort_by_key(|(k, _)| *k);
-        let fine: Vec<(u32, Box<types::fine_hist>)> = if args.hist.fine() {
+        let fine: Vec<(u32, Box<types::fine_hist>)> = if a.hist.fine() {
             maps::read_as(&skel.maps.fine_hists, drain)?
         } else {
             Vec::new()
         };
-        // The kernel sums nanoseconds (no truncation per softirq).
-        let div = if args.nanoseconds { 1 } else { 1000 };
         Ok(entries
             .iter()
             .map(|(vec, h)| {
@@ -176,19 +129,15 @@ impl Tool for Softirqs {
                 let mut labels = Map::new();
                 labels.insert("softirq".into(), Value::from(name.clone()));
                 labels.insert("vec".into(), Value::from(*vec));
-                hist::Section {
-                    title: Some(format!("softirq = {name}")),
+                irq::section(
+                    &a.irq,
+                    &a.hist,
+                    format!("softirq = {name}"),
                     labels,
-                    slots: h.slots.to_vec(),
-                    count: h.count,
-                    total: h.total / div,
-                    ..Default::default()
-                }
-                .with_fine(
+                    (&h.slots, h.count, h.total),
                     fine.iter()
                         .find(|(k, _)| k == vec)
                         .map(|(_, f)| &f.slots[..]),
-                    args.hist.percentiles,
                 )
             })
             .collect())
