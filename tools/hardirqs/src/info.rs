@@ -5,7 +5,7 @@ use registry::*;
 pub const INFO: ToolInfo = ToolInfo {
     name: "hardirqs",
     aliases: &[],
-    summary: "time (or -C counts) in hardirqs by kind per interval, or -d as histograms",
+    summary: "time (or -C counts) in each hard IRQ handler per interval, or -d as histograms",
     kind: Kind::Histogram,
     family: Family::Cpu,
     banner: "Tracing hard irq event time... Hit Ctrl-C to end.",

@@ -15,7 +15,12 @@ pub const INFO: ToolInfo = ToolInfo {
     vm_tests: &["runqslower_"],
     bench: Some(Bench {
         workload: Workload::SchedPipe { messages: 100_000 },
-        ours: &[Ours::DEFAULT],
+        // Its text starts with the header (the banner's note goes to stderr
+        // with --json only).
+        ours: &[Ours {
+            ready: Ready::Line("LAT(us)"),
+            ..Ours::DEFAULT
+        }],
         peers: &[
             Peer::libbpf_tools(Ready::Line("Tracing run queue latency")),
             Peer::bpftrace(Ready::Line("Tracing run queue latency")),
