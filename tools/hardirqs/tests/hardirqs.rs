@@ -1,6 +1,8 @@
 //! hardirqs against direct reads of a file on the scratch directory's disk:
 //! its completion interrupts are the busiest handler in /proc/interrupts
-//! over the run, and the tool counts them, at most as many as the kernel.
+//! over the reads, and the tool counts them: at least as many as the kernel
+//! counted while it ran (but for a shared line's IRQ_NONE), at most as
+//! many as over its whole life.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -69,17 +71,25 @@ fn count_of(sections: &[Value], name: &str) -> u64 {
 }
 
 fn disk_seen(disable: &str) {
-    let before = proc_interrupts();
+    // Two windows of the kernel's own counts: the outer one holds the
+    // tools' whole lives, the inner one lies within them (the tools load
+    // their programs in between: their binaries' reads interrupt too).
+    let outer_before = proc_interrupts();
     let counted = start(&["--json", "-C"], disable);
     let timed = start(&["--json"], disable);
     let text = start(&[], disable);
+    let before = proc_interrupts();
     disk_reads();
-    let (counted, timed, text) = (stop(counted), stop(timed), stop(text));
     let after = proc_interrupts();
+    let (counted, timed, text) = (stop(counted), stop(timed), stop(text));
+    let outer_after = proc_interrupts();
+    let delta = |a: &HashMap<String, u64>, b: &HashMap<String, u64>, n: &str| {
+        a.get(n).copied().unwrap_or(0) - b.get(n).copied().unwrap_or(0)
+    };
     // The disk's handler: the one the reads made busiest.
     let (disk, ran) = after
-        .iter()
-        .map(|(n, a)| (n.clone(), a - before.get(n).copied().unwrap_or(0)))
+        .keys()
+        .map(|n| (n.clone(), delta(&after, &before, n)))
         .max_by_key(|(_, d)| *d)
         .unwrap();
     assert!(
@@ -88,13 +98,15 @@ fn disk_seen(disable: &str) {
     );
     let counted = counted.json();
     let n = count_of(&counted, &disk);
+    let most = delta(&outer_after, &outer_before, &disk);
     assert!(
-        n >= ran / 2 && n <= ran,
-        "{disk}: {n} seen, {ran} counted by the kernel: {counted:#?}"
+        n * 10 >= ran * 9 && n <= most,
+        "{disk}: {n} seen; the kernel counted {ran} while the tools ran, {most} over their \
+         lives: {counted:#?}"
     );
     for s in &counted {
         let name = s["hardirq"].as_str().unwrap();
-        let kernel = after.get(name).copied().unwrap_or(0) - before.get(name).copied().unwrap_or(0);
+        let kernel = delta(&outer_after, &outer_before, name);
         assert!(s["count"].as_u64().unwrap() <= kernel, "{s} vs {kernel}");
     }
     let timed = timed.json();
