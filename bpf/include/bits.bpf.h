@@ -79,19 +79,25 @@ static __always_inline __u64 fine_slot(__u64 v)
 	static hist_type zero_hist;				\
 	static struct fine_hist zero_fine
 
-static __always_inline void hist_add(struct hist *h, struct fine_hist *fine, __u64 v)
+/* A value's slot, fine slot and count, without its total. */
+static __always_inline void hist_count(struct hist *h, struct fine_hist *fine, __u64 v)
 {
 	__u64 slot = log2_slot(v);
 
 	if (slot < MAX_SLOTS)
 		__sync_fetch_and_add(&h->slots[slot], 1);
 	__sync_fetch_and_add(&h->count, 1);
-	__sync_fetch_and_add(&h->total, v);
 	if (!fine)
 		return;
 	slot = fine_slot(v);
 	if (slot < FINE_SLOTS)
 		__sync_fetch_and_add(&fine->slots[slot], 1);
+}
+
+static __always_inline void hist_add(struct hist *h, struct fine_hist *fine, __u64 v)
+{
+	hist_count(h, fine, v);
+	__sync_fetch_and_add(&h->total, v);
 }
 
 /* As hist_add for `v` measured finer than the slots (ns for µs slots):
@@ -100,8 +106,8 @@ static __always_inline void hist_add(struct hist *h, struct fine_hist *fine, __u
 static __always_inline void hist_add_exact_total(struct hist *h, struct fine_hist *fine, __u64 v,
 						 __u64 div)
 {
-	hist_add(h, fine, v / div);
-	__sync_fetch_and_add(&h->total, v - v / div);
+	hist_count(h, fine, v / div);
+	__sync_fetch_and_add(&h->total, v);
 }
 
 #endif

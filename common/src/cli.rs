@@ -243,15 +243,19 @@ impl HistogramArgs {
 
 pub use crate::kernel::filters::IdList;
 
-/// A CPU of this machine (`-c CPU`): its number, below the count of
-/// possible CPUs.
+/// A CPU of this machine (`-c CPU`, profile's `-C CPU`): its number, one
+/// of the CPUs it may bring online.
 pub fn cpu(s: &str) -> Result<u32, String> {
     let n: u32 = s
         .parse()
         .map_err(|_| format!("'{s}' is not a CPU number"))?;
-    let cpus = libbpf_rs::num_possible_cpus().map_err(|e| e.to_string())?;
-    if n as usize >= cpus {
-        return Err(format!("this machine's CPUs are 0 to {}", cpus - 1));
+    let possible = crate::kernel::perf::possible_cpus().map_err(|e| e.to_string())?;
+    if !possible.contains(&n) {
+        return Err(format!(
+            "no such CPU (this machine's CPUs are {}-{})",
+            possible.first().unwrap_or(&0),
+            possible.last().unwrap_or(&0)
+        ));
     }
     Ok(n)
 }

@@ -191,19 +191,6 @@ pub fn online_cpus() -> Result<Vec<u32>> {
 }
 
 /// Every CPU this machine may bring online.
-/// A CPU option (`-C`) naming no CPU of this machine is a usage error.
-pub fn check_cpu(cpu: u32) -> Result<()> {
-    let possible = possible_cpus()?;
-    if !possible.contains(&cpu) {
-        return Err(crate::usage::usage(format!(
-            "-C {cpu}: no such CPU (this machine's CPUs are {}-{})",
-            possible.first().unwrap_or(&0),
-            possible.last().unwrap_or(&0)
-        )));
-    }
-    Ok(())
-}
-
 pub fn possible_cpus() -> Result<Vec<u32>> {
     cpu_list("possible")
 }

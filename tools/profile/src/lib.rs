@@ -60,7 +60,7 @@ struct Args {
           value_parser = clap::value_parser!(u64).range(1..))]
     count: Option<u64>,
     /// Sample this CPU only
-    #[arg(short = 'C', long, value_name = "CPU")]
+    #[arg(short = 'C', long, value_name = "CPU", value_parser = cli::cpu)]
     cpu: Option<u32>,
     /// Include the CPU idle task (swapper) in the samples
     #[arg(short = 'I', long)]
@@ -107,9 +107,6 @@ impl Tool for Profile {
     fn new(args: Args) -> Result<Self> {
         let rate = args.rate();
         rate.check()?;
-        if let Some(cpu) = args.cpu {
-            perf::check_cpu(cpu)?;
-        }
         Ok(Profile {
             args,
             rate,
