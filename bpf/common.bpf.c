@@ -20,6 +20,7 @@ enum stack_limits stack_limits_btf;
 enum stack_error stack_error_btf;
 struct stack_key stack_key_btf;
 struct stack_sample stack_sample_btf;
+struct wake_key wake_key_btf;
 enum ustack_limits ustack_limits_btf;
 struct ustack_header ustack_header_btf;
 enum block_layout block_layout_btf;

@@ -16,14 +16,7 @@
 #define RINGBUF_BYTES (16 << 20)
 #include "stackcounts.bpf.h"
 #include "task.bpf.h"
-
-const volatile bool user_threads_only = false;
-const volatile bool kernel_threads_only = false;
-const volatile bool filter_state = false;
-/* With filter_state: 0 means "runnable" (preempted), else a state mask. */
-const volatile long state_mask = 0;
-const volatile __u64 min_block_ns = 1000;
-const volatile __u64 max_block_ns = (__u64)-1;
+#include "offcpu.bpf.h"
 
 /* A task off CPU: since when, and the stacks it left with. */
 struct oc_start {
@@ -48,35 +41,6 @@ struct {
 	__type(value, struct oc_start);
 } start SEC(".maps");
 
-static __always_inline bool allowed(struct task_struct *t, __u32 tid, __u32 tgid)
-{
-	bool kthread;
-	long state;
-
-	if (!tid || !not_self(tgid))
-		return false;
-	if (filter_pids && !bpf_map_lookup_elem(&pid_filter, &tgid))
-		return false;
-	/* t goes off CPU: it is current. */
-	if (!cgroup_allowed())
-		return false;
-	if (filter_tids && !bpf_map_lookup_elem(&tid_filter, &tid))
-		return false;
-	if (user_threads_only || kernel_threads_only) {
-		kthread = BPF_CORE_READ(t, flags) & PF_KTHREAD;
-		if (user_threads_only && kthread)
-			return false;
-		if (kernel_threads_only && !kthread)
-			return false;
-	}
-	if (filter_state) {
-		state = task_state(t);
-		if (state_mask ? !(state & state_mask) : state != 0)
-			return false;
-	}
-	return true;
-}
-
 static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 				     struct task_struct *next, bool btf)
 {
@@ -86,7 +50,7 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 	__u64 now = bpf_ktime_get_ns(), delta, seq;
 
 	/* prev goes off CPU: its stacks are current's. */
-	if (allowed(prev, tid, tgid)) {
+	if (offcpu_allowed(prev, tid, tgid)) {
 		fresh.ts = now;
 		fresh.seq = take_stacks(ctx, prev, tgid, &key);
 		fresh.kern_stack_id = key.kern_stack_id;
@@ -119,7 +83,7 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 		s->ts = 0;
 	else
 		bpf_map_delete_elem(&start, &tid);
-	if ((__s64)delta < 0 || delta < min_block_ns || delta > max_block_ns)
+	if (!block_counts(delta))
 		return 0;
 	key.tid = tid;
 	key.tgid = BPF_CORE_READ(next, tgid);

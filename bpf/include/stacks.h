@@ -35,6 +35,24 @@ struct stack_key {
  * be sent. */
 #define STACK_SEQ_LOST ((__u64)-1)
 
+/* offwaketime and wakeuptime: the task that woke the key's task (`comm`
+ * empty: none seen), with its stacks, as in struct stack_key. */
+struct stack_waker {
+	__u32 tgid;
+	__u32 tid;
+	__s32 user_stack_id;
+	__s32 kern_stack_id;
+	char comm[TASK_COMM_LEN];
+};
+
+/* What the waker tools count by (stackcounts.bpf.h with STACK_WAKERS):
+ * the woken task and its stacks (offwaketime; wakeuptime: none), and
+ * its waker. */
+struct wake_key {
+	struct stack_key target;
+	struct stack_waker waker;
+};
+
 struct stack_sample {
 	__u32 kind;
 	__u32 tgid;
@@ -44,6 +62,10 @@ struct stack_sample {
 	__u64 value;
 	char comm[TASK_COMM_LEN];
 	__u64 cgroup_id;
+	/* The waker tools': the waker (user_stack_id unused) and its user
+	 * stack copy's number, as `seq`. */
+	struct stack_waker waker;
+	__u64 waker_seq;
 };
 
 /* The first values of every stack tool's error enum (errors.bpf.h): what

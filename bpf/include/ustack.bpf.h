@@ -56,9 +56,11 @@ static __always_inline __u32 ustack_copy(struct ustack_event *e, __u64 sp)
 	return len;
 }
 
-/* Sends a copy of the current task's user stack from these registers;
- * returns its number, or 0 when it could not be sent (counted as lost). */
-static __always_inline __u64 ustack_send(__u64 ip, __u64 sp, __u64 bp)
+/* Sends a copy of the current task's user stack from these registers, a
+ * record of `kind` for thread `tid` (ustack.h); returns its number, or 0
+ * when it could not be sent (counted as lost). */
+static __always_inline __u64 ustack_send_for(__u64 ip, __u64 sp, __u64 bp, __u32 kind,
+					     __u32 tid)
 {
 	__u32 cpu = bpf_get_smp_processor_id(), len;
 	__u64 id = bpf_get_current_pid_tgid();
@@ -68,8 +70,8 @@ static __always_inline __u64 ustack_send(__u64 ip, __u64 sp, __u64 bp)
 		count_lost();
 		return 0;
 	}
-	e->h.kind = USTACK_KIND;
-	e->h.tid = (__u32)id;
+	e->h.kind = kind;
+	e->h.tid = tid;
 	e->h.tgid = id >> 32;
 	/* Numbers each copy, unique across CPUs: a per-CPU count (the slot
 	 * keeps the last) above the CPU's number. Never 0, which later records
@@ -89,6 +91,12 @@ static __always_inline __u64 ustack_send(__u64 ip, __u64 sp, __u64 bp)
 		return 0;
 	}
 	return e->h.seq;
+}
+
+/* ustack_send_for the current thread's own later record. */
+static __always_inline __u64 ustack_send(__u64 ip, __u64 sp, __u64 bp)
+{
+	return ustack_send_for(ip, sp, bp, USTACK_KIND, (__u32)bpf_get_current_pid_tgid());
 }
 
 /* The user registers of the current task from a tracepoint in the kernel:

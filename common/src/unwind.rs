@@ -68,13 +68,19 @@ unsafe impl plain::Plain for Header {}
 pub const HEADER: usize = std::mem::size_of::<Header>();
 /// The record kind of a stack copy (the first u32 of a record).
 pub const KIND_STACK: u32 = Limits::USTACK_KIND.0;
+/// A waker's stack copy (offwaketime, wakeuptime).
+pub const KIND_WAKER_STACK: u32 = Limits::USTACK_WAKER_KIND.0;
 /// The largest `--stack-copy-size`.
 pub const MAX_COPY: u32 = Limits::USTACK_MAX.0;
 
 /// One stack copy from the ring buffer.
 #[derive(Debug)]
 pub struct Copy<'a> {
+    /// The thread whose later record uses it: its own, or (a waker's copy)
+    /// the thread woken.
     pub tid: u32,
+    /// A waker's copy (`USTACK_WAKER_KIND`).
+    pub waker: bool,
     pub tgid: u32,
     /// The BPF side's number for this copy, which later records name.
     pub seq: u64,
@@ -95,11 +101,12 @@ impl<'a> Copy<'a> {
     pub fn parse(data: &'a [u8]) -> Option<Copy<'a>> {
         let mut h = Header::default();
         plain::copy_from_bytes(&mut h, data).ok()?;
-        if h.kind != KIND_STACK {
+        if h.kind != KIND_STACK && h.kind != KIND_WAKER_STACK {
             return None;
         }
         Some(Copy {
             tid: h.tid,
+            waker: h.kind == KIND_WAKER_STACK,
             tgid: h.tgid,
             seq: h.seq,
             regs: Regs {

@@ -40,6 +40,30 @@ pub struct Stack<'a> {
     pub offsets: bool,
     /// Mark kernel frames `name_[k]` (profile -a).
     pub annotate: bool,
+    /// Another task's side (the waker tools).
+    pub joined: Joined<'a>,
+}
+
+/// What a stack is joined with: the waker tools' two layouts.
+#[derive(Clone, Copy)]
+pub enum Joined<'a> {
+    None,
+    /// offwaketime: the stack is a woken task's, joined at its leaf with
+    /// the stack of the task that woke it.
+    Waker(Side<'a>),
+    /// wakeuptime: the stack is a waker's, the comm the task it woke.
+    Woke(&'a str),
+}
+
+/// One task's side of a joined stack.
+#[derive(Clone, Copy)]
+pub struct Side<'a> {
+    pub kernel: &'a Part,
+    pub user: &'a Part,
+    pub comm: &'a str,
+    pub pid: u32,
+    /// The process whose memory map names its user frames.
+    pub tgid: u32,
 }
 
 impl Stack<'_> {
@@ -70,8 +94,14 @@ fn push_folded(line: &mut String, f: &Frame, offsets: bool, suffix: &str) {
 }
 
 /// BCC's multi-line stack: kernel frames, `--` with -d, user frames, then
-/// `-    comm (pid)` and the value, each frame indented four spaces.
+/// `-    comm (pid)` and the value, each frame indented four spaces; a
+/// joined stack in BCC's offwaketime or wakeuptime layout.
 pub fn write_multi_line(out: &mut dyn Write, s: &Stack, value: u64) -> io::Result<()> {
+    match s.joined {
+        Joined::None => {}
+        Joined::Waker(w) => return write_woken(out, s, &w, value),
+        Joined::Woke(target) => return write_waker(out, s, target, value),
+    }
     match s.kernel {
         Part::Absent => {}
         Part::Missed => writeln!(out, "    [Missed Kernel Stack]")?,
@@ -100,36 +130,190 @@ pub fn write_multi_line(out: &mut dyn Write, s: &Stack, value: u64) -> io::Resul
     writeln!(out, "        {value}\n")
 }
 
-/// A folded line: `comm;user frames root first;kernel frames value`, with
-/// `-` between user and kernel frames under -d; what flamegraph.pl and
-/// inferno read.
-pub fn folded_line(s: &Stack, value: u64) -> String {
-    let mut line = match s.container {
-        Some(c) => format!("[{}];", c.replace([';', ' ', '\n'], "_")),
-        None => String::new(),
-    };
-    line.push_str(&s.comm.replace([';', ' ', '\n'], "_"));
-    match s.user {
-        Part::Absent => {}
-        Part::Missed => line.push_str(";[Missed User Stack]"),
+/// One half's frames, leaf first (or root first), four spaces in; a missed
+/// half as BCC marks it.
+fn write_part(
+    out: &mut dyn Write,
+    part: &Part,
+    missed: &str,
+    root_first: bool,
+    label: &dyn Fn(&Frame) -> String,
+) -> io::Result<()> {
+    match part {
+        Part::Absent => Ok(()),
+        Part::Missed => writeln!(out, "    {missed}"),
         Part::Frames(frames) => {
-            for f in frames.iter().rev() {
-                push_folded(&mut line, f, s.offsets, "");
+            let mut write = |f: &Rc<Frame>| writeln!(out, "    {}", label(f));
+            if root_first {
+                frames.iter().rev().try_for_each(&mut write)
+            } else {
+                frames.iter().try_for_each(&mut write)
             }
         }
     }
+}
+
+/// BCC's offwaketime: the waker's name and stack root first (user, then
+/// kernel), `--`, the woken task's stack leaf first (kernel, then user),
+/// its name, and the value; `-` between halves with -d.
+fn write_woken(out: &mut dyn Write, s: &Stack, w: &Side, value: u64) -> io::Result<()> {
+    let both = |k: &Part, u: &Part| s.delimited && k.present() && u.present();
+    writeln!(out, "    {:<16} {} {}", "waker:", w.comm, w.pid)?;
+    let user = |f: &Frame| f.label(s.offsets);
+    let kernel = |f: &Frame| s.kernel_label(f);
+    write_part(out, w.user, "[Missed User Stack]", true, &user)?;
+    if both(w.kernel, w.user) {
+        writeln!(out, "    -")?;
+    }
+    write_part(out, w.kernel, "[Missed Kernel Stack]", true, &kernel)?;
+    writeln!(out, "    {:<16} --", "--")?;
+    write_part(out, s.kernel, "[Missed Kernel Stack]", false, &kernel)?;
+    if both(s.kernel, s.user) {
+        writeln!(out, "    -")?;
+    }
+    write_part(out, s.user, "[Missed User Stack]", false, &user)?;
+    if let Some(c) = s.container {
+        writeln!(out, "    [{c}]")?;
+    }
+    writeln!(out, "    {:<16} {} {}", "target:", s.comm, s.pid)?;
+    writeln!(out, "        {value}\n")
+}
+
+/// BCC's wakeuptime: the woken task's name, the waker's stack leaf first,
+/// each frame with its address, the waker's name, and the value.
+fn write_waker(out: &mut dyn Write, s: &Stack, target: &str, value: u64) -> io::Result<()> {
+    if let Some(c) = s.container {
+        writeln!(out, "    [{c}]")?;
+    }
+    writeln!(out, "    {:<16} {target}", "target:")?;
+    let label = |f: &Frame| format!("{:<16x} {}", f.addr, f.label(true));
+    write_part(out, s.kernel, "[Missed Kernel Stack]", false, &label)?;
+    if s.delimited && s.kernel.present() && s.user.present() {
+        writeln!(out, "    --")?;
+    }
+    write_part(out, s.user, "[Missed User Stack]", false, &label)?;
+    writeln!(out, "    {:<16} {}", "waker:", s.comm)?;
+    writeln!(out, "        {value}\n")
+}
+
+/// A comm as a folded line's frame.
+fn folded_name(comm: &str) -> String {
+    comm.replace([';', ' ', '\n'], "_")
+}
+
+/// Appends one half's frames to a folded line, root first (or leaf first).
+fn push_folded_part(
+    line: &mut String,
+    part: &Part,
+    missed: &str,
+    leaf_first: bool,
+    offsets: bool,
+    suffix: &str,
+) {
+    match part {
+        Part::Absent => {}
+        Part::Missed => {
+            line.push(';');
+            line.push_str(missed);
+        }
+        Part::Frames(frames) if leaf_first => {
+            for f in frames {
+                push_folded(line, f, offsets, suffix);
+            }
+        }
+        Part::Frames(frames) => {
+            for f in frames.iter().rev() {
+                push_folded(line, f, offsets, suffix);
+            }
+        }
+    }
+}
+
+/// A folded line: `comm;user frames root first;kernel frames value`, with
+/// `-` between user and kernel frames under -d; what flamegraph.pl and
+/// inferno read. Joined: offwaketime's `target;…;--;…;waker value` (the
+/// waker's stack leaf first, so that flamegraph.pl draws the wakeup
+/// under the block), wakeuptime's `waker;…;target value`.
+pub fn folded_line(s: &Stack, value: u64) -> String {
+    let mut line = match s.container {
+        Some(c) => format!("[{}];", folded_name(c)),
+        None => String::new(),
+    };
+    if let Joined::Waker(w) = s.joined {
+        let suffix = if s.annotate { "_[k]" } else { "" };
+        let both = |k: &Part, u: &Part| s.delimited && k.present() && u.present();
+        line.push_str(&folded_name(s.comm));
+        push_folded_part(
+            &mut line,
+            s.user,
+            "[Missed User Stack]",
+            false,
+            s.offsets,
+            "",
+        );
+        if both(s.kernel, s.user) {
+            line.push_str(";-");
+        }
+        push_folded_part(
+            &mut line,
+            s.kernel,
+            "[Missed Kernel Stack]",
+            false,
+            s.offsets,
+            suffix,
+        );
+        line.push_str(";--");
+        push_folded_part(
+            &mut line,
+            w.kernel,
+            "[Missed Kernel Stack]",
+            true,
+            s.offsets,
+            suffix,
+        );
+        if both(w.kernel, w.user) {
+            line.push_str(";-");
+        }
+        push_folded_part(
+            &mut line,
+            w.user,
+            "[Missed User Stack]",
+            true,
+            s.offsets,
+            "",
+        );
+        // No waker (a task preempted, not woken): no empty frame.
+        if !w.comm.is_empty() {
+            line.push(';');
+            line.push_str(&folded_name(w.comm));
+        }
+        let _ = write!(line, " {value}");
+        return line;
+    }
+    line.push_str(&folded_name(s.comm));
+    push_folded_part(
+        &mut line,
+        s.user,
+        "[Missed User Stack]",
+        false,
+        s.offsets,
+        "",
+    );
     if s.delimited && s.kernel.present() && s.user.present() {
         line.push_str(";-");
     }
     let suffix = if s.annotate { "_[k]" } else { "" };
-    match s.kernel {
-        Part::Absent => {}
-        Part::Missed => line.push_str(";[Missed Kernel Stack]"),
-        Part::Frames(frames) => {
-            for f in frames.iter().rev() {
-                push_folded(&mut line, f, s.offsets, suffix);
-            }
-        }
+    push_folded_part(
+        &mut line,
+        s.kernel,
+        "[Missed Kernel Stack]",
+        false,
+        s.offsets,
+        suffix,
+    );
+    if let Joined::Woke(target) = s.joined {
+        line.push(';');
+        line.push_str(&folded_name(target));
     }
     let _ = write!(line, " {value}");
     line
@@ -177,6 +361,7 @@ mod tests {
             delimited: true,
             offsets: false,
             annotate: false,
+            joined: Joined::None,
         };
         let mut out = Vec::new();
         write_multi_line(&mut out, &s, 3000000).unwrap();
@@ -201,6 +386,7 @@ mod tests {
             delimited: false,
             offsets: false,
             annotate: false,
+            joined: Joined::None,
         };
         assert_eq!(
             folded_line(&s, 7),
@@ -236,6 +422,7 @@ mod tests {
             delimited: false,
             offsets: false,
             annotate: false,
+            joined: Joined::None,
         };
         assert_eq!(folded_line(&s, 3), "[4f1e2d3c4b5a];app;main;spin 3");
         let mut out = Vec::new();
@@ -243,6 +430,82 @@ mod tests {
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "    spin\n    main\n    [4f1e2d3c4b5a]\n    -                app (7)\n        3\n\n"
+        );
+    }
+
+    fn joined_pair() -> (Part, Part, Part, Part) {
+        (
+            Part::Frames(vec![frame("schedule"), frame("pipe_read")]),
+            Part::Frames(vec![frame("read"), frame("wait_for_a")]),
+            Part::Frames(vec![frame("try_to_wake_up"), frame("pipe_write")]),
+            Part::Frames(vec![frame("write"), frame("wake_b")]),
+        )
+    }
+
+    #[test]
+    fn offwaketime_joins_the_waker_root_first_then_the_blocked_leaf_first() {
+        let (kernel, user, waker_kernel, waker_user) = joined_pair();
+        let s = Stack {
+            kernel: &kernel,
+            user: &user,
+            comm: "b",
+            pid: 8,
+            container: None,
+            delimited: true,
+            offsets: false,
+            annotate: false,
+            joined: Joined::Waker(Side {
+                kernel: &waker_kernel,
+                user: &waker_user,
+                comm: "a",
+                pid: 7,
+                tgid: 7,
+            }),
+        };
+        let mut out = Vec::new();
+        write_multi_line(&mut out, &s, 20).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "    waker:           a 7\n    wake_b\n    write\n    -\n    pipe_write\n\
+             \x20   try_to_wake_up\n    --               --\n    schedule\n    pipe_read\n\
+             \x20   -\n    read\n    wait_for_a\n    target:          b 8\n        20\n\n"
+        );
+        assert_eq!(
+            folded_line(&s, 20),
+            "b;wait_for_a;read;-;pipe_read;schedule;--;try_to_wake_up;pipe_write;-;write;wake_b;a 20"
+        );
+    }
+
+    #[test]
+    fn wakeuptime_shows_the_wakers_stack_by_the_task_woken() {
+        let (_, _, waker_kernel, waker_user) = joined_pair();
+        let s = Stack {
+            kernel: &waker_kernel,
+            user: &Part::Absent,
+            comm: "a",
+            pid: 7,
+            container: None,
+            delimited: false,
+            offsets: false,
+            annotate: false,
+            joined: Joined::Woke("b"),
+        };
+        let mut out = Vec::new();
+        write_multi_line(&mut out, &s, 20).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "    target:          b");
+        assert!(lines[1].ends_with(" try_to_wake_up+0x1c"), "{text}");
+        assert_eq!(lines[3], "    waker:           a", "{text}");
+        assert_eq!(lines[4], "        20", "{text}");
+        assert_eq!(folded_line(&s, 20), "a;pipe_write;try_to_wake_up;b 20");
+        let with_user = Stack {
+            user: &waker_user,
+            ..s
+        };
+        assert_eq!(
+            folded_line(&with_user, 20),
+            "a;wake_b;write;pipe_write;try_to_wake_up;b 20"
         );
     }
 }

@@ -257,6 +257,7 @@ fn print_stacks(
                 delimited: false,
                 offsets: false,
                 annotate: false,
+                joined: sym::Joined::None,
             };
             writeln!(out, "{}", sym::folded_line(&stack, g.bytes))?;
             continue;
@@ -306,6 +307,7 @@ fn print_stacks(
                 delimited: false,
                 offsets: false,
                 annotate: false,
+                joined: sym::Joined::None,
             };
             files.add(
                 &stack,

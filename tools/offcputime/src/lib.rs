@@ -5,13 +5,12 @@ mod info;
 
 use anyhow::Result;
 use clap::Parser;
-use common::cli::{self, CgroupLongArgs, CommonArgs, IdList};
+use common::cli::{self, CommonArgs};
 use common::kernel::filters::Filters;
-use common::kernel::maps;
 use common::kernel::probe;
-use common::kinds::stack::{self as stacks, Look, ShownArgs, StackArgs, Value};
+use common::kinds::stack::{self as stacks, Look, OffCpuArgs, ShownArgs, StackArgs, Value};
 use common::run::lifecycle::{self, Banner, Setup, Tool};
-use common::usage::usage;
+use libbpf_rs::skel::OpenSkel;
 
 common::skeleton!("offcputime");
 use skel::{OffcputimeSkelBuilder, OpenOffcputimeSkel};
@@ -42,34 +41,11 @@ EXAMPLES:
 #[derive(Parser, Debug)]
 #[command(name = "offcputime", version, after_help = EXAMPLES)]
 struct Args {
-    /// Trace these processes only (comma-separated pids)
-    #[arg(short = 'p', long, value_parser = cli::id_list,
-          conflicts_with_all = ["tid", "user_threads_only", "kernel_threads_only"])]
-    pid: Option<IdList>,
-    /// Trace these threads only (comma-separated tids)
-    #[arg(short = 't', long, value_parser = cli::id_list,
-          conflicts_with_all = ["user_threads_only", "kernel_threads_only"])]
-    tid: Option<IdList>,
-    /// User threads only (no kernel threads)
-    #[arg(short = 'u', long, conflicts_with = "kernel_threads_only")]
-    user_threads_only: bool,
-    /// Kernel threads only (no user threads)
-    #[arg(short = 'k', long)]
-    kernel_threads_only: bool,
+    #[command(flatten)]
+    off: OffCpuArgs,
     /// Show the offset of each frame from its symbol (name+0x1c)
     #[arg(short = 's', long)]
     offset: bool,
-    /// Only count blocks of at least this many microseconds
-    #[arg(short = 'm', long, value_name = "US", default_value_t = 1)]
-    min_block_time: u64,
-    /// Only count blocks of at most this many microseconds
-    #[arg(short = 'M', long, value_name = "US", default_value_t = u64::MAX)]
-    max_block_time: u64,
-    /// Only tasks going off CPU in this state: a mask of TASK_* bits
-    /// (1 interruptible, 2 uninterruptible, ...), or 0 for runnable
-    /// (preempted)
-    #[arg(long, value_name = "MASK")]
-    state: Option<u64>,
     #[command(flatten)]
     shown: ShownArgs,
     #[command(flatten)]
@@ -77,8 +53,6 @@ struct Args {
     /// Duration of the trace, in seconds (default: until Ctrl-C)
     #[arg(value_parser = cli::seconds)]
     duration: Option<u64>,
-    #[command(flatten)]
-    cgroup: CgroupLongArgs,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -93,12 +67,7 @@ impl Tool for Offcputime {
     common::tool_types!(OffcputimeSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
-        if args.min_block_time > args.max_block_time {
-            return Err(usage(format!(
-                "-m {} is above -M {}: nothing could be counted",
-                args.min_block_time, args.max_block_time
-            )));
-        }
+        args.off.check()?;
         Ok(Offcputime { args })
     }
 
@@ -108,7 +77,7 @@ impl Tool for Offcputime {
             args: &args.stacks,
             common: &args.common,
             shown: &args.shown,
-            ids: args.pid.as_ref().or(args.tid.as_ref()),
+            ids: args.off.ids(),
             // Summed in nanoseconds, shown in microseconds, by thread.
             look: Look {
                 per_thread: true,
@@ -133,24 +102,11 @@ impl Tool for Offcputime {
     }
 
     fn filters(&self) -> Filters {
-        Filters {
-            cgroup: self.args.cgroup.path(),
-            pids: self.args.pid.clone().map(|IdList(p)| p),
-            tids: self.args.tid.clone().map(|IdList(t)| t),
-            thread_option: Some("-t"),
-            ..Filters::default()
-        }
+        self.args.off.filters()
     }
 
     fn configure(&mut self, open: &mut OpenOffcputimeSkel<'_>, _: &Setup) -> Result<()> {
-        let args = &self.args;
-        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
-        rodata.user_threads_only = args.user_threads_only;
-        rodata.kernel_threads_only = args.kernel_threads_only;
-        rodata.filter_state = args.state.is_some();
-        rodata.state_mask = args.state.unwrap_or(0) as i64;
-        rodata.min_block_ns = args.min_block_time.saturating_mul(1000);
-        rodata.max_block_ns = args.max_block_time.saturating_mul(1000);
+        self.args.off.configure(open.open_object_mut())?;
         // Switch-out state: task storage for tp_btf, a hash map for raw_tp.
         let (p, m) = (&mut open.progs, &mut open.maps);
         probe::task_state_variant(probe::TaskStateVariants {
@@ -168,19 +124,9 @@ impl Tool for Offcputime {
 }
 
 fn banner(args: &Args) -> String {
-    let threads = if let Some(p) = &args.pid {
-        format!("PID {p}")
-    } else if let Some(t) = &args.tid {
-        format!("TID {t}")
-    } else if args.user_threads_only {
-        "user threads".into()
-    } else if args.kernel_threads_only {
-        "kernel threads".into()
-    } else {
-        "all threads".into()
-    };
     format!(
-        "Tracing off-CPU time (us) of {threads} by {} stack{}",
+        "Tracing off-CPU time (us) of {} by {} stack{}",
+        args.off.threads(),
         args.shown.words(),
         stacks::until(args.duration)
     )

@@ -176,10 +176,22 @@ impl Builder {
         id
     }
 
-    fn push_part(&mut self, ids: &mut Vec<u64>, part: &Part, pid: u32, missed: &'static str) {
+    fn push_part(
+        &mut self,
+        ids: &mut Vec<u64>,
+        part: &Part,
+        pid: u32,
+        missed: &'static str,
+        root_first: bool,
+    ) {
         match part {
             Part::Absent => {}
             Part::Missed => ids.push(self.missed_location(missed)),
+            Part::Frames(frames) if root_first => {
+                for f in frames.iter().rev() {
+                    ids.push(self.location(pid, f));
+                }
+            }
             Part::Frames(frames) => {
                 for f in frames {
                     ids.push(self.location(pid, f));
@@ -192,8 +204,44 @@ impl Builder {
     /// each leaf first, with one value per sample type.
     pub fn add(&mut self, kernel: &Part, user: &Part, pid: u32, values: &[i64], labels: &[Label]) {
         let mut location_id = Vec::new();
-        self.push_part(&mut location_id, kernel, 0, "[Missed Kernel Stack]");
-        self.push_part(&mut location_id, user, pid, "[Missed User Stack]");
+        self.push_part(&mut location_id, kernel, 0, "[Missed Kernel Stack]", false);
+        self.push_part(&mut location_id, user, pid, "[Missed User Stack]", false);
+        self.push_sample(location_id, values, labels);
+    }
+
+    /// One sample of a blocked stack joined with its waker's (offwaketime),
+    /// shaped as its folded line: from the root, the woken task's user and
+    /// kernel frames, a `--` frame, then the waker's kernel and user
+    /// frames leaf first (process `waker_pid`), its root the sample's leaf.
+    pub fn add_woken(
+        &mut self,
+        (kernel, user, pid): (&Part, &Part, u32),
+        (waker_kernel, waker_user, waker_pid): (&Part, &Part, u32),
+        values: &[i64],
+        labels: &[Label],
+    ) {
+        let mut location_id = Vec::new();
+        self.push_part(
+            &mut location_id,
+            waker_user,
+            waker_pid,
+            "[Missed User Stack]",
+            true,
+        );
+        self.push_part(
+            &mut location_id,
+            waker_kernel,
+            0,
+            "[Missed Kernel Stack]",
+            true,
+        );
+        location_id.push(self.missed_location("--"));
+        self.push_part(&mut location_id, kernel, 0, "[Missed Kernel Stack]", false);
+        self.push_part(&mut location_id, user, pid, "[Missed User Stack]", false);
+        self.push_sample(location_id, values, labels);
+    }
+
+    fn push_sample(&mut self, location_id: Vec<u64>, values: &[i64], labels: &[Label]) {
         let label = labels
             .iter()
             .map(|l| match l {

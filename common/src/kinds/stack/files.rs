@@ -95,7 +95,15 @@ impl Report<'_> {
             self.folded.push(sym::folded_line(stack, value));
         }
         if let Some(p) = &mut self.profile {
-            p.add(stack.kernel, stack.user, pid, values, labels);
+            match stack.joined {
+                sym::Joined::Waker(w) => p.add_woken(
+                    (stack.kernel, stack.user, pid),
+                    (w.kernel, w.user, w.tgid),
+                    values,
+                    labels,
+                ),
+                _ => p.add(stack.kernel, stack.user, pid, values, labels),
+            }
         }
     }
 

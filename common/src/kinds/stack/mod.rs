@@ -10,6 +10,7 @@
 //! and the notes for the kernel side's failures.
 
 pub mod files;
+pub mod offcpu;
 pub mod report;
 pub mod resolve;
 
@@ -31,8 +32,9 @@ use crate::sym::Symbolizer;
 use crate::unwind::{StackTable, UnwindArgs, Unwinder};
 
 pub use files::{Outputs, Profile, Report, Svg};
-pub use report::{Look, Value};
-pub use resolve::{resolve, Halves, Key, ProcessKeeper, User};
+pub use offcpu::OffCpuArgs;
+pub use report::{Join, Look, Value};
+pub use resolve::{resolve, Halves, Key, Parts, ProcessKeeper, User, Waker};
 
 /// The deepest stack `--perf-max-stack-depth` takes.
 pub const MAX_STACK_DEPTH: u32 = stack_limits::MAX_STACK_DEPTH.0;
@@ -219,7 +221,9 @@ impl Stacks {
             stacks: StackTable::default(),
             pending: HashMap::new(),
             latest: HashMap::new(),
+            latest_waker: HashMap::new(),
             sums: HashMap::new(),
+            joined: look.join != Join::None,
         });
         Ok(Stacks {
             look,
@@ -321,11 +325,27 @@ impl Stacks {
             }
             None => {
                 let counts = maps::by_name(obj, "counts").context("no counts map")?;
-                let drained: Vec<(types::stack_key, Box<u64>)> = maps::drain_as(&counts)?;
-                let rows: Vec<(Key, u64)> = drained
-                    .into_iter()
-                    .map(|(k, v)| (Key::of(&k, User::Map(k.user_stack_id)), *v))
-                    .collect();
+                let rows: Vec<(Key, u64)> = if self.look.join == Join::None {
+                    let drained: Vec<(types::stack_key, Box<u64>)> = maps::drain_as(&counts)?;
+                    drained
+                        .into_iter()
+                        .map(|(k, v)| (Key::of(&k, User::Map(k.user_stack_id)), *v))
+                        .collect()
+                } else {
+                    let drained: Vec<(types::wake_key, Box<u64>)> = maps::drain_as(&counts)?;
+                    drained
+                        .into_iter()
+                        .map(|(k, v)| {
+                            let t = &k.target;
+                            let w = &k.waker;
+                            let key = Key {
+                                waker: Some(Waker::of(w, User::Map(w.user_stack_id))),
+                                ..Key::of(t, User::Map(t.user_stack_id))
+                            };
+                            (key, *v)
+                        })
+                        .collect()
+                };
                 (rows, None)
             }
         };
@@ -374,13 +394,19 @@ struct Dwarf {
     /// Each thread's last copy: a copy whose sample never comes (an
     /// interval under -m) is dropped at the thread's next.
     latest: HashMap<u32, u64>,
+    /// As `latest`, for the copies of wakers' stacks, by the thread woken.
+    latest_waker: HashMap<u32, u64>,
     sums: HashMap<Key, u64>,
+    /// The samples carry their waker's (offwaketime, wakeuptime).
+    joined: bool,
 }
 
 // SAFETY: repr(C) structs of integers and byte arrays, valid for any bytes.
 unsafe impl plain::Plain for types::stack_key {}
 // SAFETY: as above.
 unsafe impl plain::Plain for types::stack_sample {}
+// SAFETY: as above.
+unsafe impl plain::Plain for types::wake_key {}
 
 impl Dwarf {
     /// One record; returns the process of a stack copy when it is the
@@ -390,7 +416,12 @@ impl Dwarf {
             let new = !self.unwinder.knows(copy.tgid);
             let stack = self.unwinder.unwind(copy.tgid, copy.regs, copy.stack);
             let index = self.stacks.intern(stack);
-            if let Some(old) = self.latest.insert(copy.tid, copy.seq) {
+            let latest = if copy.waker {
+                &mut self.latest_waker
+            } else {
+                &mut self.latest
+            };
+            if let Some(old) = latest.insert(copy.tid, copy.seq) {
                 self.pending.remove(&old);
             }
             self.pending.insert(copy.seq, index);
@@ -401,7 +432,7 @@ impl Dwarf {
         if s.kind != stack_limits::STACK_SAMPLE_KIND.0 {
             return None;
         }
-        let user = match s.seq {
+        let mut user = |seq| match seq {
             0 => User::Absent,
             // Lost (the ring was full: counted there), or never sent.
             seq => self
@@ -409,13 +440,17 @@ impl Dwarf {
                 .remove(&seq)
                 .map_or(User::Missed, User::Unwound),
         };
+        // The waker tools' samples name a waker (its comm empty where none
+        // was seen: a task preempted, not woken).
+        let waker = self.joined.then(|| Waker::of(&s.waker, user(s.waker_seq)));
         let key = Key {
             tgid: s.tgid,
             shown_id: if s.tid != 0 { s.tid } else { s.tgid },
             kern_stack_id: s.kern_stack_id,
-            user,
+            user: user(s.seq),
             comm: s.comm,
             cgroup_id: s.cgroup_id,
+            waker,
         };
         *self.sums.entry(key).or_default() += s.value;
         None

@@ -11,9 +11,9 @@ use serde_json::json;
 use crate::export::pprof::Label;
 use crate::kernel::cgroups::Resolver;
 use crate::output::{c_string, escape};
-use crate::sym::{self, Part, Stack};
+use crate::sym::{self, Joined, Part, Side, Stack};
 
-use super::{Key, Report};
+use super::{Key, Parts, Report};
 
 /// What a sum is, as the report shows it.
 #[derive(Debug, Clone, Copy)]
@@ -43,6 +43,19 @@ pub struct Look {
     pub delimited: bool,
     pub json: bool,
     pub folded: bool,
+    /// The waker tools' layouts.
+    pub join: Join,
+}
+
+/// Whose stacks a key shows: its task's, or (the waker tools) its task's
+/// joined with its waker's, or its waker's only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Join {
+    None,
+    /// offwaketime: the woken task's stacks joined with its waker's.
+    OffWake,
+    /// wakeuptime: the waker's stacks, by the task woken.
+    WakeUp,
 }
 
 impl Look {
@@ -57,24 +70,29 @@ impl Look {
             annotate: false,
             json: false,
             folded: false,
+            join: Join::None,
         }
     }
 }
 
-/// Prints `rows` (each with its kernel and user part, in order) and adds
-/// each stack to `files`.
+/// Prints `rows` (each with its stacks' parts, in order) and adds each
+/// stack to `files`.
 pub fn print(
     w: &mut dyn Write,
     look: &Look,
     rows: &[(Key, u64)],
-    parts: &[(Part, Part)],
+    parts: &[Parts],
     mut files: Option<&mut Report>,
     mut cgroups: Option<&mut Resolver>,
 ) -> Result<()> {
-    for ((k, sum), (kernel, user)) in rows.iter().zip(parts) {
+    let absent = (Part::Absent, Part::Absent);
+    for ((k, sum), p) in rows.iter().zip(parts) {
         let value = *sum / look.value.divisor.max(1);
         let comm = c_string(&k.comm);
         let shown = escape(comm.as_bytes());
+        let waker_comm = k.waker.as_ref().map(|w| c_string(&w.comm));
+        let waker_shown = waker_comm.as_ref().map(|c| escape(c.as_bytes()));
+        let (waker_kernel, waker_user) = p.waker.as_ref().unwrap_or(&absent);
         // --containers: the cgroup's names, and the label its stacks are
         // rooted at (the id of a cgroup gone before it was named).
         let names = cgroups.as_deref_mut().map(|r| r.names(k.cgroup_id));
@@ -82,15 +100,50 @@ pub fn print(
             .as_ref()
             .map(|n| crate::kernel::cgroups::shown(k.cgroup_id, n.as_deref()));
         let shown_label = label.as_ref().map(|l| escape(l.as_bytes()));
+        let waker_side = k.waker.as_ref().map(|wk| Side {
+            kernel: waker_kernel,
+            user: waker_user,
+            comm: waker_shown.as_deref().unwrap_or(""),
+            pid: wk.shown_id,
+            tgid: wk.tgid,
+        });
+        // wakeuptime's stack is its waker's, named by the task woken.
+        let (kernel, user, stack_comm, pid, tgid, joined) = match (look.join, waker_side) {
+            (Join::OffWake, Some(side)) => (
+                &p.kernel,
+                &p.user,
+                &*shown,
+                k.shown_id,
+                k.tgid,
+                Joined::Waker(side),
+            ),
+            (Join::WakeUp, Some(side)) => (
+                side.kernel,
+                side.user,
+                side.comm,
+                side.pid,
+                side.tgid,
+                Joined::Woke(&shown),
+            ),
+            _ => (
+                &p.kernel,
+                &p.user,
+                &*shown,
+                k.shown_id,
+                k.tgid,
+                Joined::None,
+            ),
+        };
         let stack = Stack {
             kernel,
             user,
-            comm: &shown,
-            pid: k.shown_id,
+            comm: stack_comm,
+            pid,
             container: shown_label.as_deref(),
             delimited: look.delimited,
             offsets: look.offsets,
             annotate: look.annotate,
+            joined,
         };
         if let Some(files) = files.as_deref_mut().filter(|f| f.wanted()) {
             let values: Vec<i64> = look
@@ -102,24 +155,42 @@ pub fn print(
             if look.per_thread {
                 labels.push(Label::Num("tid", k.shown_id.into()));
             }
+            if let (Some(c), Some(wk)) = (&waker_comm, &k.waker) {
+                labels.push(Label::Str("waker_comm", c));
+                labels.push(Label::Num("waker_pid", wk.tgid.into()));
+            }
             if let Some(label) = &label {
                 labels.push(Label::Str("container", label));
             }
             if let Some(unit) = names.as_ref().and_then(|n| n.as_ref()?.unit.as_deref()) {
                 labels.push(Label::Str("unit", unit));
             }
-            files.add(&stack, value, k.tgid, &values, &labels);
+            files.add(&stack, value, tgid, &values, &labels);
         }
         if look.json {
             let mut o = json!({
                 "pid": k.tgid,
                 "comm": comm,
                 look.value.name: value,
-                "kernel_stack": sym::part_json(kernel, look.offsets),
-                "user_stack": sym::part_json(user, look.offsets),
             });
+            if look.join != Join::WakeUp {
+                o["kernel_stack"] = sym::part_json(&p.kernel, look.offsets);
+                o["user_stack"] = sym::part_json(&p.user, look.offsets);
+            }
             if look.per_thread {
                 o["tid"] = k.shown_id.into();
+            }
+            if let (Some(wk), Some(c)) = (&k.waker, &waker_comm) {
+                let mut waker = json!({
+                    "pid": wk.tgid,
+                    "comm": c,
+                    "kernel_stack": sym::part_json(waker_kernel, look.offsets),
+                    "user_stack": sym::part_json(waker_user, look.offsets),
+                });
+                if look.per_thread {
+                    waker["tid"] = wk.shown_id.into();
+                }
+                o["waker"] = waker;
             }
             if let (Some(n), Some(o)) = (&names, o.as_object_mut()) {
                 crate::kernel::cgroups::add_json(o, k.cgroup_id, n.as_deref());
@@ -163,7 +234,15 @@ mod tests {
 
     /// Two stacks of one process in two threads: a kernel and user stack,
     /// and a user stack whose kernel half was missed.
-    type Rows = (Vec<(Key, u64)>, Vec<(Part, Part)>);
+    type Rows = (Vec<(Key, u64)>, Vec<Parts>);
+
+    fn parts(kernel: Part, user: Part) -> Parts {
+        Parts {
+            kernel,
+            user,
+            waker: None,
+        }
+    }
 
     fn rows() -> Rows {
         let key = |tid, kern| Key {
@@ -173,12 +252,13 @@ mod tests {
             user: User::Map(1),
             comm: comm("app"),
             cgroup_id: 0,
+            waker: None,
         };
         (
             vec![(key(11, -14), 2500), (key(12, 3), 7000)],
             vec![
-                (Part::Missed, Part::Frames(vec![frame("work", 0x401000)])),
-                (
+                parts(Part::Missed, Part::Frames(vec![frame("work", 0x401000)])),
+                parts(
                     Part::Frames(vec![frame("schedule", 0xffff1000)]),
                     Part::Frames(vec![frame("poll", 0x402000), frame("main", 0x403000)]),
                 ),

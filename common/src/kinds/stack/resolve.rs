@@ -76,6 +76,69 @@ pub struct Key {
     pub comm: [i8; 16],
     /// The task's cgroup (--containers; else 0).
     pub cgroup_id: u64,
+    /// The waker tools': the task that woke this one.
+    pub waker: Option<Waker>,
+}
+
+/// The task that woke a key's task (offwaketime, wakeuptime), with its
+/// stacks; `comm` empty where no wakeup was seen.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Waker {
+    pub tgid: u32,
+    /// The thread shown: the thread, or the process where counted by
+    /// process.
+    pub shown_id: u32,
+    pub kern_stack_id: i32,
+    pub user: User,
+    pub comm: [i8; 16],
+}
+
+impl Waker {
+    /// The kernel side's struct stack_waker, its user stack where `user`
+    /// says.
+    pub fn of(w: &crate::skel::types::stack_waker, user: User) -> Waker {
+        Waker {
+            tgid: w.tgid,
+            shown_id: if w.tid != 0 { w.tid } else { w.tgid },
+            kern_stack_id: w.kern_stack_id,
+            user,
+            comm: w.comm,
+        }
+    }
+}
+
+/// One task's side of a key: whose stacks, and where they are.
+#[derive(Clone, Copy)]
+struct Side {
+    tgid: u32,
+    kern_stack_id: i32,
+    user: User,
+}
+
+impl Key {
+    /// The key's sides: its task's, then its waker's.
+    fn sides(&self) -> impl Iterator<Item = Side> + '_ {
+        let own = Side {
+            tgid: self.tgid,
+            kern_stack_id: self.kern_stack_id,
+            user: self.user,
+        };
+        let waker = self.waker.as_ref().map(|w| Side {
+            tgid: w.tgid,
+            kern_stack_id: w.kern_stack_id,
+            user: w.user,
+        });
+        std::iter::once(own).chain(waker)
+    }
+}
+
+/// A key's symbolized stacks: its task's halves, and its waker's.
+#[derive(Debug, Clone)]
+pub struct Parts {
+    pub kernel: sym::Part,
+    pub user: sym::Part,
+    /// The waker's kernel and user halves.
+    pub waker: Option<(sym::Part, sym::Part)>,
 }
 
 impl Key {
@@ -89,6 +152,7 @@ impl Key {
             user,
             comm: k.comm,
             cgroup_id: k.cgroup_id,
+            waker: None,
         }
     }
 }
@@ -100,24 +164,25 @@ pub struct Halves {
     pub user: bool,
 }
 
-/// The symbolized halves of each key's stacks, in the keys' order: every
-/// stack read from the map once, the kernel's addresses symbolized in one
-/// batch and each process's in one.
+/// The symbolized halves of each key's stacks (and its waker's), in the
+/// keys' order: every stack read from the map once, the kernel's addresses
+/// symbolized in one batch and each process's in one.
 pub fn resolve<'k>(
     keys: impl Iterator<Item = &'k Key> + Clone,
     stack_map: &dyn libbpf_rs::MapCore,
     table: Option<&crate::unwind::StackTable>,
     symbolizer: &mut sym::Symbolizer,
     want: Halves,
-) -> Result<Vec<(sym::Part, sym::Part)>> {
+) -> Result<Vec<Parts>> {
     use std::collections::{HashMap, HashSet};
+    let sides = || keys.clone().flat_map(Key::sides);
     let mut stacks: HashMap<i32, Vec<u64>> = HashMap::new();
-    for k in keys.clone() {
-        let user = match k.user {
+    for side in sides() {
+        let user = match side.user {
             User::Map(id) if want.user => id,
             _ => -1,
         };
-        let kernel = if want.kernel { k.kern_stack_id } else { -1 };
+        let kernel = if want.kernel { side.kern_stack_id } else { -1 };
         for id in [kernel, user] {
             if id >= 0 && !stacks.contains_key(&id) {
                 if let Some(addrs) = maps::read_stack(stack_map, id)? {
@@ -127,7 +192,7 @@ pub fn resolve<'k>(
         }
     }
     if want.kernel {
-        let kernel_ids: HashSet<i32> = keys.clone().map(|k| k.kern_stack_id).collect();
+        let kernel_ids: HashSet<i32> = sides().map(|s| s.kern_stack_id).collect();
         symbolizer.prefetch_kernel(
             kernel_ids
                 .iter()
@@ -137,8 +202,8 @@ pub fn resolve<'k>(
     }
     if want.user {
         let mut by_process: HashMap<u32, HashSet<User>> = HashMap::new();
-        for k in keys.clone() {
-            by_process.entry(k.tgid).or_default().insert(k.user);
+        for side in sides() {
+            by_process.entry(side.tgid).or_default().insert(side.user);
         }
         for (tgid, users) in &by_process {
             let addrs = users.iter().filter_map(|u| match u {
@@ -160,26 +225,35 @@ pub fn resolve<'k>(
             None if id == -1 => sym::Part::Absent,
             None => sym::Part::Missed,
         };
-    let mut out = Vec::new();
-    for k in keys {
+    let mut halves = |side: Side| {
         let kernel = if want.kernel {
-            part(k.kern_stack_id, &mut |a| {
+            part(side.kern_stack_id, &mut |a| {
                 sym::trim_tracing_frames(&symbolizer.kernel(a)).to_vec()
             })
         } else {
             sym::Part::Absent
         };
-        let user = match (k.user, table) {
+        let user = match (side.user, table) {
             _ if !want.user => sym::Part::Absent,
-            (User::Map(id), _) => part(id, &mut |a| symbolizer.user(k.tgid, a)),
+            (User::Map(id), _) => part(id, &mut |a| symbolizer.user(side.tgid, a)),
             (User::Unwound(i), Some(t)) => match t.get(i) {
-                Some(stack) => sym::Part::Frames(symbolizer.unwound(k.tgid, stack)),
+                Some(stack) => sym::Part::Frames(symbolizer.unwound(side.tgid, stack)),
                 None => sym::Part::Missed,
             },
             (User::Absent, _) => sym::Part::Absent,
             _ => sym::Part::Missed,
         };
-        out.push((kernel, user));
+        (kernel, user)
+    };
+    let mut out = Vec::new();
+    for k in keys {
+        let mut sides = k.sides();
+        let (kernel, user) = halves(sides.next().expect("a key's own side"));
+        out.push(Parts {
+            kernel,
+            user,
+            waker: sides.next().map(&mut halves),
+        });
     }
     Ok(out)
 }

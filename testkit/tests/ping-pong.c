@@ -1,0 +1,93 @@
+// Two processes, named pp-a and pp-b, passing a byte back and forth over
+// two pipes, each in functions of its own: a naps 20 ms in a_pauses, wakes b
+// in a_wakes_b (its write), and waits for b in a_waits_for_b; b waits for a
+// in b_waits_for_a, naps 5 ms in b_pauses, and wakes a in b_wakes_a. Prints
+// "ready A B" (the two pids), starts at a line on stdin, runs ROUNDS rounds,
+// then prints how long each waited in its read, in microseconds, from the
+// second round on (the first wait began before the tracer could see it):
+// "blocked a US b US".
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static long long now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
+
+static void nap_ms(int ms)
+{
+	struct timespec ts = { 0, ms * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static void move_byte(int fd, int write_it)
+{
+	char c = 'x';
+
+	if ((write_it ? write(fd, &c, 1) : read(fd, &c, 1)) != 1)
+		exit(3);
+}
+
+__attribute__((noinline)) void a_pauses(void) { nap_ms(20); __asm__ volatile(""); }
+__attribute__((noinline)) void a_wakes_b(int fd) { move_byte(fd, 1); __asm__ volatile(""); }
+__attribute__((noinline)) void a_waits_for_b(int fd) { move_byte(fd, 0); __asm__ volatile(""); }
+__attribute__((noinline)) void b_pauses(void) { nap_ms(5); __asm__ volatile(""); }
+__attribute__((noinline)) void b_wakes_a(int fd) { move_byte(fd, 1); __asm__ volatile(""); }
+__attribute__((noinline)) void b_waits_for_a(int fd) { move_byte(fd, 0); __asm__ volatile(""); }
+
+int main(int argc, char **argv)
+{
+	int rounds = argc > 1 ? atoi(argv[1]) : 100;
+	int ab[2], ba[2], result[2];
+	long long a_blocked = 0, b_blocked = 0, t;
+	char line[16];
+	pid_t b;
+
+	if (pipe(ab) || pipe(ba) || pipe(result))
+		return 1;
+	b = fork();
+	if (b < 0)
+		return 1;
+	if (b == 0) {
+		prctl(PR_SET_NAME, "pp-b");
+		for (int i = 0; i < rounds; i++) {
+			t = now_us();
+			b_waits_for_a(ab[0]);
+			if (i > 0)
+				b_blocked += now_us() - t;
+			b_pauses();
+			b_wakes_a(ba[1]);
+		}
+		if (write(result[1], &b_blocked, sizeof(b_blocked)) != sizeof(b_blocked))
+			return 3;
+		return 0;
+	}
+	prctl(PR_SET_NAME, "pp-a");
+	printf("ready %d %d\n", getpid(), b);
+	fflush(stdout);
+	if (!fgets(line, sizeof(line), stdin))
+		return 2;
+	for (int i = 0; i < rounds; i++) {
+		a_pauses();
+		a_wakes_b(ab[1]);
+		t = now_us();
+		a_waits_for_b(ba[0]);
+		if (i > 0)
+			a_blocked += now_us() - t;
+	}
+	if (read(result[0], &b_blocked, sizeof(b_blocked)) != sizeof(b_blocked))
+		return 3;
+	waitpid(b, NULL, 0);
+	printf("blocked a %lld b %lld\n", a_blocked, b_blocked);
+	fflush(stdout);
+	return 0;
+}

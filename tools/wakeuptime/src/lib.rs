@@ -1,0 +1,143 @@
+//! wakeuptime: time threads spend blocked, from sleep to wakeup, summed in
+//! the kernel by the stacks of the tasks that woke them, printed as BCC's
+//! multi-line stacks, folded lines, JSON, an SVG flame graph or a pprof
+//! profile.
+
+mod info;
+
+use anyhow::Result;
+use clap::Parser;
+use common::cli::{self, CommonArgs};
+use common::kernel::filters::Filters;
+use common::kernel::probe;
+use common::kinds::stack::{self as stacks, Join, Look, OffCpuArgs, ShownArgs, StackArgs, Value};
+use common::run::lifecycle::{self, Banner, Setup, Tool};
+use libbpf_rs::skel::OpenSkel;
+
+common::skeleton!("wakeuptime");
+use skel::{OpenWakeuptimeSkel, WakeuptimeSkelBuilder};
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+    wakeuptime             # trace blocked time with waker stacks
+    wakeuptime 5           # trace for 5 seconds only
+    wakeuptime -f 5        # 5 seconds, and output in folded format
+    wakeuptime -u          # don't include kernel threads (user only)
+    wakeuptime -p 185      # trace for PID 185 only
+    wakeuptime -t 188      # trace for thread 188 only
+    wakeuptime -K          # kernel waker stacks only, as BCC's
+    wakeuptime -m 1000     # only blocks of more than 1000 usec
+    wakeuptime --svg wake.svg 30     # write the flame graph directly
+    wakeuptime --unwind dwarf -p 185 # wakers' user stacks through code
+                                     # built without frame pointers";
+
+/// Summarize sleep to wakeup time by waker stack: what woke the threads
+/// that blocked, and how long they had slept.
+#[derive(Parser, Debug)]
+#[command(name = "wakeuptime", version, after_help = EXAMPLES)]
+struct Args {
+    #[command(flatten)]
+    off: OffCpuArgs,
+    /// Show the offset of each frame from its symbol (name+0x1c)
+    #[arg(short = 's', long)]
+    offset: bool,
+    #[command(flatten)]
+    shown: ShownArgs,
+    #[command(flatten)]
+    stacks: StackArgs,
+    /// Duration of the trace, in seconds (default: until Ctrl-C)
+    #[arg(value_parser = cli::seconds)]
+    duration: Option<u64>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Wakeuptime>();
+
+struct Wakeuptime {
+    args: Args,
+}
+
+impl Tool for Wakeuptime {
+    common::tool_types!(WakeuptimeSkelBuilder);
+
+    fn new(args: Args) -> Result<Self> {
+        args.off.check()?;
+        Ok(Wakeuptime { args })
+    }
+
+    fn stacks(&self) -> Option<stacks::Spec<'_>> {
+        let args = &self.args;
+        Some(stacks::Spec {
+            args: &args.stacks,
+            common: &args.common,
+            shown: &args.shown,
+            ids: args.off.ids(),
+            // Summed in nanoseconds, shown in microseconds, by process
+            // woken and waker process.
+            look: Look {
+                offsets: args.offset,
+                join: Join::WakeUp,
+                ..Look::new(Value {
+                    name: "us",
+                    divisor: 1000,
+                })
+            },
+            svg: stacks::Svg {
+                title: "Wakeup Time Flame Graph",
+                count_name: "us",
+                cold: true,
+                required: true,
+            },
+            profile: stacks::Profile {
+                sample_types: &[("blocked", "nanoseconds")],
+            },
+            counts_full: "blocked intervals not counted: the counts map was full",
+            duration: args.duration,
+        })
+    }
+
+    fn filters(&self) -> Filters {
+        self.args.off.filters()
+    }
+
+    fn configure(&mut self, open: &mut OpenWakeuptimeSkel<'_>, _: &Setup) -> Result<()> {
+        self.args.off.configure(open.open_object_mut())?;
+        // Switch-out state: task storage for tp_btf, a hash map for raw_tp.
+        let (p, m) = (&mut open.progs, &mut open.maps);
+        probe::task_state_variant(probe::TaskStateVariants {
+            btf: vec![&mut p.wu_btf_switch, &mut p.wu_btf_waking],
+            raw: vec![&mut p.wu_raw_switch, &mut p.wu_raw_waking],
+            storage_maps: vec![&mut m.start_storage],
+            hash_maps: vec![&mut m.start],
+        })?;
+        Ok(())
+    }
+
+    fn banner(&self) -> Banner {
+        Banner::Note(banner(&self.args))
+    }
+}
+
+fn banner(args: &Args) -> String {
+    format!(
+        "Tracing blocked time (us) of {} by {} waker stack{}",
+        args.off.threads(),
+        args.shown.words(),
+        stacks::until(args.duration)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn banner_names_the_threads_and_stacks() {
+        let args = Args::try_parse_from(["wakeuptime", "-t", "7", "-K", "5"]).unwrap();
+        assert_eq!(
+            banner(&args),
+            "Tracing blocked time (us) of TID 7 by kernel waker stack for 5 secs."
+        );
+    }
+}

@@ -1,0 +1,178 @@
+//! wakeuptime against two processes that wake each other through pipes
+//! (testkit::pingpong): each one's time asleep, charged to the other's
+//! write that woke it, for the time the processes measured.
+
+use std::process::Command;
+
+use testkit::pingpong::{Blocked, PingPong, A_WAKES_B, B_WAKES_A};
+use testkit::{require_root, stop_and_check_unloaded, Finished, Traced};
+
+const BIN: &str = env!("CARGO_BIN_EXE_wakeuptime");
+const TMP: &str = env!("CARGO_TARGET_TMPDIR");
+/// 80 rounds of 25 ms: 2 s.
+const ROUNDS: u32 = 80;
+
+/// Runs the ping-pong under wakeuptime (`args`, and -p with both pids),
+/// stopped with Ctrl-C once the rounds are over.
+fn trace(pp: &mut PingPong, args: &[&str], env: &[(&str, &str)]) -> (Finished, Blocked) {
+    require_root();
+    let pids = pp.pids();
+    let tool = Traced::start_command(
+        Command::new(BIN)
+            .args(["-p", &pids])
+            .args(args)
+            .envs(env.iter().copied()),
+    );
+    let blocked = pp.run();
+    let finished = stop_and_check_unloaded(tool);
+    assert!(finished.status.success(), "{finished:?}");
+    (finished, blocked)
+}
+
+/// The time `target` spent asleep before wakeups by `waker` from `wakes`,
+/// over every folded line (`waker;frames root first;target value`).
+fn total(finished: &Finished, waker: &str, wakes: &str, target: &str) -> u64 {
+    finished
+        .stdout
+        .iter()
+        .filter_map(|l| {
+            let (stack, value) = l.rsplit_once(' ')?;
+            let frames: Vec<&str> = stack.split(';').collect();
+            (frames.first() == Some(&waker)
+                && frames.last() == Some(&target)
+                && frames.contains(&wakes))
+            .then(|| value.parse::<u64>().unwrap())
+        })
+        .sum()
+}
+
+/// Within 10% of what the processes measured, each way. (A process's
+/// wait as measured also holds its run queue wait after the wakeup, which
+/// wakeuptime leaves out: under 1% here.)
+fn assert_both_ways(finished: &Finished, blocked: Blocked) {
+    let b = total(finished, "pp-a", A_WAKES_B, "pp-b");
+    let a = total(finished, "pp-b", B_WAKES_A, "pp-a");
+    for (who, seen, measured) in [("pp-b", b, blocked.b_us), ("pp-a", a, blocked.a_us)] {
+        let off = seen.abs_diff(measured) as f64 / measured as f64;
+        assert!(
+            off <= 0.10,
+            "{who} asleep {seen} us as traced, {measured} us as it measured: {:#?}",
+            finished.stdout
+        );
+    }
+}
+
+#[test]
+fn ping_pong_charges_each_sleep_to_the_write_that_ended_it() {
+    let mut pp = PingPong::start(TMP, ROUNDS, true);
+    let (finished, blocked) = trace(&mut pp, &["-f"], &[]);
+    assert_both_ways(&finished, blocked);
+    let line = finished
+        .stdout
+        .iter()
+        .find(|l| l.starts_with("pp-a;") && l.contains(A_WAKES_B))
+        .unwrap();
+    // Root first: the waker's main, its function, the kernel's write, the
+    // wakeup; then the process woken.
+    let frames: Vec<&str> = line.rsplit_once(' ').unwrap().0.split(';').collect();
+    let at = |f: &str| frames.iter().position(|x| *x == f).unwrap_or(usize::MAX);
+    assert!(at("main") < at(A_WAKES_B), "{line}");
+    assert!(at(A_WAKES_B) < at("vfs_write"), "{line}");
+    assert!(at("vfs_write") < at("try_to_wake_up"), "{line}");
+    assert!(!frames.iter().any(|f| f.starts_with("bpf_")), "{line}");
+}
+
+#[test]
+fn multi_line_output_is_bccs_with_addresses() {
+    let mut pp = PingPong::start(TMP, 40, true);
+    let (finished, _) = trace(&mut pp, &["-K"], &[]);
+    assert_eq!(
+        finished.stdout[0],
+        "Tracing blocked time (us) of PID ".to_string()
+            + &pp.pids()
+            + " by kernel waker stack... Hit Ctrl-C to end."
+    );
+    let out = finished.stdout.join("\n");
+    let entry = out
+        .split("\n\n")
+        .find(|e| e.contains("    target:          pp-b") && e.contains("vfs_write"))
+        .unwrap_or_else(|| panic!("no entry of b woken by a's write: {out}"));
+    let lines: Vec<&str> = entry.trim_start_matches('\n').lines().collect();
+    assert_eq!(lines[0], "    target:          pp-b", "{entry}");
+    // Each frame: its address, then symbol+offset; leaf first.
+    let frame = lines[1].trim();
+    let (addr, sym) = frame.split_once(' ').unwrap();
+    assert!(
+        u64::from_str_radix(addr, 16).is_ok_and(|a| a > 0xffff_0000_0000_0000),
+        "{entry}"
+    );
+    assert!(sym.trim().starts_with("try_to_wake_up+0x"), "{entry}");
+    let waker_at = lines
+        .iter()
+        .position(|l| *l == "    waker:           pp-a")
+        .unwrap();
+    assert!(
+        lines[waker_at + 1].trim().parse::<u64>().unwrap() > 0,
+        "{entry}"
+    );
+}
+
+#[test]
+fn json_and_user_stacks() {
+    let mut pp = PingPong::start(TMP, 40, true);
+    let (finished, _) = trace(&mut pp, &["--json", "-U"], &[]);
+    let entries = finished.json();
+    let e = entries
+        .iter()
+        .find(|e| e["comm"] == "pp-b" && e["waker"]["comm"] == "pp-a")
+        .unwrap_or_else(|| panic!("{entries:#?}"));
+    assert_eq!(e["pid"], pp.b, "{e}");
+    assert_eq!(e["waker"]["pid"], pp.a, "{e}");
+    let user: Vec<&str> = e["waker"]["user_stack"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    assert!(user.contains(&A_WAKES_B), "{e}");
+    assert_eq!(e["waker"]["kernel_stack"], serde_json::json!([]), "-U: {e}");
+    assert!(
+        e.get("kernel_stack").is_none(),
+        "no stacks of the woken: {e}"
+    );
+}
+
+#[test]
+fn raw_tp_fallback_sees_the_same_wakeups() {
+    let mut pp = PingPong::start(TMP, ROUNDS, true);
+    let (finished, blocked) = trace(&mut pp, &["-f", "-v"], &[("BPFTOOLS_DISABLE", "tp_btf")]);
+    assert!(
+        finished.stderr.contains("raw_tp sched_waking"),
+        "{}",
+        finished.stderr
+    );
+    assert_both_ways(&finished, blocked);
+}
+
+#[test]
+fn dwarf_unwinding_names_the_waker_without_frame_pointers() {
+    let mut pp = PingPong::start(TMP, ROUNDS, false);
+    let (finished, blocked) = trace(&mut pp, &["-f", "--unwind", "dwarf"], &[]);
+    assert_both_ways(&finished, blocked);
+}
+
+#[test]
+fn min_block_time_drops_the_short_sleeps() {
+    // a's waits are 5 ms, b's 20 ms: -m 10 ms keeps b's only.
+    let mut pp = PingPong::start(TMP, 40, true);
+    let (finished, _) = trace(&mut pp, &["-f", "-m", "10000"], &[]);
+    assert!(
+        total(&finished, "pp-a", A_WAKES_B, "pp-b") > 0,
+        "{finished:?}"
+    );
+    assert_eq!(
+        total(&finished, "pp-b", B_WAKES_A, "pp-a"),
+        0,
+        "{finished:?}"
+    );
+}
