@@ -22,7 +22,8 @@ pub struct PingPong {
 }
 
 /// How long each process waited in its read, as it measured, in
-/// microseconds (from its second round on).
+/// microseconds (b from its second round on: its first wait begins before
+/// `run`).
 #[derive(Debug, Clone, Copy)]
 pub struct Blocked {
     pub a_us: u64,

@@ -3,9 +3,9 @@
 // in a_wakes_b (its write), and waits for b in a_waits_for_b; b waits for a
 // in b_waits_for_a, naps 5 ms in b_pauses, and wakes a in b_wakes_a. Prints
 // "ready A B" (the two pids), starts at a line on stdin, runs ROUNDS rounds,
-// then prints how long each waited in its read, in microseconds, from the
-// second round on (the first wait began before the tracer could see it):
-// "blocked a US b US".
+// then prints how long each waited in its read, in microseconds (b from
+// its second round on: its first wait began before the tracer could see
+// it): "blocked a US b US".
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,8 +81,7 @@ int main(int argc, char **argv)
 		a_wakes_b(ab[1]);
 		t = now_us();
 		a_waits_for_b(ba[0]);
-		if (i > 0)
-			a_blocked += now_us() - t;
+		a_blocked += now_us() - t;
 	}
 	if (read(result[0], &b_blocked, sizeof(b_blocked)) != sizeof(b_blocked))
 		return 3;
