@@ -22,12 +22,16 @@ pub struct PingPong {
 }
 
 /// How long each process waited in its read, as it measured, in
-/// microseconds (b from its second round on: its first wait begins before
-/// `run`).
+/// microseconds, and how long it was asleep there (from the read's start
+/// to the start of the other's write that woke it: the wait without the
+/// run queue wait after the wakeup). b's from its second round on: its
+/// first wait begins before `run`.
 #[derive(Debug, Clone, Copy)]
 pub struct Blocked {
     pub a_us: u64,
     pub b_us: u64,
+    pub a_asleep_us: u64,
+    pub b_asleep_us: u64,
 }
 
 impl PingPong {
@@ -83,9 +87,11 @@ impl PingPong {
         self.out.read_line(&mut line).unwrap();
         let f: Vec<&str> = line.split_whitespace().collect();
         match f[..] {
-            ["blocked", "a", a, "b", b] => Blocked {
+            ["blocked", "a", a, "b", b, "asleep", "a", a_asleep, "b", b_asleep] => Blocked {
                 a_us: a.parse().unwrap(),
                 b_us: b.parse().unwrap(),
+                a_asleep_us: a_asleep.parse().unwrap(),
+                b_asleep_us: b_asleep.parse().unwrap(),
             },
             _ => panic!("ping-pong ended without its figures: {line:?}"),
         }

@@ -3,12 +3,15 @@
 // in a_wakes_b (its write), and waits for b in a_waits_for_b; b waits for a
 // in b_waits_for_a, naps 5 ms in b_pauses, and wakes a in b_wakes_a. Prints
 // "ready A B" (the two pids), starts at a line on stdin, runs ROUNDS rounds,
-// then prints how long each waited in its read, in microseconds (b from
-// its second round on: its first wait began before the tracer could see
-// it): "blocked a US b US".
+// then prints how long each waited in its read, in microseconds, and how
+// long each was asleep: from the start of its read to the start of the
+// other's write that woke it, without the run queue wait after the wakeup
+// (b from its second round on: its first wait began before the tracer could
+// see it): "blocked a US b US asleep a US b US".
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -48,11 +51,15 @@ int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 100;
 	int ab[2], ba[2], result[2];
-	long long a_blocked = 0, b_blocked = 0, t;
+	long long a_blocked = 0, b_blocked = 0, a_asleep = 0, b_asleep = 0, t;
+	/* When each began to wait (its read's start), for the other to read
+	 * just before the write that wakes it. */
+	volatile long long *since = mmap(NULL, 2 * sizeof(long long), PROT_READ | PROT_WRITE,
+					 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	char line[16];
 	pid_t b;
 
-	if (pipe(ab) || pipe(ba) || pipe(result))
+	if (since == MAP_FAILED || pipe(ab) || pipe(ba) || pipe(result))
 		return 1;
 	b = fork();
 	if (b < 0)
@@ -60,14 +67,16 @@ int main(int argc, char **argv)
 	if (b == 0) {
 		prctl(PR_SET_NAME, "pp-b");
 		for (int i = 0; i < rounds; i++) {
-			t = now_us();
+			t = since[1] = now_us();
 			b_waits_for_a(ab[0]);
 			if (i > 0)
 				b_blocked += now_us() - t;
 			b_pauses();
+			a_asleep += now_us() - since[0];
 			b_wakes_a(ba[1]);
 		}
-		if (write(result[1], &b_blocked, sizeof(b_blocked)) != sizeof(b_blocked))
+		if (write(result[1], &b_blocked, sizeof(b_blocked)) != sizeof(b_blocked) ||
+		    write(result[1], &a_asleep, sizeof(a_asleep)) != sizeof(a_asleep))
 			return 3;
 		return 0;
 	}
@@ -78,15 +87,19 @@ int main(int argc, char **argv)
 		return 2;
 	for (int i = 0; i < rounds; i++) {
 		a_pauses();
+		if (i > 0)
+			b_asleep += now_us() - since[1];
 		a_wakes_b(ab[1]);
-		t = now_us();
+		t = since[0] = now_us();
 		a_waits_for_b(ba[0]);
 		a_blocked += now_us() - t;
 	}
-	if (read(result[0], &b_blocked, sizeof(b_blocked)) != sizeof(b_blocked))
+	if (read(result[0], &b_blocked, sizeof(b_blocked)) != sizeof(b_blocked) ||
+	    read(result[0], &a_asleep, sizeof(a_asleep)) != sizeof(a_asleep))
 		return 3;
 	waitpid(b, NULL, 0);
-	printf("blocked a %lld b %lld\n", a_blocked, b_blocked);
+	printf("blocked a %lld b %lld asleep a %lld b %lld\n", a_blocked, b_blocked, a_asleep,
+	       b_asleep);
 	fflush(stdout);
 	return 0;
 }

@@ -46,13 +46,17 @@ fn total(finished: &Finished, waker: &str, wakes: &str, target: &str) -> u64 {
         .sum()
 }
 
-/// Within 10% of what the processes measured, each way. (A process's
-/// wait as measured also holds its run queue wait after the wakeup, which
-/// wakeuptime leaves out: under 1% here.)
+/// Within 10% of what the processes measured asleep, each way: a wait
+/// without the run queue wait after its wakeup, which wakeuptime leaves
+/// out (under 1% of the wait on this machine; over 10% in a TCG guest).
 fn assert_both_ways(finished: &Finished, blocked: Blocked) {
     let b = total(finished, "pp-a", A_WAKES_B, "pp-b");
     let a = total(finished, "pp-b", B_WAKES_A, "pp-a");
-    for (who, seen, measured) in [("pp-b", b, blocked.b_us), ("pp-a", a, blocked.a_us)] {
+    let measured = [
+        ("pp-b", b, blocked.b_asleep_us),
+        ("pp-a", a, blocked.a_asleep_us),
+    ];
+    for (who, seen, measured) in measured {
         let off = seen.abs_diff(measured) as f64 / measured as f64;
         assert!(
             off <= 0.10,
