@@ -228,6 +228,13 @@ pub enum PeerRun {
         args: &'static [&'static str],
         program: &'static str,
     },
+    /// Another of our tools, as a yardstick (offwaketime beside
+    /// offcputime: what the waker's half adds), labelled.
+    OurTool {
+        label: &'static str,
+        tool: &'static str,
+        args: &'static [&'static str],
+    },
     /// Any other command (`perf record ...`), labelled.
     Command {
         label: &'static str,

@@ -24,7 +24,18 @@ pub const INFO: ToolInfo = ToolInfo {
         }],
         peers: &[
             Peer::bpftrace(Ready::Line("Tracing blocked time")),
+            // Needs kprobes, or raw tracepoints and kernel headers.
             Peer::bcc(Ready::Line("Tracing blocked time")),
+            // What the waker's half costs beyond the blocked stacks.
+            Peer {
+                runs: PeerRun::OurTool {
+                    label: "offcputime (ours)",
+                    tool: "offcputime",
+                    args: &[],
+                },
+                ready: Ready::Line("Tracing off-CPU time"),
+                reference: true,
+            },
         ],
         extras: &[],
     }),

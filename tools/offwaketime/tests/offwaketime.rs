@@ -303,3 +303,49 @@ fn ctrl_c_without_a_filter_reports_and_unloads() {
     assert!(finished.status.success(), "{finished:?}");
     assert!(!joined(&finished).is_empty(), "{finished:?}");
 }
+
+/// `--containers`: each joined stack is rooted at the blocked task's
+/// container; `--container` keeps only the waits of the tasks in it (b's,
+/// still joined with their waker outside it).
+#[test]
+fn containers_root_each_wait_at_the_blocked_tasks_container() {
+    require_root();
+    let docker = testkit::FakeContainer::docker();
+    let mut pp = PingPong::start(TMP, 40, true);
+    std::fs::write(docker.dir.join("cgroup.procs"), pp.b.to_string()).unwrap();
+    let (all, _) = trace(&mut pp, &["-f", "--containers"], &[]);
+    let root = format!("[{}];pp-b;", docker.short_id());
+    assert!(
+        all.stdout
+            .iter()
+            .any(|l| l.starts_with(&root) && l.contains(A_WAKES_B)),
+        "{:?}",
+        all.stdout
+    );
+    assert!(
+        all.stdout
+            .iter()
+            .filter(|l| l.contains(";pp-b;"))
+            .all(|l| l.starts_with(&root)),
+        "{:?}",
+        all.stdout
+    );
+    let mut pp = PingPong::start(TMP, 40, true);
+    std::fs::write(docker.dir.join("cgroup.procs"), pp.b.to_string()).unwrap();
+    let (only, _) = trace(&mut pp, &["-f", "--container", docker.short_id()], &[]);
+    assert!(!only.stdout.is_empty(), "{only:?}");
+    assert!(
+        only.stdout.iter().all(|l| l.starts_with("pp-b;")),
+        "{:?}",
+        only.stdout
+    );
+    // Woken by a, outside the container.
+    assert!(
+        only.stdout.iter().any(|l| {
+            let stack = l.rsplit_once(' ').unwrap().0;
+            stack.contains(A_WAKES_B) && stack.ends_with(";pp-a")
+        }),
+        "{:?}",
+        only.stdout
+    );
+}

@@ -132,7 +132,22 @@ pub fn main(args: &[String]) -> Result<()> {
         bail!("bench loads BPF programs: run it as root");
     }
     crate::deps(&packages())?;
-    let bins = crate::build_release(&opts.tools)?;
+    // And our other tools that stand beside them as yardsticks.
+    let mut builds = opts.tools.clone();
+    for name in &opts.tools {
+        let peers = crate::tools::find(name)?
+            .bench
+            .as_ref()
+            .map_or(&[][..], |b| b.peers);
+        for p in peers {
+            if let registry::PeerRun::OurTool { tool, .. } = p.runs {
+                if !builds.iter().any(|b| b == tool) {
+                    builds.push(tool.to_string());
+                }
+            }
+        }
+    }
+    let bins = crate::build_release(&builds)?;
     proc::become_subreaper()?;
     let mut watch = foreign::Watch::start(opts.allow_foreign)?;
     let meta = Meta::now(opts.rounds);

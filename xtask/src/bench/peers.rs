@@ -131,6 +131,17 @@ impl Peers {
                     ready,
                 }),
             }),
+            PeerRun::OurTool { label, tool, args } => Ok(Condition {
+                label: label.into(),
+                role,
+                how: format!("release build: {tool} {}", args.join(" ")),
+                launch: Some(Launch {
+                    program: self.ours.join(tool),
+                    args: strings(args),
+                    env: Vec::new(),
+                    ready,
+                }),
+            }),
             PeerRun::Command {
                 label,
                 program,
@@ -295,9 +306,9 @@ pub fn describe(tool: &ToolInfo) -> String {
             PeerRun::LibbpfTools { .. } => "libbpf-tools".to_string(),
             PeerRun::Bcc { .. } => "bcc".to_string(),
             PeerRun::BpftraceScript => "bpftrace".to_string(),
-            PeerRun::BpftraceProgram { label, .. } | PeerRun::Command { label, .. } => {
-                label.to_string()
-            }
+            PeerRun::BpftraceProgram { label, .. }
+            | PeerRun::OurTool { label, .. }
+            | PeerRun::Command { label, .. } => label.to_string(),
         })
         .collect();
     let ours: Vec<&str> = b.ours.iter().map(|o| o.label).collect();
