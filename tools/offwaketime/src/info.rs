@@ -5,7 +5,7 @@ use registry::*;
 pub const INFO: ToolInfo = ToolInfo {
     name: "offwaketime",
     aliases: &[],
-    summary: "time threads spend blocked, by their stacks joined with the stacks of the tasks that woke them: multi-line, folded, JSON, SVG or pprof",
+    summary: "time threads spend blocked, by their stack joined with the stack of the task that woke them",
     kind: Kind::Stack,
     family: Family::Cpu,
     banner: "Tracing blocked time (us) of all threads by user + kernel off-CPU and waker stack... Hit Ctrl-C to end.",

@@ -5,7 +5,7 @@ use registry::*;
 pub const INFO: ToolInfo = ToolInfo {
     name: "wakeuptime",
     aliases: &[],
-    summary: "time threads spend blocked, from sleep to wakeup, by the stack of the task that woke them: multi-line, folded, JSON, SVG or pprof",
+    summary: "time threads spend asleep, from sleep to wakeup, by the stack of the task that woke them",
     kind: Kind::Stack,
     family: Family::Cpu,
     banner: "Tracing blocked time (us) of all threads by user + kernel waker stack... Hit Ctrl-C to end.",
