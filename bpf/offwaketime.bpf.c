@@ -41,8 +41,10 @@ struct {
 	__type(value, struct ow_start);
 } start_storage SEC(".maps");
 
+/* An entry lives as long as its task (it keeps the waker that may come
+ * before the switch-out): LRU, so that exited tasks' go. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 32768);
 	__type(key, __u32);
 	__type(value, struct ow_start);
@@ -63,7 +65,15 @@ static __always_inline struct ow_start *start_of(struct task_struct *t, __u32 ti
 	return bpf_map_lookup_elem(&start, &tid);
 }
 
-static __always_inline int on_switch(void *ctx, struct task_struct *prev,
+static __always_inline void forget_waker(struct ow_start *s)
+{
+	__builtin_memset(&s->waker, 0, sizeof(s->waker));
+	s->waker.user_stack_id = -1;
+	s->waker.kern_stack_id = -1;
+	s->waker_seq = 0;
+}
+
+static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct *prev,
 				     struct task_struct *next, bool btf)
 {
 	__u32 tid = BPF_CORE_READ(prev, pid), tgid = BPF_CORE_READ(prev, tgid);
@@ -71,18 +81,19 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 	struct wake_key key = {};
 	__u64 now = bpf_ktime_get_ns(), delta, seq, waker_seq;
 
-	/* prev goes off CPU: its stacks are current's; no waker yet. */
+	/* prev goes off CPU: its stacks are current's. Its waker may be in
+	 * already: sched_waking runs on the waker's CPU as soon as prev is
+	 * dequeued, before this tracepoint. A task preempted (runnable) has
+	 * none coming. */
 	if (offcpu_allowed(prev, tid, tgid)) {
 		s = start_of(prev, tid, btf, true);
 		if (s) {
-			s->ts = now;
 			s->seq = take_stacks(ctx, prev, tgid, &key.target);
 			s->kern_stack_id = key.target.kern_stack_id;
 			s->user_stack_id = key.target.user_stack_id;
-			__builtin_memset(&s->waker, 0, sizeof(s->waker));
-			s->waker.user_stack_id = -1;
-			s->waker.kern_stack_id = -1;
-			s->waker_seq = 0;
+			if (preempt || task_state(prev) == TASK_RUNNING)
+				forget_waker(s);
+			s->ts = now;
 		}
 	}
 
@@ -97,10 +108,9 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 	key.waker = s->waker;
 	seq = s->seq;
 	waker_seq = s->waker_seq;
-	if (btf)
-		s->ts = 0;
-	else
-		bpf_map_delete_elem(&start, &tid);
+	/* Running: a waker from now on is for its next block. */
+	s->ts = 0;
+	forget_waker(s);
 	if (!block_counts(delta))
 		return 0;
 	key.target.tid = tid;
@@ -112,8 +122,9 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 	return 0;
 }
 
-/* p is being woken by current: if p is followed and off CPU, current's
- * stacks are its waker's. */
+/* p is being woken by current: if p is followed, current's stacks are
+ * the waker's of its block (going on, or about to be charged: see
+ * on_switch). */
 static __always_inline int on_waking(void *ctx, struct task_struct *p, bool btf)
 {
 	struct task_struct *waker = (struct task_struct *)bpf_get_current_task();
@@ -124,7 +135,7 @@ static __always_inline int on_waking(void *ctx, struct task_struct *p, bool btf)
 	__u64 seq;
 
 	s = start_of(p, tid, btf, false);
-	if (!s || !s->ts)
+	if (!s)
 		return 0;
 	w.tgid = id >> 32;
 	w.tid = (__u32)id;
@@ -139,7 +150,7 @@ static __always_inline int on_waking(void *ctx, struct task_struct *p, bool btf)
 SEC("tp_btf/sched_switch")
 int BPF_PROG(ow_btf_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	return on_switch(ctx, prev, next, true);
+	return on_switch(ctx, preempt, prev, next, true);
 }
 
 SEC("tp_btf/sched_waking")
@@ -151,7 +162,7 @@ int BPF_PROG(ow_btf_waking, struct task_struct *p)
 SEC("raw_tp/sched_switch")
 int BPF_PROG(ow_raw_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	return on_switch(ctx, prev, next, false);
+	return on_switch(ctx, preempt, prev, next, false);
 }
 
 SEC("raw_tp/sched_waking")

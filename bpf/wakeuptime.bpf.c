@@ -24,11 +24,24 @@
 
 TASK_START_MAPS();
 
-static __always_inline int on_switch(struct task_struct *prev, bool btf)
+static __always_inline int on_switch(struct task_struct *prev, struct task_struct *next,
+				     bool btf)
 {
-	__u32 tid = BPF_CORE_READ(prev, pid), tgid = BPF_CORE_READ(prev, tgid);
+	__u32 tid = BPF_CORE_READ(next, pid), tgid;
 	__u64 now, *ts;
 
+	/* next runs: a time left by a wakeup that came before its switch-out
+	 * (sched_waking may run as soon as it is dequeued), or by a
+	 * preemption, must not be charged to a later wakeup. */
+	if (btf) {
+		ts = bpf_task_storage_get(&start_storage, next, 0, 0);
+		if (ts)
+			*ts = 0;
+	} else {
+		bpf_map_delete_elem(&start, &tid);
+	}
+	tid = BPF_CORE_READ(prev, pid);
+	tgid = BPF_CORE_READ(prev, tgid);
 	if (!offcpu_allowed(prev, tid, tgid))
 		return 0;
 	now = bpf_ktime_get_ns();
@@ -83,7 +96,7 @@ static __always_inline int on_waking(void *ctx, struct task_struct *p, bool btf)
 SEC("tp_btf/sched_switch")
 int BPF_PROG(wu_btf_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	return on_switch(prev, true);
+	return on_switch(prev, next, true);
 }
 
 SEC("tp_btf/sched_waking")
@@ -95,7 +108,7 @@ int BPF_PROG(wu_btf_waking, struct task_struct *p)
 SEC("raw_tp/sched_switch")
 int BPF_PROG(wu_raw_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	return on_switch(prev, false);
+	return on_switch(prev, next, false);
 }
 
 SEC("raw_tp/sched_waking")

@@ -8,6 +8,12 @@
 #ifndef PF_KTHREAD
 #define PF_KTHREAD 0x00200000
 #endif
+#ifndef TASK_RUNNING
+#define TASK_RUNNING 0
+#endif
+#ifndef TASK_DEAD
+#define TASK_DEAD 0x80
+#endif
 
 const volatile bool user_threads_only = false;
 const volatile bool kernel_threads_only = false;
@@ -29,6 +35,9 @@ static __always_inline bool offcpu_allowed(struct task_struct *t, __u32 tid, __u
 	if (filter_pids && !bpf_map_lookup_elem(&pid_filter, &tgid))
 		return false;
 	if (!cgroup_allowed())
+		return false;
+	/* Its last switch: it never comes back. */
+	if (task_state(t) & TASK_DEAD)
 		return false;
 	if (filter_tids && !bpf_map_lookup_elem(&tid_filter, &tid))
 		return false;

@@ -38,6 +38,12 @@ impl PingPong {
     /// Builds the program (with frame pointers or without) and starts it
     /// for `rounds` rounds (25 ms each).
     pub fn start(tmp_dir: &str, rounds: u32, frame_pointers: bool) -> PingPong {
+        Self::start_with(tmp_dir, rounds, frame_pointers, false)
+    }
+
+    /// As [`PingPong::start`]; `fast`: without the naps, each process waking
+    /// the other as soon as it runs (waits of microseconds).
+    pub fn start_with(tmp_dir: &str, rounds: u32, frame_pointers: bool, fast: bool) -> PingPong {
         let (name, fp) = if frame_pointers {
             ("ping-pong", "-fno-omit-frame-pointer")
         } else {
@@ -52,6 +58,7 @@ impl PingPong {
         );
         let mut child = Command::new(&bin)
             .arg(rounds.to_string())
+            .args(fast.then_some("fast"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -76,6 +83,28 @@ impl PingPong {
     /// Both pids, as `-p` takes them.
     pub fn pids(&self) -> String {
         format!("{},{}", self.a, self.b)
+    }
+
+    /// Runs the rounds under `bin` (`args`, and -p with both pids, `env`
+    /// in its environment), stopped with Ctrl-C once they are over: what it
+    /// printed, and what the processes measured.
+    pub fn trace(
+        &mut self,
+        bin: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> (super::Finished, Blocked) {
+        super::require_root();
+        let tool = super::Traced::start_command(
+            Command::new(bin)
+                .args(["-p", &self.pids()])
+                .args(args)
+                .envs(env.iter().copied()),
+        );
+        let blocked = self.run();
+        let finished = super::stop_and_check_unloaded(tool);
+        assert!(finished.status.success(), "{finished:?}");
+        (finished, blocked)
     }
 
     /// Runs the rounds and returns what the processes measured.

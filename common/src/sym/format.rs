@@ -51,8 +51,9 @@ pub enum Joined<'a> {
     /// offwaketime: the stack is a woken task's, joined at its leaf with
     /// the stack of the task that woke it.
     Waker(Side<'a>),
-    /// wakeuptime: the stack is a waker's, the comm the task it woke.
-    Woke(&'a str),
+    /// wakeuptime: the stack is a waker's, by the process it woke (its
+    /// name and pid).
+    Woke(&'a str, u32),
 }
 
 /// One task's side of a joined stack.
@@ -100,7 +101,7 @@ pub fn write_multi_line(out: &mut dyn Write, s: &Stack, value: u64) -> io::Resul
     match s.joined {
         Joined::None => {}
         Joined::Waker(w) => return write_woken(out, s, &w, value),
-        Joined::Woke(target) => return write_waker(out, s, target, value),
+        Joined::Woke(target, pid) => return write_waker(out, s, (target, pid), value),
     }
     match s.kernel {
         Part::Absent => {}
@@ -179,20 +180,26 @@ fn write_woken(out: &mut dyn Write, s: &Stack, w: &Side, value: u64) -> io::Resu
     writeln!(out, "        {value}\n")
 }
 
-/// BCC's wakeuptime: the woken task's name, the waker's stack leaf first,
-/// each frame with its address, the waker's name, and the value.
-fn write_waker(out: &mut dyn Write, s: &Stack, target: &str, value: u64) -> io::Result<()> {
+/// BCC's wakeuptime: the woken process's name, the waker's stack leaf
+/// first, each frame with its address, the waker's name, and the value;
+/// each name with its pid (BCC's sums by name).
+fn write_waker(
+    out: &mut dyn Write,
+    s: &Stack,
+    (target, pid): (&str, u32),
+    value: u64,
+) -> io::Result<()> {
     if let Some(c) = s.container {
         writeln!(out, "    [{c}]")?;
     }
-    writeln!(out, "    {:<16} {target}", "target:")?;
+    writeln!(out, "    {:<16} {target} {pid}", "target:")?;
     let label = |f: &Frame| format!("{:<16x} {}", f.addr, f.label(true));
     write_part(out, s.kernel, "[Missed Kernel Stack]", false, &label)?;
     if s.delimited && s.kernel.present() && s.user.present() {
         writeln!(out, "    --")?;
     }
     write_part(out, s.user, "[Missed User Stack]", false, &label)?;
-    writeln!(out, "    {:<16} {}", "waker:", s.comm)?;
+    writeln!(out, "    {:<16} {} {}", "waker:", s.comm, s.pid)?;
     writeln!(out, "        {value}\n")
 }
 
@@ -229,6 +236,25 @@ fn push_folded_part(
     }
 }
 
+/// Appends one task's halves to a folded line: root first (user, `-`
+/// under -d, kernel), or leaf first (kernel, `-`, user).
+fn push_halves(line: &mut String, s: &Stack, kernel: &Part, user: &Part, leaf_first: bool) {
+    let suffix = if s.annotate { "_[k]" } else { "" };
+    let delimiter = s.delimited && kernel.present() && user.present();
+    let halves = [
+        (kernel, "[Missed Kernel Stack]", suffix),
+        (user, "[Missed User Stack]", ""),
+    ];
+    let order = if leaf_first { [0, 1] } else { [1, 0] };
+    for (i, half) in order.into_iter().enumerate() {
+        if i == 1 && delimiter {
+            line.push_str(";-");
+        }
+        let (part, missed, suffix) = halves[half];
+        push_folded_part(line, part, missed, leaf_first, s.offsets, suffix);
+    }
+}
+
 /// A folded line: `comm;user frames root first;kernel frames value`, with
 /// `-` between user and kernel frames under -d; what flamegraph.pl and
 /// inferno read. Joined: offwaketime's `target;…;--;…;waker value` (the
@@ -239,81 +265,23 @@ pub fn folded_line(s: &Stack, value: u64) -> String {
         Some(c) => format!("[{}];", folded_name(c)),
         None => String::new(),
     };
-    if let Joined::Waker(w) = s.joined {
-        let suffix = if s.annotate { "_[k]" } else { "" };
-        let both = |k: &Part, u: &Part| s.delimited && k.present() && u.present();
-        line.push_str(&folded_name(s.comm));
-        push_folded_part(
-            &mut line,
-            s.user,
-            "[Missed User Stack]",
-            false,
-            s.offsets,
-            "",
-        );
-        if both(s.kernel, s.user) {
-            line.push_str(";-");
-        }
-        push_folded_part(
-            &mut line,
-            s.kernel,
-            "[Missed Kernel Stack]",
-            false,
-            s.offsets,
-            suffix,
-        );
-        line.push_str(";--");
-        push_folded_part(
-            &mut line,
-            w.kernel,
-            "[Missed Kernel Stack]",
-            true,
-            s.offsets,
-            suffix,
-        );
-        if both(w.kernel, w.user) {
-            line.push_str(";-");
-        }
-        push_folded_part(
-            &mut line,
-            w.user,
-            "[Missed User Stack]",
-            true,
-            s.offsets,
-            "",
-        );
-        // No waker (a task preempted, not woken): no empty frame.
-        if !w.comm.is_empty() {
-            line.push(';');
-            line.push_str(&folded_name(w.comm));
-        }
-        let _ = write!(line, " {value}");
-        return line;
-    }
     line.push_str(&folded_name(s.comm));
-    push_folded_part(
-        &mut line,
-        s.user,
-        "[Missed User Stack]",
-        false,
-        s.offsets,
-        "",
-    );
-    if s.delimited && s.kernel.present() && s.user.present() {
-        line.push_str(";-");
-    }
-    let suffix = if s.annotate { "_[k]" } else { "" };
-    push_folded_part(
-        &mut line,
-        s.kernel,
-        "[Missed Kernel Stack]",
-        false,
-        s.offsets,
-        suffix,
-    );
-    if let Joined::Woke(target) = s.joined {
-        line.push(';');
-        line.push_str(&folded_name(target));
+    push_halves(&mut line, s, s.kernel, s.user, false);
+    match s.joined {
+        Joined::None => {}
+        Joined::Waker(w) => {
+            line.push_str(";--");
+            push_halves(&mut line, s, w.kernel, w.user, true);
+            // No waker (a task preempted, not woken): no empty frame.
+            if !w.comm.is_empty() {
+                line.push(';');
+                line.push_str(&folded_name(w.comm));
+            }
+        }
+        Joined::Woke(target, _) => {
+            line.push(';');
+            line.push_str(&folded_name(target));
+        }
     }
     let _ = write!(line, " {value}");
     line
@@ -488,15 +456,15 @@ mod tests {
             delimited: false,
             offsets: false,
             annotate: false,
-            joined: Joined::Woke("b"),
+            joined: Joined::Woke("b", 8),
         };
         let mut out = Vec::new();
         write_multi_line(&mut out, &s, 20).unwrap();
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[0], "    target:          b");
+        assert_eq!(lines[0], "    target:          b 8");
         assert!(lines[1].ends_with(" try_to_wake_up+0x1c"), "{text}");
-        assert_eq!(lines[3], "    waker:           a", "{text}");
+        assert_eq!(lines[3], "    waker:           a 7", "{text}");
         assert_eq!(lines[4], "        20", "{text}");
         assert_eq!(folded_line(&s, 20), "a;pipe_write;try_to_wake_up;b 20");
         let with_user = Stack {

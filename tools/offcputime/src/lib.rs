@@ -5,10 +5,9 @@ mod info;
 
 use anyhow::Result;
 use clap::Parser;
-use common::cli::{self, CommonArgs};
 use common::kernel::filters::Filters;
 use common::kernel::probe;
-use common::kinds::stack::{self as stacks, Look, OffCpuArgs, ShownArgs, StackArgs, Value};
+use common::kinds::stack::{self as stacks, Join, OffCpuLook, OffCpuToolArgs};
 use common::run::lifecycle::{self, Banner, Setup, Tool};
 use libbpf_rs::skel::OpenSkel;
 
@@ -42,20 +41,17 @@ EXAMPLES:
 #[command(name = "offcputime", version, after_help = EXAMPLES)]
 struct Args {
     #[command(flatten)]
-    off: OffCpuArgs,
-    /// Show the offset of each frame from its symbol (name+0x1c)
-    #[arg(short = 's', long)]
-    offset: bool,
-    #[command(flatten)]
-    shown: ShownArgs,
-    #[command(flatten)]
-    stacks: StackArgs,
-    /// Duration of the trace, in seconds (default: until Ctrl-C)
-    #[arg(value_parser = cli::seconds)]
-    duration: Option<u64>,
-    #[command(flatten)]
-    common: CommonArgs,
+    all: OffCpuToolArgs,
 }
+
+/// The report's look.
+const LOOK: OffCpuLook = OffCpuLook {
+    per_thread: true,
+    join: Join::None,
+    svg_title: "Off-CPU Time Flame Graph",
+    sample_types: &[("offcpu", "nanoseconds")],
+    counts_full: "off-CPU intervals not counted: the counts map was full",
+};
 
 pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Offcputime>();
 
@@ -67,46 +63,20 @@ impl Tool for Offcputime {
     common::tool_types!(OffcputimeSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
-        args.off.check()?;
+        args.all.off.check()?;
         Ok(Offcputime { args })
     }
 
     fn stacks(&self) -> Option<stacks::Spec<'_>> {
-        let args = &self.args;
-        Some(stacks::Spec {
-            args: &args.stacks,
-            common: &args.common,
-            shown: &args.shown,
-            ids: args.off.ids(),
-            // Summed in nanoseconds, shown in microseconds, by thread.
-            look: Look {
-                per_thread: true,
-                offsets: args.offset,
-                ..Look::new(Value {
-                    name: "us",
-                    divisor: 1000,
-                })
-            },
-            svg: stacks::Svg {
-                title: "Off-CPU Time Flame Graph",
-                count_name: "us",
-                cold: true,
-                required: true,
-            },
-            profile: stacks::Profile {
-                sample_types: &[("offcpu", "nanoseconds")],
-            },
-            counts_full: "off-CPU intervals not counted: the counts map was full",
-            duration: args.duration,
-        })
+        Some(self.args.all.spec(&LOOK))
     }
 
     fn filters(&self) -> Filters {
-        self.args.off.filters()
+        self.args.all.off.filters()
     }
 
     fn configure(&mut self, open: &mut OpenOffcputimeSkel<'_>, _: &Setup) -> Result<()> {
-        self.args.off.configure(open.open_object_mut())?;
+        self.args.all.off.configure(open.open_object_mut())?;
         // Switch-out state: task storage for tp_btf, a hash map for raw_tp.
         let (p, m) = (&mut open.progs, &mut open.maps);
         probe::task_state_variant(probe::TaskStateVariants {
@@ -124,12 +94,7 @@ impl Tool for Offcputime {
 }
 
 fn banner(args: &Args) -> String {
-    format!(
-        "Tracing off-CPU time (us) of {} by {} stack{}",
-        args.off.threads(),
-        args.shown.words(),
-        stacks::until(args.duration)
-    )
+    args.all.banner("off-CPU time", "stack")
 }
 
 #[cfg(test)]

@@ -7,10 +7,9 @@ mod info;
 
 use anyhow::Result;
 use clap::Parser;
-use common::cli::{self, CommonArgs};
 use common::kernel::filters::Filters;
 use common::kernel::probe;
-use common::kinds::stack::{self as stacks, Join, Look, OffCpuArgs, ShownArgs, StackArgs, Value};
+use common::kinds::stack::{self as stacks, Join, OffCpuLook, OffCpuToolArgs};
 use common::run::lifecycle::{self, Banner, Setup, Tool};
 use libbpf_rs::skel::OpenSkel;
 
@@ -37,20 +36,18 @@ EXAMPLES:
 #[command(name = "wakeuptime", version, after_help = EXAMPLES)]
 struct Args {
     #[command(flatten)]
-    off: OffCpuArgs,
-    /// Show the offset of each frame from its symbol (name+0x1c)
-    #[arg(short = 's', long)]
-    offset: bool,
-    #[command(flatten)]
-    shown: ShownArgs,
-    #[command(flatten)]
-    stacks: StackArgs,
-    /// Duration of the trace, in seconds (default: until Ctrl-C)
-    #[arg(value_parser = cli::seconds)]
-    duration: Option<u64>,
-    #[command(flatten)]
-    common: CommonArgs,
+    all: OffCpuToolArgs,
 }
+
+/// The report's look.
+const LOOK: OffCpuLook = OffCpuLook {
+    // By process woken and waker process, as BCC's by name.
+    per_thread: false,
+    join: Join::WakeUp,
+    svg_title: "Wakeup Time Flame Graph",
+    sample_types: &[("blocked", "nanoseconds")],
+    counts_full: "blocked intervals not counted: the counts map was full",
+};
 
 pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Wakeuptime>();
 
@@ -62,47 +59,20 @@ impl Tool for Wakeuptime {
     common::tool_types!(WakeuptimeSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
-        args.off.check()?;
+        args.all.off.check()?;
         Ok(Wakeuptime { args })
     }
 
     fn stacks(&self) -> Option<stacks::Spec<'_>> {
-        let args = &self.args;
-        Some(stacks::Spec {
-            args: &args.stacks,
-            common: &args.common,
-            shown: &args.shown,
-            ids: args.off.ids(),
-            // Summed in nanoseconds, shown in microseconds, by process
-            // woken and waker process.
-            look: Look {
-                offsets: args.offset,
-                join: Join::WakeUp,
-                ..Look::new(Value {
-                    name: "us",
-                    divisor: 1000,
-                })
-            },
-            svg: stacks::Svg {
-                title: "Wakeup Time Flame Graph",
-                count_name: "us",
-                cold: true,
-                required: true,
-            },
-            profile: stacks::Profile {
-                sample_types: &[("blocked", "nanoseconds")],
-            },
-            counts_full: "blocked intervals not counted: the counts map was full",
-            duration: args.duration,
-        })
+        Some(self.args.all.spec(&LOOK))
     }
 
     fn filters(&self) -> Filters {
-        self.args.off.filters()
+        self.args.all.off.filters()
     }
 
     fn configure(&mut self, open: &mut OpenWakeuptimeSkel<'_>, _: &Setup) -> Result<()> {
-        self.args.off.configure(open.open_object_mut())?;
+        self.args.all.off.configure(open.open_object_mut())?;
         // Switch-out state: task storage for tp_btf, a hash map for raw_tp.
         let (p, m) = (&mut open.progs, &mut open.maps);
         probe::task_state_variant(probe::TaskStateVariants {
@@ -120,12 +90,7 @@ impl Tool for Wakeuptime {
 }
 
 fn banner(args: &Args) -> String {
-    format!(
-        "Tracing blocked time (us) of {} by {} waker stack{}",
-        args.off.threads(),
-        args.shown.words(),
-        stacks::until(args.duration)
-    )
+    args.all.banner("blocked time", "waker stack")
 }
 
 #[cfg(test)]

@@ -32,7 +32,7 @@ use crate::sym::Symbolizer;
 use crate::unwind::{StackTable, UnwindArgs, Unwinder};
 
 pub use files::{Outputs, Profile, Report, Svg};
-pub use offcpu::OffCpuArgs;
+pub use offcpu::{OffCpuArgs, OffCpuLook, OffCpuToolArgs};
 pub use report::{Join, Look, Value};
 pub use resolve::{resolve, Halves, Key, Parts, ProcessKeeper, User, Waker};
 

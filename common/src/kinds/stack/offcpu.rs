@@ -102,3 +102,76 @@ impl OffCpuArgs {
         }
     }
 }
+
+/// Everything an off-CPU stack tool takes: the threads and times followed,
+/// `-s`, the halves shown, the stack options and the duration.
+#[derive(clap::Args, Debug, Clone)]
+pub struct OffCpuToolArgs {
+    #[command(flatten)]
+    pub off: OffCpuArgs,
+    /// Show the offset of each frame from its symbol (name+0x1c)
+    #[arg(short = 's', long)]
+    pub offset: bool,
+    #[command(flatten)]
+    pub shown: super::ShownArgs,
+    #[command(flatten)]
+    pub stacks: super::StackArgs,
+    /// Duration of the trace, in seconds (default: until Ctrl-C)
+    #[arg(value_parser = cli::seconds)]
+    pub duration: Option<u64>,
+    #[command(flatten)]
+    pub common: crate::cli::CommonArgs,
+}
+
+/// What differs between the off-CPU stack tools' reports.
+pub struct OffCpuLook {
+    /// Counted by thread (else by process).
+    pub per_thread: bool,
+    pub join: super::Join,
+    pub svg_title: &'static str,
+    /// The pprof profile's sample type: `("offcpu", "nanoseconds")`.
+    pub sample_types: &'static [(&'static str, &'static str)],
+    pub counts_full: &'static str,
+}
+
+impl OffCpuToolArgs {
+    /// The stack kind's spec: sums in nanoseconds, shown in microseconds.
+    pub fn spec(&self, look: &OffCpuLook) -> super::Spec<'_> {
+        super::Spec {
+            args: &self.stacks,
+            common: &self.common,
+            shown: &self.shown,
+            ids: self.off.ids(),
+            look: super::Look {
+                per_thread: look.per_thread,
+                offsets: self.offset,
+                join: look.join,
+                ..super::Look::new(super::Value {
+                    name: "us",
+                    divisor: 1000,
+                })
+            },
+            svg: super::Svg {
+                title: look.svg_title,
+                count_name: "us",
+                cold: true,
+                required: true,
+            },
+            profile: super::Profile {
+                sample_types: look.sample_types,
+            },
+            counts_full: look.counts_full,
+            duration: self.duration,
+        }
+    }
+
+    /// The banner: `Tracing WHAT (us) of THREADS by HALVES BY…`.
+    pub fn banner(&self, what: &str, by: &str) -> String {
+        format!(
+            "Tracing {what} (us) of {} by {} {by}{}",
+            self.off.threads(),
+            self.shown.words(),
+            super::until(self.duration)
+        )
+    }
+}

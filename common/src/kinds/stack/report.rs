@@ -123,7 +123,7 @@ pub fn print(
                 side.comm,
                 side.pid,
                 side.tgid,
-                Joined::Woke(&shown),
+                Joined::Woke(&shown, k.shown_id),
             ),
             _ => (
                 &p.kernel,
@@ -155,7 +155,8 @@ pub fn print(
             if look.per_thread {
                 labels.push(Label::Num("tid", k.shown_id.into()));
             }
-            if let (Some(c), Some(wk)) = (&waker_comm, &k.waker) {
+            // No waker (a task preempted): no labels.
+            if let (Some(c), Some(wk)) = (waker_comm.as_ref().filter(|c| !c.is_empty()), &k.waker) {
                 labels.push(Label::Str("waker_comm", c));
                 labels.push(Label::Num("waker_pid", wk.tgid.into()));
             }
@@ -181,16 +182,21 @@ pub fn print(
                 o["tid"] = k.shown_id.into();
             }
             if let (Some(wk), Some(c)) = (&k.waker, &waker_comm) {
-                let mut waker = json!({
-                    "pid": wk.tgid,
-                    "comm": c,
-                    "kernel_stack": sym::part_json(waker_kernel, look.offsets),
-                    "user_stack": sym::part_json(waker_user, look.offsets),
-                });
-                if look.per_thread {
-                    waker["tid"] = wk.shown_id.into();
+                if c.is_empty() {
+                    // A task preempted, not woken.
+                    o["waker"] = serde_json::Value::Null;
+                } else {
+                    let mut waker = json!({
+                        "pid": wk.tgid,
+                        "comm": c,
+                        "kernel_stack": sym::part_json(waker_kernel, look.offsets),
+                        "user_stack": sym::part_json(waker_user, look.offsets),
+                    });
+                    if look.per_thread {
+                        waker["tid"] = wk.shown_id.into();
+                    }
+                    o["waker"] = waker;
                 }
-                o["waker"] = waker;
             }
             if let (Some(n), Some(o)) = (&names, o.as_object_mut()) {
                 crate::kernel::cgroups::add_json(o, k.cgroup_id, n.as_deref());
