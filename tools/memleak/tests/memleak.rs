@@ -522,6 +522,14 @@ fn allocator_paths_counted(disable: &str) -> String {
             "0",
             "-T",
             "100",
+            // Each of the paths' stacks must have its own bucket in the
+            // stack map: two of ~20 stacks sharing one of 16384 (about 1%
+            // of runs) left one path without a stack. 262144 shallow
+            // buckets: 32 MiB, and odds below 0.1%.
+            "--stack-storage-size",
+            "262144",
+            "--perf-max-stack-depth",
+            "16",
             "60",
         ],
         &[("BPFTOOLS_DISABLE", disable)],
