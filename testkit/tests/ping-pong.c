@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -73,6 +72,8 @@ int main(int argc, char **argv)
 		return 1;
 	if (b == 0) {
 		prctl(PR_SET_NAME, "pp-b");
+		/* a's end only: its exit ends b's last read. */
+		close(ab[1]);
 		for (int i = 0; i < rounds; i++) {
 			t = since[1] = now_us();
 			b_waits_for_a(ab[0]);
@@ -85,6 +86,9 @@ int main(int argc, char **argv)
 		if (write(result[1], &b_blocked, sizeof(b_blocked)) != sizeof(b_blocked) ||
 		    write(result[1], &a_asleep, sizeof(a_asleep)) != sizeof(a_asleep))
 			return 3;
+		/* Alive until a ends, so that a tracer can still read its maps. */
+		while (read(ab[0], line, 1) > 0)
+			;
 		return 0;
 	}
 	prctl(PR_SET_NAME, "pp-a");
@@ -104,9 +108,12 @@ int main(int argc, char **argv)
 	if (read(result[0], &b_blocked, sizeof(b_blocked)) != sizeof(b_blocked) ||
 	    read(result[0], &a_asleep, sizeof(a_asleep)) != sizeof(a_asleep))
 		return 3;
-	waitpid(b, NULL, 0);
 	printf("blocked a %lld b %lld asleep a %lld b %lld\n", a_blocked, b_blocked, a_asleep,
 	       b_asleep);
 	fflush(stdout);
+	/* Alive (and b with it) until stdin closes, so that a tracer can still
+	 * read their maps when it reports. */
+	while (fgets(line, sizeof(line), stdin))
+		;
 	return 0;
 }

@@ -114,9 +114,11 @@ fn json_and_user_stacks() {
     let mut pp = PingPong::start(TMP, 40, true);
     let (finished, _) = trace(&mut pp, &["--json", "-U"], &[]);
     let entries = finished.json();
+    // b's waits ended by a (not b's naps, ended by a timer interrupt in
+    // whichever task was running: it is named as the waker).
     let e = entries
         .iter()
-        .find(|e| e["comm"] == "pp-b" && e["waker"]["comm"] == "pp-a")
+        .find(|e| e["comm"] == "pp-b" && e["waker"]["pid"] == pp.a)
         .unwrap_or_else(|| panic!("{entries:#?}"));
     assert_eq!(e["pid"], pp.b, "{e}");
     assert_eq!(e["waker"]["pid"], pp.a, "{e}");
