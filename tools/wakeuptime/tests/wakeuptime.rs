@@ -32,9 +32,11 @@ fn total(finished: &Finished, waker: &str, wakes: &str, target: &str) -> u64 {
         .sum()
 }
 
-/// Within 10% of what the processes measured asleep, each way: a wait
-/// without the run queue wait after its wakeup, which wakeuptime leaves
-/// out (under 1% of the wait on this machine; over 10% in a TCG guest).
+/// Each way: between 80% and 110% of what the process measured asleep (a
+/// wait without the run queue wait after its wakeup, which wakeuptime
+/// leaves out). The time from the read's start to the switch-out is in the
+/// measure but is no sleep: a preemption there (long in a TCG guest) is
+/// left out too. On this machine both agree within 2%.
 fn assert_both_ways(finished: &Finished, blocked: Blocked) {
     let b = total(finished, "pp-a", A_WAKES_B, "pp-b");
     let a = total(finished, "pp-b", B_WAKES_A, "pp-a");
@@ -43,9 +45,9 @@ fn assert_both_ways(finished: &Finished, blocked: Blocked) {
         ("pp-a", a, blocked.a_asleep_us),
     ];
     for (who, seen, measured) in measured {
-        let off = seen.abs_diff(measured) as f64 / measured as f64;
+        let ratio = seen as f64 / measured as f64;
         assert!(
-            off <= 0.10,
+            (0.8..=1.1).contains(&ratio),
             "{who} asleep {seen} us as traced, {measured} us as it measured: {:#?}",
             finished.stdout
         );
