@@ -42,6 +42,7 @@ pub mod export;
 pub mod kernel;
 pub mod kinds;
 pub mod output;
+pub mod probes;
 pub mod run;
 pub mod signals;
 pub mod sym;

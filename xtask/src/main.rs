@@ -282,6 +282,8 @@ const TEST_PACKAGES: &[&str] = &[
     "linux-perf",
     // The container tests' clients: a connection made inside a cgroup.
     "python3",
+    // <sys/sdt.h>: the USDT probes of the probe tools' test programs.
+    "systemtap-sdt-dev",
 ];
 
 fn test(cargo_args: &[String]) -> Result<()> {

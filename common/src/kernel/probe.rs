@@ -499,6 +499,35 @@ pub fn helper(prog_type: libbpf_sys::bpf_prog_type, helper: libbpf_sys::bpf_func
     unsafe { libbpf_sys::libbpf_probe_bpf_helper(prog_type, helper, std::ptr::null()) == 1 }
 }
 
+/// True if kprobe and uprobe programs can read their attach cookie
+/// (bpf_get_attach_cookie, 5.15+): one program serves many probes.
+pub fn attach_cookie() -> bool {
+    static HAS: OnceLock<bool> = OnceLock::new();
+    *HAS.get_or_init(|| {
+        !disabled("attach_cookie")
+            && helper(
+                libbpf_sys::BPF_PROG_TYPE_KPROBE,
+                libbpf_sys::BPF_FUNC_get_attach_cookie,
+            )
+    })
+}
+
+/// True if many kprobes attach as one link (kprobe_multi, 5.18+): a
+/// program of that attach type loads only where the kernel knows it.
+pub fn kprobe_multi() -> bool {
+    static HAS: OnceLock<bool> = OnceLock::new();
+    *HAS.get_or_init(|| {
+        features().kprobe
+            && !disabled("kprobe_multi")
+            && trivial_program(
+                libbpf_sys::BPF_PROG_TYPE_KPROBE,
+                libbpf_sys::BPF_TRACE_KPROBE_MULTI,
+                0,
+            )
+            .is_some()
+    })
+}
+
 /// True if tracepoint programs can read a task's saved user registers
 /// (bpf_task_pt_regs, 5.15+): syscall arguments are then at hand at exit.
 pub fn task_pt_regs() -> bool {

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-2.0
+/* funccount: calls counted per probe (user functions, USDT probes,
+ * tracepoints, kernel functions). One program per kind of hook, attached
+ * to every probe of that kind; the probe's index comes from the attach
+ * cookie (bpf_get_attach_cookie, 5.15+; with USDT the spec's cookie).
+ * Counts go to a per-CPU array indexed by probe (no hashing, no lock), or
+ * with -P a per-CPU hash by process and probe. */
+#include <vmlinux.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
+#include "funccount.h"
+#include "errors.bpf.h"
+#include "filters.bpf.h"
+#include "maps.bpf.h"
+
+const volatile bool per_process = false;
+/* -c: only calls on this CPU; -1 any. */
+const volatile __s32 only_cpu = -1;
+
+/* Sized by the front end to the number of probes. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} calls SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 10240);
+	__type(key, struct fc_key);
+	__type(value, struct fc_pcount);
+} by_process SEC(".maps");
+
+static __always_inline void count(__u32 probe)
+{
+	__u64 id = bpf_get_current_pid_tgid(), *n;
+	struct fc_key key = {};
+	struct fc_pcount *p, fresh = {};
+
+	if (!task_allowed(id) || !cgroup_allowed())
+		return;
+	if (only_cpu >= 0 && bpf_get_smp_processor_id() != (__u32)only_cpu)
+		return;
+	if (!per_process) {
+		n = bpf_map_lookup_elem(&calls, &probe);
+		/* Atomic: a uprobe's program can be preempted by another
+		 * task's on the same CPU. */
+		if (n)
+			__sync_fetch_and_add(n, 1);
+		return;
+	}
+	key.tgid = id >> 32;
+	key.probe = probe;
+	p = bpf_map_lookup_elem(&by_process, &key);
+	if (!p) {
+		bpf_get_current_comm(fresh.comm, sizeof(fresh.comm));
+		p = lookup_or_try_init(&by_process, &key, &fresh);
+		if (!p) {
+			count_error(ERR_FC_FULL);
+			return;
+		}
+	}
+	__sync_fetch_and_add(&p->count, 1);
+}
+
+SEC("uprobe.multi")
+int fc_umulti(struct pt_regs *ctx)
+{
+	count(bpf_get_attach_cookie(ctx));
+	return 0;
+}
+
+SEC("uprobe")
+int fc_uprobe(struct pt_regs *ctx)
+{
+	count(bpf_get_attach_cookie(ctx));
+	return 0;
+}
+
+SEC("kprobe.multi")
+int fc_kmulti(struct pt_regs *ctx)
+{
+	count(bpf_get_attach_cookie(ctx));
+	return 0;
+}
+
+SEC("kprobe")
+int fc_kprobe(struct pt_regs *ctx)
+{
+	count(bpf_get_attach_cookie(ctx));
+	return 0;
+}
+
+SEC("usdt")
+int fc_usdt(struct pt_regs *ctx)
+{
+	count(bpf_usdt_cookie(ctx));
+	return 0;
+}
+
+SEC("tracepoint")
+int fc_tp(void *ctx)
+{
+	count(bpf_get_attach_cookie(ctx));
+	return 0;
+}
+
+/* Keeps the error enum in BTF for the front end. */
+enum fc_error fc_error_btf;
+
+char LICENSE[] SEC("license") = "GPL";

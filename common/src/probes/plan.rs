@@ -1,0 +1,394 @@
+//! Probes resolved to the points they attach to, and attached: each point's
+//! index is its BPF cookie, so one program per kind of hook serves every
+//! point of that kind.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use libbpf_rs::{
+    KprobeMultiOpts, KprobeOpts, Link, ProgramMut, TracepointCategory, TracepointOpts,
+    UprobeMultiOpts, UprobeOpts, UsdtOpts,
+};
+
+use super::{elf, tracepoints, At, Probe, Target};
+use crate::kernel::probe::{self, UprobeLinks};
+
+/// Where one probe point goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Point {
+    /// A function at `offset` in the file.
+    Uprobe {
+        path: PathBuf,
+        offset: u64,
+    },
+    Usdt {
+        path: PathBuf,
+        provider: String,
+        name: String,
+    },
+    Tracepoint {
+        category: String,
+        event: String,
+        id: u32,
+    },
+    Kernel {
+        func: String,
+    },
+}
+
+/// A point and how the report names it.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    pub label: String,
+    pub at: At,
+    pub point: Point,
+}
+
+/// Every point of the probes given, in their order; a point named twice
+/// once. A probe that matches nothing, a library not found, or kernel
+/// functions on a kernel without kprobes, is an error naming it.
+pub fn plan(probes: &[Probe], pid: Option<u32>) -> Result<Vec<Planned>> {
+    let mut out: Vec<Planned> = Vec::new();
+    for probe in probes {
+        let before = out.len();
+        let at = probe.at;
+        match &probe.target {
+            Target::User { lib, func } => {
+                let path = elf::resolve(lib, pid).with_context(|| probe.text.clone())?;
+                for f in elf::functions(&path, func)? {
+                    out.push(Planned {
+                        label: f.name,
+                        at,
+                        point: Point::Uprobe {
+                            path: path.clone(),
+                            offset: f.offset,
+                        },
+                    });
+                }
+            }
+            Target::Usdt {
+                lib,
+                provider,
+                probe: name,
+            } => {
+                let path = elf::resolve(lib, pid).with_context(|| probe.text.clone())?;
+                for u in elf::usdt_probes(&path)? {
+                    if provider.as_ref().is_some_and(|p| !p.matches(&u.provider))
+                        || !name.matches(&u.name)
+                    {
+                        continue;
+                    }
+                    out.push(Planned {
+                        label: u.name.clone(),
+                        at,
+                        point: Point::Usdt {
+                            path: path.clone(),
+                            provider: u.provider,
+                            name: u.name,
+                        },
+                    });
+                }
+            }
+            Target::Tracepoint { category, event } => {
+                for t in tracepoints::matching(category, event)? {
+                    out.push(Planned {
+                        label: format!("{}:{}", t.category, t.event),
+                        at,
+                        point: Point::Tracepoint {
+                            category: t.category,
+                            event: t.event,
+                            id: t.id,
+                        },
+                    });
+                }
+            }
+            Target::Kernel { func } => {
+                if !probe::features().kprobe {
+                    bail!(
+                        "{}: kernel functions are probed with kprobes, which this kernel does not have \
+                         (fentry programs do not load here either); probe a user function (LIB:FUNC), \
+                         a USDT probe (u:LIB:PROBE) or a tracepoint (t:CATEGORY:EVENT) instead",
+                        probe.text
+                    );
+                }
+                for name in kernel_functions(func)? {
+                    out.push(Planned {
+                        label: name.clone(),
+                        at,
+                        point: Point::Kernel { func: name },
+                    });
+                }
+            }
+        }
+        if out.len() == before {
+            bail!("{}: no probe point matches", probe.text);
+        }
+        // The same point from two probes: once.
+        let mut i = before;
+        while i < out.len() {
+            let dup = out[..i]
+                .iter()
+                .any(|p| p.point == out[i].point && p.at == out[i].at);
+            if dup {
+                out.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The traceable kernel functions `func` matches (tracefs's
+/// available_filter_functions; a name without wildcards as it is).
+fn kernel_functions(func: &super::Pattern) -> Result<Vec<String>> {
+    if let Some(name) = func.exact() {
+        return Ok(vec![name.to_string()]);
+    }
+    let path = crate::kernel::tracefs::mount_point()?.join("available_filter_functions");
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let mut names: Vec<String> = text
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| func.matches(n))
+        .map(str::to_string)
+        .collect();
+    names.sort();
+    names.dedup();
+    Ok(names)
+}
+
+/// The programs of each kind of hook; a kind the plan has none of may be
+/// None (not loaded).
+pub struct Programs<'a, 'obj> {
+    pub uprobe: Option<&'a ProgramMut<'obj>>,
+    pub uprobe_multi: Option<&'a ProgramMut<'obj>>,
+    pub usdt: Option<&'a ProgramMut<'obj>>,
+    pub tracepoint: Option<&'a ProgramMut<'obj>>,
+    pub kprobe: Option<&'a ProgramMut<'obj>>,
+    pub kprobe_multi: Option<&'a ProgramMut<'obj>>,
+}
+
+/// Which programs a plan needs loaded, as they will attach here.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Needs {
+    pub uprobe: bool,
+    pub uprobe_multi: bool,
+    pub usdt: bool,
+    pub tracepoint: bool,
+    pub kprobe: bool,
+    pub kprobe_multi: bool,
+}
+
+/// The programs the points of `plan` attach with on this kernel.
+pub fn needs(plan: &[Planned]) -> Needs {
+    let mut n = Needs::default();
+    for p in plan {
+        match p.point {
+            Point::Uprobe { .. } => {
+                if probe::uprobe_links() == UprobeLinks::Single {
+                    n.uprobe = true;
+                } else {
+                    n.uprobe_multi = true;
+                }
+            }
+            Point::Usdt { .. } => n.usdt = true,
+            Point::Tracepoint { .. } => n.tracepoint = true,
+            Point::Kernel { .. } => {
+                if probe::kprobe_multi() {
+                    n.kprobe_multi = true;
+                } else {
+                    n.kprobe = true;
+                }
+            }
+        }
+    }
+    n
+}
+
+/// Checks that this kernel can attach `plan` with cookies: uprobes,
+/// kprobes and tracepoints carry their index in one (5.15+; libbpf's USDT
+/// support does without).
+pub fn check_cookies(plan: &[Planned]) -> Result<()> {
+    let probes = plan.iter().any(|p| !matches!(p.point, Point::Usdt { .. }));
+    if probes && !probe::attach_cookie() {
+        bail!(
+            "function probes and tracepoints need bpf_get_attach_cookie (Linux 5.15), which this \
+             kernel lacks; USDT probes work here"
+        );
+    }
+    Ok(())
+}
+
+/// What -v and --dry-run say of the plan: how many points of each kind,
+/// and how they attach.
+pub fn describe(plan: &[Planned]) -> Vec<String> {
+    let mut by_file: BTreeMap<String, usize> = BTreeMap::new();
+    let (mut usdt, mut tps, mut kernel) = (0, 0, 0);
+    for p in plan {
+        match &p.point {
+            Point::Uprobe { path, .. } => {
+                *by_file.entry(path.display().to_string()).or_default() += 1
+            }
+            Point::Usdt { .. } => usdt += 1,
+            Point::Tracepoint { .. } => tps += 1,
+            Point::Kernel { .. } => kernel += 1,
+        }
+    }
+    let mut lines = Vec::new();
+    for (file, n) in by_file {
+        let how = if probe::uprobe_links() == UprobeLinks::Single {
+            "a uprobe each (no uprobe_multi here)"
+        } else {
+            "one uprobe_multi link"
+        };
+        lines.push(format!("{n} functions in {file}: {how}"));
+    }
+    if usdt > 0 {
+        lines.push(format!(
+            "{usdt} USDT probes: libbpf's USDT support, semaphores counted"
+        ));
+    }
+    if tps > 0 {
+        lines.push(format!("{tps} tracepoints: one link each"));
+    }
+    if kernel > 0 {
+        let how = if probe::kprobe_multi() {
+            "one kprobe_multi link"
+        } else {
+            "a kprobe each"
+        };
+        lines.push(format!("{kernel} kernel functions: {how}"));
+    }
+    lines
+}
+
+fn need<'a, 'obj>(p: Option<&'a ProgramMut<'obj>>, what: &str) -> Result<&'a ProgramMut<'obj>> {
+    p.with_context(|| format!("no {what} program loaded for this plan"))
+}
+
+/// Attaches every point of `plan` (point i with cookie i), for process
+/// `pid` only where one is given (uprobes and USDT), else everywhere.
+pub fn attach(plan: &[Planned], progs: &Programs, pid: Option<u32>) -> Result<Vec<Link>> {
+    let pid = pid.map_or(-1, |p| p as i32);
+    let mut links = Vec::new();
+    // Uprobes grouped by file (and by entry or return): one multi link each.
+    let mut groups: BTreeMap<(PathBuf, bool), Vec<(usize, u64)>> = BTreeMap::new();
+    let mut kernel: Vec<(usize, &str, bool)> = Vec::new();
+    for (i, p) in plan.iter().enumerate() {
+        let ret = p.at == At::Return;
+        match &p.point {
+            Point::Uprobe { path, offset } => {
+                groups
+                    .entry((path.clone(), ret))
+                    .or_default()
+                    .push((i, *offset));
+            }
+            Point::Usdt {
+                path,
+                provider,
+                name,
+            } => {
+                let opts = UsdtOpts {
+                    cookie: i as u64,
+                    ..Default::default()
+                };
+                links.push(
+                    need(progs.usdt, "USDT")?
+                        .attach_usdt_with_opts(pid, path, provider, name, opts)
+                        .with_context(|| {
+                            format!(
+                                "attaching to USDT probe {provider}:{name} in {}",
+                                path.display()
+                            )
+                        })?,
+                );
+            }
+            Point::Tracepoint {
+                category, event, ..
+            } => {
+                let opts = TracepointOpts {
+                    cookie: i as u64,
+                    ..Default::default()
+                };
+                links.push(
+                    need(progs.tracepoint, "tracepoint")?
+                        .attach_tracepoint_with_opts(
+                            TracepointCategory::Custom(category.clone()),
+                            event,
+                            opts,
+                        )
+                        .with_context(|| format!("attaching to tracepoint {category}:{event}"))?,
+                );
+            }
+            Point::Kernel { func } => kernel.push((i, func, ret)),
+        }
+    }
+    for ((path, ret), points) in groups {
+        let context = || {
+            format!(
+                "attaching to {} functions in {}",
+                points.len(),
+                path.display()
+            )
+        };
+        if let Some(prog) = progs.uprobe_multi {
+            let opts = UprobeMultiOpts {
+                offsets: points.iter().map(|(_, o)| *o as usize).collect(),
+                cookies: points.iter().map(|(i, _)| *i as u64).collect(),
+                retprobe: ret,
+                ..Default::default()
+            };
+            links.push(
+                prog.attach_uprobe_multi_with_opts(pid, &path, "", opts)
+                    .with_context(context)?,
+            );
+            continue;
+        }
+        let prog = need(progs.uprobe, "uprobe")?;
+        for (i, offset) in &points {
+            let opts = UprobeOpts {
+                cookie: *i as u64,
+                retprobe: ret,
+                ..Default::default()
+            };
+            links.push(
+                prog.attach_uprobe_with_opts(pid, &path, *offset as usize, opts)
+                    .with_context(context)?,
+            );
+        }
+    }
+    for ret in [false, true] {
+        let funcs: Vec<&(usize, &str, bool)> = kernel.iter().filter(|k| k.2 == ret).collect();
+        if funcs.is_empty() {
+            continue;
+        }
+        if let Some(prog) = progs.kprobe_multi {
+            let opts = KprobeMultiOpts {
+                symbols: funcs.iter().map(|k| k.1.to_string()).collect(),
+                cookies: funcs.iter().map(|k| k.0 as u64).collect(),
+                retprobe: ret,
+                ..Default::default()
+            };
+            links.push(
+                prog.attach_kprobe_multi_with_opts(opts)
+                    .with_context(|| format!("attaching to {} kernel functions", funcs.len()))?,
+            );
+            continue;
+        }
+        let prog = need(progs.kprobe, "kprobe")?;
+        for (i, func, ret) in funcs {
+            let opts = KprobeOpts {
+                cookie: *i as u64,
+                ..Default::default()
+            };
+            links.push(
+                prog.attach_kprobe_with_opts(*ret, func, opts)
+                    .with_context(|| format!("attaching a kprobe to {func}"))?,
+            );
+        }
+    }
+    Ok(links)
+}

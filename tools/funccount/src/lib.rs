@@ -1,0 +1,427 @@
+//! funccount: calls counted per probe point: the functions of a program or
+//! library (uprobes; many as one uprobe_multi link), USDT probes,
+//! tracepoints and kernel functions, matched by wildcards or a regular
+//! expression. The kernel counts in a per-CPU array indexed by the point's
+//! cookie (or with -P a per-CPU hash by process); each report prints what
+//! the interval added, in BCC's layout.
+
+mod info;
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use common::cli::{CgroupLongArgs, CommonArgs, IdList, MetricsArgs};
+use common::export::prom::{Counters, Exporter, FileThrottle};
+use common::kernel::filters::Filters;
+use common::kernel::maps;
+use common::note;
+use common::output::{self, c_bytes, escape, Out};
+use common::probes::plan::{self, Planned, Point, Programs};
+use common::probes::{Accepts, Probe};
+use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
+use common::usage::usage;
+use libbpf_rs::{Link, MapCore, MapFlags};
+use serde_json::json;
+
+common::skeleton!("funccount");
+use skel::{types, FunccountSkel, FunccountSkelBuilder, OpenFunccountSkel};
+
+// SAFETY: repr(C) structs of integers and byte arrays (the generated
+// skeleton types), valid for any bytes.
+unsafe impl plain::Plain for types::fc_key {}
+// SAFETY: as above.
+unsafe impl plain::Plain for types::fc_pcount {}
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+    funccount 'c:malloc*'              # calls of libc's functions starting malloc
+    funccount /usr/bin/app:'work_*'    # a program's functions, by name pattern
+    funccount -r 'c:^(read|write)$'    # a regular expression
+    funccount -p 181 c:malloc          # only process 181
+    funccount u:/usr/bin/app:request   # a USDT probe's firings
+    funccount 't:sched:sched_*'        # scheduler tracepoints
+    funccount 'vfs_*'                  # kernel functions (needs kprobes)
+    funccount -i 1 -d 10 c:free        # every second, for 10 seconds
+    funccount -P c:malloc              # per process";
+
+/// Count calls of functions, USDT probes and tracepoints.
+#[derive(Parser, Debug)]
+#[command(name = "funccount", version, after_help = EXAMPLES)]
+pub(crate) struct Args {
+    /// Only this process: its uprobes and USDT probes are placed in it
+    /// alone, and a library named without a path is found in its maps
+    #[arg(short = 'p', long)]
+    pid: Option<u32>,
+    /// Print the counts every INTERVAL seconds
+    #[arg(short = 'i', long, value_name = "INTERVAL", value_parser = clap::value_parser!(u64).range(1..))]
+    interval: Option<u64>,
+    /// Trace for DURATION seconds
+    #[arg(short = 'd', long, value_name = "DURATION", value_parser = clap::value_parser!(u64).range(1..))]
+    duration: Option<u64>,
+    /// Print the time above each report
+    #[arg(short = 'T', long)]
+    timestamp: bool,
+    /// The patterns are regular expressions (else * and ? are wildcards)
+    #[arg(short = 'r', long)]
+    regexp: bool,
+    /// Print each probe point before tracing: what it is, where it attaches
+    /// and its cookie
+    #[arg(short = 'D', long)]
+    debug: bool,
+    /// Count only calls made on this CPU
+    #[arg(short = 'c', long, value_name = "CPU")]
+    cpu: Option<u32>,
+    /// Count by process as well: PID, COMM, FUNC, COUNT
+    #[arg(short = 'P', long, conflicts_with_all = ["prometheus", "prom_file"])]
+    process: bool,
+    #[command(flatten)]
+    cgroup: CgroupLongArgs,
+    #[command(flatten)]
+    metrics: MetricsArgs,
+    #[command(flatten)]
+    common: CommonArgs,
+    /// What to count: [p:]LIB:FUNC (a program or library's functions),
+    /// u:LIB[:PROVIDER]:PROBE (USDT), t:CATEGORY:EVENT (tracepoints), or
+    /// FUNC (kernel functions); * and ? match any text and any character
+    #[arg(value_name = "PATTERN", required = true)]
+    patterns: Vec<String>,
+}
+
+pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Funccount>();
+
+pub(crate) struct Funccount {
+    args: Args,
+    probes: Vec<Probe>,
+    /// The points, resolved once privileged (tracefs, the kernel's
+    /// features), before load.
+    plan: Vec<Planned>,
+    /// Totals at the last report, to print what each interval added: by
+    /// (process or 0, point).
+    previous: HashMap<(u32, u32), u64>,
+    comms: HashMap<u32, String>,
+    exporter: Option<Exporter>,
+    file: FileThrottle,
+}
+
+impl Tool for Funccount {
+    common::tool_types!(FunccountSkelBuilder);
+
+    fn new(args: Args) -> Result<Self> {
+        let accepts = Accepts {
+            returns: false,
+            patterns: true,
+            regex: args.regexp,
+        };
+        let probes = args
+            .patterns
+            .iter()
+            .map(|p| Probe::parse(p, accepts).map_err(|e| usage(e.to_string())))
+            .collect::<Result<Vec<_>>>()?;
+        if let Some(pid) = args.pid {
+            if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+                return Err(usage(format!("-p {pid}: no such process")));
+            }
+        }
+        if let Some(cpu) = args.cpu {
+            let cpus = libbpf_rs::num_possible_cpus()? as u32;
+            if cpu >= cpus {
+                return Err(usage(format!(
+                    "-c {cpu}: this machine has CPUs 0 to {}",
+                    cpus - 1
+                )));
+            }
+        }
+        let exporter = args.metrics.exporter()?;
+        Ok(Funccount {
+            args,
+            probes,
+            plan: Vec::new(),
+            previous: HashMap::new(),
+            comms: HashMap::new(),
+            exporter,
+            file: FileThrottle::default(),
+        })
+    }
+
+    fn filters(&self) -> Filters {
+        let pids = self.args.pid.map(|p| IdList(vec![p]));
+        Filters::processes(&pids, self.args.cgroup.path())
+    }
+
+    fn configure(&mut self, open: &mut OpenFunccountSkel<'_>, _: &Setup) -> Result<()> {
+        self.plan = plan::plan(&self.probes, self.args.pid)?;
+        plan::check_cookies(&self.plan)?;
+        if self.args.debug {
+            for (i, p) in self.plan.iter().enumerate() {
+                eprintln!("{i:>5} {:<36} {}", p.label, where_(&p.point));
+            }
+        }
+        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
+        rodata.per_process = self.args.process;
+        rodata.only_cpu = self.args.cpu.map_or(-1, |c| c as i32);
+        let points = self.plan.len() as u32;
+        open.maps.calls.set_max_entries(points.max(1))?;
+        let need = plan::needs(&self.plan);
+        let p = &mut open.progs;
+        common::kernel::probe::load_when(need.uprobe, [&mut p.fc_uprobe]);
+        common::kernel::probe::load_when(need.uprobe_multi, [&mut p.fc_umulti]);
+        common::kernel::probe::load_when(need.usdt, [&mut p.fc_usdt]);
+        common::kernel::probe::load_when(need.tracepoint, [&mut p.fc_tp]);
+        common::kernel::probe::load_when(need.kprobe, [&mut p.fc_kprobe]);
+        common::kernel::probe::load_when(need.kprobe_multi, [&mut p.fc_kmulti]);
+        Ok(())
+    }
+
+    fn hook_target(&self, program: &str) -> Option<String> {
+        let labels = |f: fn(&Point) -> bool| {
+            let l: Vec<&str> = self
+                .plan
+                .iter()
+                .filter(|p| f(&p.point))
+                .map(|p| p.label.as_str())
+                .collect();
+            l.join(",")
+        };
+        match program {
+            "fc_tp" => Some(labels(|p| matches!(p, Point::Tracepoint { .. }))),
+            "fc_kprobe" | "fc_kmulti" => Some(labels(|p| matches!(p, Point::Kernel { .. }))),
+            "fc_usdt" => Some(labels(|p| matches!(p, Point::Usdt { .. }))),
+            _ => None,
+        }
+    }
+
+    fn hook_notes(&self) -> Vec<String> {
+        plan::describe(&self.plan)
+    }
+
+    fn attach(&mut self, skel: &mut FunccountSkel<'_>) -> Result<Vec<Link>> {
+        let p = &skel.progs;
+        let need = plan::needs(&self.plan);
+        let progs = Programs {
+            uprobe: need.uprobe.then_some(&p.fc_uprobe),
+            uprobe_multi: need.uprobe_multi.then_some(&p.fc_umulti),
+            usdt: need.usdt.then_some(&p.fc_usdt),
+            tracepoint: need.tracepoint.then_some(&p.fc_tp),
+            kprobe: need.kprobe.then_some(&p.fc_kprobe),
+            kprobe_multi: need.kprobe_multi.then_some(&p.fc_kmulti),
+        };
+        plan::attach(&self.plan, &progs, self.args.pid)
+    }
+
+    fn banner(&self) -> Banner {
+        Banner::Note(format!(
+            "Tracing {} functions for \"{}\"... Hit Ctrl-C to end.",
+            self.plan.len(),
+            self.args.patterns.join(" ")
+        ))
+    }
+
+    fn schedule(&self) -> Schedule {
+        Schedule {
+            interval: self.args.interval.map(Duration::from_secs),
+            count: None,
+            duration: self.args.duration.map(Duration::from_secs),
+        }
+    }
+
+    fn extra_fd(&self) -> Option<std::os::fd::RawFd> {
+        self.exporter.as_ref().and_then(Exporter::fd)
+    }
+
+    fn extra_ready(&mut self, skel: &FunccountSkel<'_>) -> Result<()> {
+        match &self.exporter {
+            Some(exporter) => {
+                exporter.serve(|| metrics(&self.plan, &per_point(skel, self.plan.len())?))
+            }
+            None => Ok(()),
+        }
+    }
+
+    fn report(&mut self, skel: &FunccountSkel<'_>, out: &mut Out, when: When) -> Result<()> {
+        let totals = if self.args.process {
+            per_process(skel, &mut self.comms)?
+        } else {
+            per_point(skel, self.plan.len())?
+        };
+        if let Some(exporter) = &self.exporter {
+            self.file.changed();
+            let (t, plan) = (&totals, &self.plan);
+            if let Err(e) = self
+                .file
+                .write(exporter, when == When::End, || metrics(plan, t))
+            {
+                note!("{e:#}");
+            }
+        }
+        let mut rows: Vec<((u32, u32), u64)> = totals
+            .iter()
+            .map(|(k, n)| {
+                (
+                    *k,
+                    n.saturating_sub(self.previous.get(k).copied().unwrap_or(0)),
+                )
+            })
+            .filter(|(_, n)| *n > 0)
+            .collect();
+        self.previous = totals;
+        // BCC's order: the fewest calls first, so the most are nearest the
+        // prompt.
+        rows.sort_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)));
+        self.print(out, &rows)?;
+        if when == When::End && !self.args.common.json {
+            writeln!(out, "Detaching...")?;
+        }
+        Ok(())
+    }
+
+    fn error_note(&self, index: u32) -> Option<&'static str> {
+        use types::fc_error as E;
+        Some(match E(index) {
+            E::ERR_FC_FULL => "calls not counted: the per-process map was full",
+            _ => return None,
+        })
+    }
+}
+
+/// What -D says of a point.
+fn where_(point: &Point) -> String {
+    match point {
+        Point::Uprobe { path, offset } => format!("uprobe {}+{offset:#x}", path.display()),
+        Point::Usdt {
+            path,
+            provider,
+            name,
+        } => format!("usdt {}:{provider}:{name}", path.display()),
+        Point::Tracepoint {
+            category,
+            event,
+            id,
+        } => {
+            format!("tracepoint {category}:{event} (event id {id})")
+        }
+        Point::Kernel { func } => format!("kprobe {func}"),
+    }
+}
+
+impl Funccount {
+    fn label(&self, point: u32) -> &str {
+        label(&self.plan, point)
+    }
+
+    fn print(&self, out: &mut Out, rows: &[((u32, u32), u64)]) -> Result<()> {
+        let time = output::now_hms();
+        if self.args.common.json {
+            for ((pid, point), n) in rows {
+                let mut o = json!({ "time": time, "func": self.label(*point), "count": n });
+                if self.args.process {
+                    o["pid"] = (*pid).into();
+                    o["comm"] = self.comms.get(pid).cloned().unwrap_or_default().into();
+                }
+                out.json(&o)?;
+            }
+            return Ok(());
+        }
+        writeln!(out)?;
+        if self.args.timestamp {
+            writeln!(out, "{time:<8}")?;
+        }
+        if self.args.process {
+            writeln!(
+                out,
+                "{:<7} {:<16} {:<36} {:>8}",
+                "PID", "COMM", "FUNC", "COUNT"
+            )?;
+        } else {
+            writeln!(out, "{:<36} {:>8}", "FUNC", "COUNT")?;
+        }
+        for ((pid, point), n) in rows {
+            let func = self.label(*point);
+            if self.args.process {
+                let comm = self.comms.get(pid).map(String::as_str).unwrap_or("?");
+                writeln!(out, "{pid:<7} {comm:<16} {func:<36} {n:>8}")?;
+            } else {
+                writeln!(out, "{func:<36} {n:>8}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How the report names point `point`.
+fn label(plan: &[Planned], point: u32) -> &str {
+    plan.get(point as usize)
+        .map_or("[unknown]", |p| p.label.as_str())
+}
+
+/// `funccount_calls_total{func="malloc"}`.
+fn metrics(plan: &[Planned], totals: &HashMap<(u32, u32), u64>) -> Result<String> {
+    let mut calls: Vec<(u32, u64)> = totals.iter().map(|((_, p), n)| (*p, *n)).collect();
+    calls.sort();
+    Counters {
+        families: vec![(
+            "funccount_calls",
+            "Calls counted, by probe point",
+            calls
+                .iter()
+                .map(|(p, n)| (vec![("func".to_string(), label(plan, *p).to_string())], *n))
+                .collect(),
+        )],
+    }
+    .encode()
+}
+
+/// Every point's calls, summed over the CPUs, by (0, point).
+fn per_point(skel: &FunccountSkel<'_>, points: usize) -> Result<HashMap<(u32, u32), u64>> {
+    let map = &skel.maps.calls;
+    let mut totals = HashMap::new();
+    for i in 0..points as u32 {
+        let values = map
+            .lookup_percpu(&i.to_ne_bytes(), MapFlags::ANY)
+            .context("reading the counts")?
+            .unwrap_or_default();
+        let n: u64 = values
+            .iter()
+            .map(|v| {
+                v.get(..8)
+                    .map_or(0, |b| u64::from_ne_bytes(b.try_into().unwrap()))
+            })
+            .sum();
+        if n > 0 {
+            totals.insert((0, i), n);
+        }
+    }
+    Ok(totals)
+}
+
+/// Every process's calls of each point, summed over the CPUs; their
+/// commands kept.
+fn per_process(
+    skel: &FunccountSkel<'_>,
+    comms: &mut HashMap<u32, String>,
+) -> Result<HashMap<(u32, u32), u64>> {
+    let map = &skel.maps.by_process;
+    let mut totals = HashMap::new();
+    for key in map.keys() {
+        let mut k = types::fc_key::default();
+        maps::copy_record(&mut k, &key);
+        let Some(values) = map.lookup_percpu(&key, MapFlags::ANY)? else {
+            continue;
+        };
+        let mut n = 0;
+        for v in &values {
+            let mut p = types::fc_pcount::default();
+            maps::copy_record(&mut p, v);
+            n += p.count;
+            if p.comm[0] != 0 {
+                comms
+                    .entry(k.tgid)
+                    .or_insert_with(|| escape(c_bytes(&p.comm)).into_owned());
+            }
+        }
+        totals.insert((k.tgid, k.probe), n);
+    }
+    Ok(totals)
+}
