@@ -893,3 +893,53 @@ impl Drop for Spinners {
         }
     }
 }
+
+/// A test's program that works in rounds: it prints "ready", then makes
+/// one round of its calls for each "go" line on its stdin and prints
+/// "done"; it ends when its stdin closes (on drop).
+pub struct Rounds {
+    child: Child,
+    stdin: Option<std::process::ChildStdin>,
+    out: BufReader<std::process::ChildStdout>,
+}
+
+impl Rounds {
+    /// Starts `program` and waits for its "ready".
+    pub fn start(program: &std::path::Path, args: &[String]) -> Rounds {
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{}: {e}", program.display()));
+        let stdin = child.stdin.take();
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        assert_eq!(line.trim(), "ready", "{}", program.display());
+        Rounds { child, stdin, out }
+    }
+
+    pub fn pid(&self) -> String {
+        self.child.id().to_string()
+    }
+
+    /// Makes one round of calls; returns how long it took, as the
+    /// program's parent saw it.
+    pub fn round(&mut self) -> Duration {
+        use std::io::Write;
+        let t = Instant::now();
+        self.stdin.as_mut().unwrap().write_all(b"go\n").unwrap();
+        let mut line = String::new();
+        self.out.read_line(&mut line).unwrap();
+        assert_eq!(line.trim(), "done");
+        t.elapsed()
+    }
+}
+
+impl Drop for Rounds {
+    fn drop(&mut self) {
+        drop(self.stdin.take());
+        let _ = self.child.wait();
+    }
+}

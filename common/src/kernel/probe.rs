@@ -426,7 +426,8 @@ pub fn hook_of_section(section: &str) -> Option<Hook> {
         "tp_btf" => Hook::TpBtf,
         "raw_tp" | "raw_tracepoint" => Hook::RawTp,
         "tp" | "tracepoint" => Hook::Tracepoint,
-        "kprobe" | "kretprobe" | "ksyscall" | "kretsyscall" => Hook::Kprobe,
+        "kprobe" | "kretprobe" | "kprobe.multi" | "kretprobe.multi" | "ksyscall"
+        | "kretsyscall" => Hook::Kprobe,
         "uprobe" | "uretprobe" | "uprobe.multi" | "uretprobe.multi" | "uprobe.session" => {
             Hook::Uprobe
         }
@@ -512,19 +513,49 @@ pub fn attach_cookie() -> bool {
     })
 }
 
-/// True if many kprobes attach as one link (kprobe_multi, 5.18+): a
-/// program of that attach type loads only where the kernel knows it.
+/// True if many kprobes attach as one link (kprobe_multi, 5.18+, with
+/// fprobe configured: Debian's 6.1 loads such a program but refuses the
+/// link): an empty program is attached to vfs_read so for an instant.
 pub fn kprobe_multi() -> bool {
     static HAS: OnceLock<bool> = OnceLock::new();
     *HAS.get_or_init(|| {
-        features().kprobe
-            && !disabled("kprobe_multi")
-            && trivial_program(
-                libbpf_sys::BPF_PROG_TYPE_KPROBE,
-                libbpf_sys::BPF_TRACE_KPROBE_MULTI,
+        if !features().kprobe || disabled("kprobe_multi") {
+            return false;
+        }
+        let Some(prog) = trivial_program(
+            libbpf_sys::BPF_PROG_TYPE_KPROBE,
+            libbpf_sys::BPF_TRACE_KPROBE_MULTI,
+            0,
+        ) else {
+            return false;
+        };
+        let mut syms = [c"vfs_read".as_ptr()];
+        let mut opts = libbpf_sys::bpf_link_create_opts {
+            sz: std::mem::size_of::<libbpf_sys::bpf_link_create_opts>() as _,
+            ..Default::default()
+        };
+        opts.__bindgen_anon_1.kprobe_multi =
+            libbpf_sys::bpf_link_create_opts__bindgen_ty_1__bindgen_ty_2 {
+                cnt: 1,
+                syms: syms.as_mut_ptr(),
+                ..Default::default()
+            };
+        // SAFETY: the program fd is open; opts and the names it points to
+        // outlive the call.
+        let fd = unsafe {
+            libbpf_sys::bpf_link_create(
+                prog.as_raw_fd(),
                 0,
+                libbpf_sys::BPF_TRACE_KPROBE_MULTI,
+                &opts,
             )
-            .is_some()
+        };
+        if fd < 0 {
+            return false;
+        }
+        // SAFETY: a link fd we own: closing it detaches the probe.
+        drop(unsafe { OwnedFd::from_raw_fd(fd) });
+        true
     })
 }
 

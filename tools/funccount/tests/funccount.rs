@@ -3,13 +3,12 @@
 //! makes N getppid() and N malloc(); counted exactly while the tool follows
 //! it (-p).
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde_json::Value;
-use testkit::{require_root, Finished, Traced};
+use testkit::{require_root, Finished, Rounds, Traced};
 
 const BIN: &str = env!("CARGO_BIN_EXE_funccount");
 const N: u64 = 1000;
@@ -31,53 +30,16 @@ fn work_path() -> String {
     work_binary().display().to_string()
 }
 
-/// The program, past "ready": a round of calls waits for [`Work::round`].
-struct Work {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    out: BufReader<std::process::ChildStdout>,
-}
-
-impl Work {
-    fn start() -> Work {
-        let mut child = Command::new(work_binary())
-            .arg(N.to_string())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take();
-        let mut out = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        out.read_line(&mut line).unwrap();
-        assert_eq!(line.trim(), "ready");
-        Work { child, stdin, out }
-    }
-
-    fn pid(&self) -> String {
-        self.child.id().to_string()
-    }
-
-    fn round(&mut self) {
-        self.stdin.as_mut().unwrap().write_all(b"go\n").unwrap();
-        let mut line = String::new();
-        self.out.read_line(&mut line).unwrap();
-        assert_eq!(line.trim(), "done");
-    }
-}
-
-impl Drop for Work {
-    fn drop(&mut self) {
-        drop(self.stdin.take());
-        let _ = self.child.wait();
-    }
+/// The program, past "ready": a round of calls waits for `round()`.
+fn start_work() -> Rounds {
+    Rounds::start(work_binary(), &[N.to_string()])
 }
 
 /// Runs funccount with `args` (and --json) on a fresh program, for one
 /// round; its rows by func.
 fn counted(args: &[&str], env: &[(&str, &str)]) -> (Vec<Value>, Finished) {
     require_root();
-    let mut work = Work::start();
+    let mut work = start_work();
     let pid = work.pid();
     let mut cmd = Command::new(BIN);
     cmd.args(["--json", "-p", &pid])
@@ -152,7 +114,9 @@ fn funccount_single_uprobes_count_the_same_where_uprobe_multi_is_off() {
 fn common_uprobe_multi() -> bool {
     let pattern = format!("{}:work_a", work_path());
     let dry = testkit::run(BIN, &["--dry-run", &pattern]);
-    dry.stdout.iter().any(|l| l.contains("uprobe_multi"))
+    dry.stdout
+        .iter()
+        .any(|l| l.contains("one uprobe_multi link"))
 }
 
 #[test]
@@ -192,7 +156,7 @@ fn funccount_text_layout_is_bccs_with_the_fewest_first() {
         return;
     }
     require_root();
-    let mut work = Work::start();
+    let mut work = start_work();
     let pid = work.pid();
     let pattern = format!("{}:work_*", work_path());
     let tool = Traced::start(BIN, &["-P", "-p", &pid, &pattern]);
@@ -237,7 +201,7 @@ fn funccount_intervals_print_what_each_added() {
         return;
     }
     require_root();
-    let mut work = Work::start();
+    let mut work = start_work();
     let pid = work.pid();
     let pattern = format!("{}:work_a", work_path());
     let tool = Traced::start(BIN, &["--json", "-i", "1", "-p", &pid, &pattern]);

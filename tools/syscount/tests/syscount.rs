@@ -2,13 +2,12 @@
 //! failing open()s, made while the tool follows it (-p), counted exactly;
 //! and its names against auditd's independent table (ausyscall).
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::Command;
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
-use testkit::{Finished, Traced};
+use testkit::{Finished, Rounds, Traced};
 
 const BIN: &str = env!("CARGO_BIN_EXE_syscount");
 const N: u64 = 5000;
@@ -25,50 +24,9 @@ fn calls_binary() -> &'static std::path::PathBuf {
     })
 }
 
-/// The program, past "ready": its calls wait for [`Calls::go`].
-struct Calls {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    out: BufReader<std::process::ChildStdout>,
-}
-
-impl Calls {
-    fn start() -> Calls {
-        let mut child = Command::new(calls_binary())
-            .args([N.to_string(), M.to_string()])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take();
-        let mut out = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        out.read_line(&mut line).unwrap();
-        assert_eq!(line.trim(), "ready");
-        Calls { child, stdin, out }
-    }
-
-    fn pid(&self) -> String {
-        self.child.id().to_string()
-    }
-
-    /// Makes the calls; returns how long they took, as the program's
-    /// parent saw it.
-    fn go(&mut self) -> Duration {
-        let t = Instant::now();
-        self.stdin.as_mut().unwrap().write_all(b"go\n").unwrap();
-        let mut line = String::new();
-        self.out.read_line(&mut line).unwrap();
-        assert_eq!(line.trim(), "done");
-        t.elapsed()
-    }
-}
-
-impl Drop for Calls {
-    fn drop(&mut self) {
-        drop(self.stdin.take());
-        let _ = self.child.wait();
-    }
+/// The program, past "ready": its calls wait for a round.
+fn start_calls() -> Rounds {
+    Rounds::start(calls_binary(), &[N.to_string(), M.to_string()])
 }
 
 fn stop(tool: Traced) -> Finished {
@@ -80,14 +38,14 @@ fn row<'a>(rows: &'a [Value], call: &str) -> Option<&'a Value> {
 }
 
 fn counts_exactly(disable: &str) {
-    let mut calls = Calls::start();
+    let mut calls = start_calls();
     let pid = calls.pid();
     let all = testkit::start_disabled(BIN, &["--json", "-p", &pid, "-T", "50"], disable);
     let failed = testkit::start_disabled(BIN, &["--json", "-p", &pid, "-x"], disable);
     let enoent = testkit::start_disabled(BIN, &["--json", "-p", &pid, "-e", "ENOENT"], disable);
     let timed = testkit::start_disabled(BIN, &["--json", "-p", &pid, "-L"], disable);
     let by_process = testkit::start_disabled(BIN, &["-P", "-p", &pid], disable);
-    let took = calls.go();
+    let took = calls.round();
     let (all, failed, enoent, timed, by_process) = (
         stop(all).json(),
         stop(failed).json(),
@@ -163,10 +121,10 @@ fn syscount_variants_raw_tp() {
 /// first; -T limits the rows.
 #[test]
 fn syscount_text_is_bccs() {
-    let mut calls = Calls::start();
+    let mut calls = start_calls();
     let pid = calls.pid();
     let text = testkit::start_disabled(BIN, &["-p", &pid, "-T", "2", "-L", "-m"], "");
-    calls.go();
+    calls.round();
     let f = stop(text);
     let header = f
         .stdout

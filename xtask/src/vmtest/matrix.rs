@@ -24,6 +24,8 @@ const HOOK_KINDS: &[&str] = &[
     "tracepoint",
     "kprobe",
     "kretprobe",
+    "kprobe.multi",
+    "kretprobe.multi",
     "uprobe",
     "uretprobe",
     "usdt",
