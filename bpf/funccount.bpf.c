@@ -15,6 +15,9 @@
 #include "maps.bpf.h"
 
 const volatile bool per_process = false;
+/* -p with only uprobes and USDT probes: they are placed in that process
+ * alone, so the filter's lookup would only cost. */
+const volatile bool placed_in_pid = false;
 /* -c: only calls on this CPU; -1 any. */
 const volatile __s32 only_cpu = -1;
 
@@ -39,7 +42,7 @@ static __always_inline void count(__u32 probe)
 	struct fc_key key = {};
 	struct fc_pcount *p, fresh = {};
 
-	if (!task_allowed(id) || !cgroup_allowed())
+	if ((!placed_in_pid && !task_allowed(id)) || !cgroup_allowed())
 		return;
 	if (only_cpu >= 0 && bpf_get_smp_processor_id() != (__u32)only_cpu)
 		return;

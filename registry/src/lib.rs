@@ -268,6 +268,9 @@ pub enum Extra {
     SamplingCost,
     /// `--prometheus` scraped while tracing.
     PrometheusScrape,
+    /// funccount: attaching and detaching 1,000 functions by one pattern,
+    /// against BCC and bpftrace.
+    AttachMany,
 }
 
 /// True if program name `program` names command `name`: exactly, or after

@@ -162,6 +162,11 @@ impl Tool for Funccount {
         let rodata = maps::rodata(&mut open.maps.rodata_data)?;
         rodata.per_process = self.args.process;
         rodata.only_cpu = self.args.cpu.map_or(-1, |c| c as i32);
+        rodata.placed_in_pid = self.args.pid.is_some()
+            && self
+                .plan
+                .iter()
+                .all(|p| matches!(p.point, Point::Uprobe { .. } | Point::Usdt { .. }));
         let points = self.plan.len() as u32;
         open.maps.calls.set_max_entries(points.max(1))?;
         let need = plan::needs(&self.plan);

@@ -5,6 +5,7 @@
 //! target/bench/results.json, which `cargo xtask bench-table` puts into
 //! README.md. Numbers, not assertions.
 
+mod attach;
 mod foreign;
 mod measure;
 mod memleak;
@@ -252,6 +253,14 @@ fn run(
                     let phases = profile::phases(bins, &scratch.dir, opts.rounds, watch);
                     let extras = profile::extras(&phases);
                     result.extra_lines = profile::describe_extras(&extras);
+                    result.extras = Some(extras);
+                    failed = phases.err();
+                }
+                Extra::AttachMany => {
+                    let phases =
+                        attach::phases(bins, &scratch.dir, &peers.headers, opts.rounds, watch);
+                    let extras = attach::extras(&phases);
+                    result.extra_lines = attach::describe_extras(&extras);
                     result.extras = Some(extras);
                     failed = phases.err();
                 }
