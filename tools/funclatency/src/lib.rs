@@ -1,0 +1,320 @@
+//! funclatency: the time of each call of user functions (uprobes; many as
+//! one uprobe_multi link) or kernel functions (kprobes), as log2 histograms
+//! kept in the kernel: one for all the functions matched, or with -F one
+//! per function. Nested and recursive calls are timed each.
+
+mod info;
+
+use std::time::Duration;
+
+use anyhow::Result;
+use clap::Parser;
+use common::cli::{CgroupArgs, CommonArgs, HistogramArgs, IdList};
+use common::kernel::filters::Filters;
+use common::kernel::maps;
+use common::kernel::probe::load_when;
+use common::kinds::histogram::{self, Layout, Unit};
+use common::output::hist;
+use common::probes::plan::{self, Planned, Point, Programs};
+use common::probes::{Accepts, At, Probe};
+use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool};
+use common::usage::usage;
+use libbpf_rs::Link;
+use serde_json::Value;
+
+common::skeleton!("funclatency");
+use skel::{types, FunclatencySkel, FunclatencySkelBuilder, OpenFunclatencySkel};
+
+// SAFETY: repr(C) structs of integers (the generated skeleton types),
+// valid for any bytes.
+unsafe impl plain::Plain for types::fl_hist {}
+// SAFETY: as above.
+unsafe impl plain::Plain for types::fine_hist {}
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+    funclatency c:read               # time libc's read(), in nanoseconds
+    funclatency -u /usr/bin/app:handle_request   # in microseconds
+    funclatency -m -p 181 c:fsync    # in milliseconds, process 181 only
+    funclatency -F 'c:str*'          # a histogram per function matched
+    funclatency -r 'c:^(read|write)$'  # a regular expression
+    funclatency -i 2 -d 10 c:malloc  # every 2 seconds, for 10 seconds
+    funclatency -l 1 /usr/bin/app:walk  # only the outermost of nested calls
+    funclatency do_sys_open          # a kernel function (needs kprobes)
+    funclatency --percentiles c:malloc";
+
+/// Time calls of user and kernel functions as histograms.
+#[derive(Parser, Debug)]
+#[command(name = "funclatency", version, after_help = EXAMPLES)]
+pub(crate) struct Args {
+    /// Only this process: its uprobes are placed in it alone, and a
+    /// library named without a path is found in its maps
+    #[arg(short = 'p', long)]
+    pid: Option<u32>,
+    /// Print a histogram every INTERVAL seconds
+    #[arg(short = 'i', long = "interval", id = "every", value_name = "INTERVAL",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    every: Option<u64>,
+    /// Trace for DURATION seconds
+    #[arg(short = 'd', long, value_name = "DURATION", value_parser = clap::value_parser!(u64).range(1..))]
+    duration: Option<u64>,
+    /// Print the time above each histogram
+    #[arg(short = 'T', long)]
+    timestamp: bool,
+    /// Microsecond histogram (default: nanoseconds)
+    #[arg(short = 'u', long, conflicts_with = "milliseconds")]
+    microseconds: bool,
+    /// Millisecond histogram (default: nanoseconds)
+    #[arg(short = 'm', long)]
+    milliseconds: bool,
+    /// A histogram per function
+    #[arg(short = 'F', long)]
+    function: bool,
+    /// The pattern is a regular expression (else * and ? are wildcards)
+    #[arg(short = 'r', long)]
+    regexp: bool,
+    /// Time nested calls this many levels deep (1: only the outermost)
+    #[arg(short = 'l', long, value_name = "LEVELS",
+          value_parser = clap::value_parser!(u32).range(1..=16), default_value_t = 16)]
+    level: u32,
+    #[command(flatten)]
+    cgroup: CgroupArgs,
+    /// What to time: [p:]LIB:FUNC (a program or library's functions) or
+    /// FUNC (kernel functions); * and ? match any text and any character
+    #[arg(value_name = "PATTERN")]
+    pattern: String,
+    #[command(flatten)]
+    hist: HistogramArgs,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Funclatency>();
+
+pub(crate) struct Funclatency {
+    args: Args,
+    probe: Probe,
+    /// The functions, resolved once privileged, before load.
+    plan: Vec<Planned>,
+}
+
+impl Funclatency {
+    fn unit(&self) -> Unit {
+        if self.args.milliseconds {
+            Unit::Msecs
+        } else if self.args.microseconds {
+            Unit::Usecs
+        } else {
+            Unit::Nsecs
+        }
+    }
+
+    /// The same points, at their returns.
+    fn returns(&self) -> Vec<Planned> {
+        self.plan
+            .iter()
+            .map(|p| Planned {
+                at: At::Return,
+                ..p.clone()
+            })
+            .collect()
+    }
+}
+
+impl Tool for Funclatency {
+    common::tool_types!(FunclatencySkelBuilder);
+
+    fn new(args: Args) -> Result<Self> {
+        let accepts = Accepts {
+            returns: false,
+            patterns: true,
+            regex: args.regexp,
+        };
+        let probe = Probe::parse(&args.pattern, accepts).map_err(|e| usage(e.to_string()))?;
+        if matches!(
+            probe.target,
+            common::probes::Target::Usdt { .. } | common::probes::Target::Tracepoint { .. }
+        ) {
+            return Err(usage(format!(
+                "{}: funclatency times functions, from entry to return: a USDT probe or a \
+                 tracepoint has no return (funccount counts them)",
+                args.pattern
+            )));
+        }
+        if args.hist.per_container {
+            return Err(usage(
+                "--per-container: funclatency keeps one histogram, or one per function (-F)",
+            ));
+        }
+        if let Some(pid) = args.pid {
+            if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+                return Err(usage(format!("-p {pid}: no such process")));
+            }
+        }
+        Ok(Funclatency {
+            args,
+            probe,
+            plan: Vec::new(),
+        })
+    }
+
+    fn filters(&self) -> Filters {
+        let pids = self.args.pid.map(|p| IdList(vec![p]));
+        Filters::processes(&pids, self.args.cgroup.path())
+    }
+
+    fn configure(&mut self, open: &mut OpenFunclatencySkel<'_>, _: &Setup) -> Result<()> {
+        self.plan = plan::plan(std::slice::from_ref(&self.probe), self.args.pid)?;
+        plan::check_cookies(&self.plan)?;
+        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
+        rodata.max_depth = self.args.level;
+        rodata.unit_ns = match self.unit() {
+            Unit::Msecs => 1_000_000,
+            Unit::Usecs => 1000,
+            _ => 1,
+        };
+        rodata.per_function = self.args.function;
+        rodata.fine = self.args.hist.fine();
+        rodata.placed_in_pid = self.args.pid.is_some()
+            && self
+                .plan
+                .iter()
+                .all(|p| matches!(p.point, Point::Uprobe { .. }));
+        let need = plan::needs(&self.plan);
+        let p = &mut open.progs;
+        load_when(need.uprobe, [&mut p.fl_uprobe_enter, &mut p.fl_uprobe_exit]);
+        load_when(
+            need.uprobe_multi,
+            [&mut p.fl_umulti_enter, &mut p.fl_umulti_exit],
+        );
+        load_when(need.kprobe, [&mut p.fl_kprobe_enter, &mut p.fl_kprobe_exit]);
+        load_when(
+            need.kprobe_multi,
+            [&mut p.fl_kmulti_enter, &mut p.fl_kmulti_exit],
+        );
+        Ok(())
+    }
+
+    fn hook_target(&self, program: &str) -> Option<String> {
+        program.starts_with("fl_k").then(|| {
+            let names: Vec<&str> = self.plan.iter().map(|p| p.label.as_str()).collect();
+            names.join(",")
+        })
+    }
+
+    fn hook_notes(&self) -> Vec<String> {
+        plan::describe(&self.plan)
+    }
+
+    fn attach(&mut self, skel: &mut FunclatencySkel<'_>) -> Result<Vec<Link>> {
+        let p = &skel.progs;
+        let need = plan::needs(&self.plan);
+        // The returns first: an entry without its return would leave a
+        // call in progress behind.
+        let exits = Programs {
+            uprobe: need.uprobe.then_some(&p.fl_uprobe_exit),
+            uprobe_multi: need.uprobe_multi.then_some(&p.fl_umulti_exit),
+            usdt: None,
+            tracepoint: None,
+            kprobe: need.kprobe.then_some(&p.fl_kprobe_exit),
+            kprobe_multi: need.kprobe_multi.then_some(&p.fl_kmulti_exit),
+        };
+        let mut links = plan::attach(&self.returns(), &exits, self.args.pid)?;
+        let entries = Programs {
+            uprobe: need.uprobe.then_some(&p.fl_uprobe_enter),
+            uprobe_multi: need.uprobe_multi.then_some(&p.fl_umulti_enter),
+            usdt: None,
+            tracepoint: None,
+            kprobe: need.kprobe.then_some(&p.fl_kprobe_enter),
+            kprobe_multi: need.kprobe_multi.then_some(&p.fl_kmulti_enter),
+        };
+        links.extend(plan::attach(&self.plan, &entries, self.args.pid)?);
+        Ok(links)
+    }
+
+    fn banner(&self) -> Banner {
+        Banner::Note(format!(
+            "Tracing {} functions for \"{}\"... Hit Ctrl-C to end.",
+            self.plan.len(),
+            self.args.pattern
+        ))
+    }
+
+    fn schedule(&self) -> Schedule {
+        let positional = &self.args.hist.interval;
+        Schedule {
+            interval: self
+                .args
+                .every
+                .or(positional.interval)
+                .map(Duration::from_secs),
+            count: positional.count,
+            duration: self.args.duration.map(Duration::from_secs),
+        }
+    }
+
+    fn histograms(&self) -> Option<histogram::Spec<'_>> {
+        Some(histogram::Spec {
+            args: &self.args.hist,
+            json: self.args.common.json,
+            what: "funclatency, time per call",
+            metric: "funclatency_call_time",
+            help: "Time from a function's entry to its return",
+            unit: self.unit(),
+            timestamp: self.args.timestamp,
+            // BCC's funclatency prints the average line under each.
+            extension: true,
+            layout: Layout::Log2,
+        })
+    }
+
+    fn sections(&self, skel: &FunclatencySkel<'_>, drain: bool) -> Result<Vec<hist::Section>> {
+        let mut entries: Vec<(u64, Box<types::fl_hist>)> = maps::read_as(&skel.maps.hists, drain)?;
+        entries.sort_by_key(|(k, _)| *k);
+        let fine: Vec<(u64, Box<types::fine_hist>)> = if self.args.hist.fine() {
+            maps::read_as(&skel.maps.fine_hists, drain)?
+        } else {
+            Vec::new()
+        };
+        Ok(entries
+            .iter()
+            .map(|(key, h)| {
+                let mut labels = serde_json::Map::new();
+                let title = self.args.function.then(|| {
+                    let name = self
+                        .plan
+                        .get(*key as usize)
+                        .map_or("[unknown]", |p| p.label.as_str());
+                    labels.insert("function".into(), Value::from(name));
+                    format!("Function = {name}")
+                });
+                hist::Section {
+                    title,
+                    labels,
+                    slots: h.hist.slots.to_vec(),
+                    count: h.hist.count,
+                    total: h.hist.total,
+                    ..Default::default()
+                }
+                .with_fine(
+                    fine.iter()
+                        .find(|(k, _)| k == key)
+                        .map(|(_, f)| &f.slots[..]),
+                    self.args.hist.percentiles,
+                )
+            })
+            .collect())
+    }
+
+    fn error_note(&self, index: u32) -> Option<&'static str> {
+        use types::fl_error as E;
+        Some(match E(index) {
+            E::ERR_FL_UNMATCHED => {
+                "returns not of the innermost call (a longjmp, an exception): that thread's calls \
+                 in progress dropped"
+            }
+            E::ERR_FL_THREADS_FULL => "calls not timed: the map of threads' calls was full",
+            _ => return None,
+        })
+    }
+}
