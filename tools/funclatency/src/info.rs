@@ -22,7 +22,55 @@ pub const INFO: ToolInfo = ToolInfo {
     ],
     // Each hook variant: what CI runs in its VMs.
     vm_tests: &["funclatency_"],
-    bench: None,
+    // The cost per timed call: malloc, -p on a loop of malloc+free pairs
+    // (an entry and a return probe each).
+    bench: Some(Bench {
+        workload: Workload::MallocLoop,
+        ours: &[Ours {
+            label: "ours",
+            args: &["-p", "{pid}", "c:malloc"],
+            how: "release build, -p on the loop",
+            ready: Ready::Line("Tracing 1 functions"),
+        }],
+        peers: &[
+            Peer {
+                runs: PeerRun::LibbpfTools {
+                    args: &["-p", "{pid}", "c:malloc"],
+                },
+                ready: Ready::HoldsPrograms,
+                reference: false,
+            },
+            Peer {
+                runs: PeerRun::Bcc {
+                    args: &["-p", "{pid}", "c:malloc"],
+                },
+                ready: Ready::Line("Tracing 1 functions"),
+                reference: false,
+            },
+            Peer {
+                runs: PeerRun::BpftraceProgram {
+                    label: "bpftrace",
+                    how: "entry time by thread, a hist() at return, -p on the loop",
+                    args: &["-p", "{pid}"],
+                    program: "uprobe:{libc}:malloc { @s[tid] = nsecs; } \
+                              uretprobe:{libc}:malloc /@s[tid]/ { @ns = hist(nsecs - @s[tid]); delete(@s[tid]); }",
+                },
+                ready: Ready::Line("bench: attached"),
+                reference: false,
+            },
+            Peer {
+                runs: PeerRun::BpftraceProgram {
+                    label: "floor: empty uprobe and uretprobe",
+                    how: "bpftrace, empty programs at malloc's entry and return",
+                    args: &["-p", "{pid}"],
+                    program: "uprobe:{libc}:malloc {} uretprobe:{libc}:malloc {}",
+                },
+                ready: Ready::Line("bench: attached"),
+                reference: true,
+            },
+        ],
+        extras: &[],
+    }),
     man: include_str!("../man.roff"),
     see_also: &["uprobes(7)", "perf-probe(1)"],
 };
