@@ -129,6 +129,33 @@ fn file_offset(elf: &object::File, addr: u64) -> Option<u64> {
         })
 }
 
+/// Where a probe on the function at file offset `offset` of `path` sees a
+/// whole frame: past `[endbr64;] push %rbp; mov %rsp,%rbp` (x86-64), so
+/// that a frame pointer walk from it finds the function's caller (at the
+/// entry, %rbp is still the caller's and the walk skips it). The entry
+/// itself where the function does not begin so.
+pub fn after_frame_setup(path: &Path, offset: u64) -> u64 {
+    if !cfg!(target_arch = "x86_64") {
+        return offset;
+    }
+    let Ok(data) = read(path) else {
+        return offset;
+    };
+    let Some(code) = data.get(offset as usize..offset as usize + 8) else {
+        return offset;
+    };
+    let endbr = if code.starts_with(&[0xf3, 0x0f, 0x1e, 0xfa]) {
+        4
+    } else {
+        0
+    };
+    if code[endbr..].starts_with(&[0x55, 0x48, 0x89, 0xe5]) {
+        offset + endbr as u64 + 4
+    } else {
+        offset
+    }
+}
+
 /// A USDT probe of an ELF file (its `.note.stapsdt` note).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Usdt {
@@ -212,5 +239,22 @@ mod tests {
             "{own:?}"
         );
         assert!(resolve("no-such-library-here", None).is_err());
+    }
+
+    #[test]
+    fn a_frame_setup_is_skipped_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("code");
+        let bytes = [
+            0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0x48, 0x89, 0xe5, 0x90, 0x90, // endbr64 frame
+            0x55, 0x48, 0x89, 0xe5, 0x90, 0x90, 0x90, 0x90, // frame
+            0x48, 0x83, 0xec, 0x08, 0x90, 0x90, 0x90, 0x90, // sub $8,%rsp: none
+        ];
+        std::fs::write(&file, bytes).unwrap();
+        if cfg!(target_arch = "x86_64") {
+            assert_eq!(after_frame_setup(&file, 0), 8);
+            assert_eq!(after_frame_setup(&file, 10), 14);
+        }
+        assert_eq!(after_frame_setup(&file, 18), 18);
     }
 }

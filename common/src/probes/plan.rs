@@ -49,6 +49,13 @@ pub struct Planned {
 /// once. A probe that matches nothing, a library not found, or kernel
 /// functions on a kernel without kprobes, is an error naming it.
 pub fn plan(probes: &[Probe], pid: Option<u32>) -> Result<Vec<Planned>> {
+    plan_with(probes, pid, false)
+}
+
+/// As [`plan`]; with `whole_frames`, user functions' entry probes go past
+/// their frame setup ([`elf::after_frame_setup`]), where a frame pointer
+/// walk finds their caller (stack tools).
+pub fn plan_with(probes: &[Probe], pid: Option<u32>, whole_frames: bool) -> Result<Vec<Planned>> {
     let mut out: Vec<Planned> = Vec::new();
     for probe in probes {
         let before = out.len();
@@ -57,12 +64,17 @@ pub fn plan(probes: &[Probe], pid: Option<u32>) -> Result<Vec<Planned>> {
             Target::User { lib, func } => {
                 let path = elf::resolve(lib, pid).with_context(|| probe.text.clone())?;
                 for f in elf::functions(&path, func)? {
+                    let offset = if whole_frames && at == At::Entry {
+                        elf::after_frame_setup(&path, f.offset)
+                    } else {
+                        f.offset
+                    };
                     out.push(Planned {
                         label: f.name,
                         at,
                         point: Point::Uprobe {
                             path: path.clone(),
-                            offset: f.offset,
+                            offset,
                         },
                     });
                 }
@@ -269,10 +281,18 @@ fn need<'a, 'obj>(p: Option<&'a ProgramMut<'obj>>, what: &str) -> Result<&'a Pro
     p.with_context(|| format!("no {what} program loaded for this plan"))
 }
 
-/// Attaches every point of `plan` (point i with cookie i), for process
-/// `pid` only where one is given (uprobes and USDT), else everywhere.
-pub fn attach(plan: &[Planned], progs: &Programs, pid: Option<u32>) -> Result<Vec<Link>> {
+/// Attaches every point of `plan` (point i with cookie i, unless
+/// `cookies` is false: a tool whose programs need none runs where the
+/// kernel has none), for process `pid` only where one is given (uprobes
+/// and USDT), else everywhere.
+pub fn attach(
+    plan: &[Planned],
+    progs: &Programs,
+    pid: Option<u32>,
+    cookies: bool,
+) -> Result<Vec<Link>> {
     let pid = pid.map_or(-1, |p| p as i32);
+    let cookie = |i: usize| if cookies { i as u64 } else { 0 };
     let mut links = Vec::new();
     // Uprobes grouped by file (and by entry or return): one multi link each.
     let mut groups: BTreeMap<(PathBuf, bool), Vec<(usize, u64)>> = BTreeMap::new();
@@ -292,7 +312,7 @@ pub fn attach(plan: &[Planned], progs: &Programs, pid: Option<u32>) -> Result<Ve
                 name,
             } => {
                 let opts = UsdtOpts {
-                    cookie: i as u64,
+                    cookie: cookie(i),
                     ..Default::default()
                 };
                 links.push(
@@ -310,7 +330,7 @@ pub fn attach(plan: &[Planned], progs: &Programs, pid: Option<u32>) -> Result<Ve
                 category, event, ..
             } => {
                 let opts = TracepointOpts {
-                    cookie: i as u64,
+                    cookie: cookie(i),
                     ..Default::default()
                 };
                 links.push(
@@ -337,7 +357,7 @@ pub fn attach(plan: &[Planned], progs: &Programs, pid: Option<u32>) -> Result<Ve
         if let Some(prog) = progs.uprobe_multi {
             let opts = UprobeMultiOpts {
                 offsets: points.iter().map(|(_, o)| *o as usize).collect(),
-                cookies: points.iter().map(|(i, _)| *i as u64).collect(),
+                cookies: points.iter().map(|(i, _)| cookie(*i)).collect(),
                 retprobe: ret,
                 ..Default::default()
             };
@@ -350,7 +370,7 @@ pub fn attach(plan: &[Planned], progs: &Programs, pid: Option<u32>) -> Result<Ve
         let prog = need(progs.uprobe, "uprobe")?;
         for (i, offset) in &points {
             let opts = UprobeOpts {
-                cookie: *i as u64,
+                cookie: cookie(*i),
                 retprobe: ret,
                 ..Default::default()
             };
@@ -368,7 +388,7 @@ pub fn attach(plan: &[Planned], progs: &Programs, pid: Option<u32>) -> Result<Ve
         if let Some(prog) = progs.kprobe_multi {
             let opts = KprobeMultiOpts {
                 symbols: funcs.iter().map(|k| k.1.to_string()).collect(),
-                cookies: funcs.iter().map(|k| k.0 as u64).collect(),
+                cookies: funcs.iter().map(|k| cookie(k.0)).collect(),
                 retprobe: ret,
                 ..Default::default()
             };
@@ -381,7 +401,7 @@ pub fn attach(plan: &[Planned], progs: &Programs, pid: Option<u32>) -> Result<Ve
         let prog = need(progs.kprobe, "kprobe")?;
         for (i, func, ret) in funcs {
             let opts = KprobeOpts {
-                cookie: *i as u64,
+                cookie: cookie(*i),
                 ..Default::default()
             };
             links.push(

@@ -213,7 +213,7 @@ impl Tool for Funccount {
             kprobe: need.kprobe.then_some(&p.fc_kprobe),
             kprobe_multi: need.kprobe_multi.then_some(&p.fc_kmulti),
         };
-        plan::attach(&self.plan, &progs, self.args.pid)
+        plan::attach(&self.plan, &progs, self.args.pid, true)
     }
 
     fn banner(&self) -> Banner {

@@ -219,7 +219,7 @@ impl Tool for Funclatency {
             kprobe: need.kprobe.then_some(&p.fl_kprobe_exit),
             kprobe_multi: need.kprobe_multi.then_some(&p.fl_kmulti_exit),
         };
-        let mut links = plan::attach(&self.returns(), &exits, self.args.pid)?;
+        let mut links = plan::attach(&self.returns(), &exits, self.args.pid, true)?;
         let entries = Programs {
             uprobe: need.uprobe.then_some(&p.fl_uprobe_enter),
             uprobe_multi: need.uprobe_multi.then_some(&p.fl_umulti_enter),
@@ -228,7 +228,7 @@ impl Tool for Funclatency {
             kprobe: need.kprobe.then_some(&p.fl_kprobe_enter),
             kprobe_multi: need.kprobe_multi.then_some(&p.fl_kmulti_enter),
         };
-        links.extend(plan::attach(&self.plan, &entries, self.args.pid)?);
+        links.extend(plan::attach(&self.plan, &entries, self.args.pid, true)?);
         Ok(links)
     }
 

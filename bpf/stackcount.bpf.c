@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0
+/* stackcount: each hit of the probed points (user functions, USDT probes,
+ * tracepoints, kernel functions) counts one for its process and stacks
+ * (stackcounts.bpf.h), in the kernel, or with --unwind dwarf in the front
+ * end, which unwinds the user stack's copy. One program per kind of hook,
+ * attached to every point of that kind: the stacks say where, so no
+ * cookie is needed. */
+#include <vmlinux.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+/* Its maps, which libbpf's USDT attachment needs. */
+#include <bpf/usdt.bpf.h>
+#include "stackcount.h"
+#include "filters.bpf.h"
+#include "maps.bpf.h"
+#include "errors.bpf.h"
+/* --unwind dwarf's copies. */
+#define RINGBUF_BYTES (8 << 20)
+#include "stackcounts.bpf.h"
+
+/* -c: only hits on this CPU; -1 any. */
+const volatile __s32 only_cpu = -1;
+/* -p with only uprobes and USDT probes: they are placed in that process
+ * alone. */
+const volatile bool placed_in_pid = false;
+
+static __always_inline int hit(void *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid(), seq;
+	__u32 pid = id >> 32;
+	struct stack_key key;
+
+	if ((!placed_in_pid && !task_allowed(id)) || !cgroup_allowed())
+		return 0;
+	if (only_cpu >= 0 && bpf_get_smp_processor_id() != (__u32)only_cpu)
+		return 0;
+	__builtin_memset(&key, 0, sizeof(key));
+	key.tgid = pid;
+	bpf_get_current_comm(&key.comm, sizeof(key.comm));
+	if (per_container)
+		key.cgroup_id = bpf_get_current_cgroup_id();
+	seq = take_stacks(ctx, (struct task_struct *)bpf_get_current_task(), pid, &key);
+	count_stacks(&key, seq, 1);
+	return 0;
+}
+
+SEC("uprobe.multi")
+int sc_umulti(struct pt_regs *ctx)
+{
+	return hit(ctx);
+}
+
+SEC("uprobe")
+int sc_uprobe(struct pt_regs *ctx)
+{
+	return hit(ctx);
+}
+
+SEC("usdt")
+int sc_usdt(struct pt_regs *ctx)
+{
+	return hit(ctx);
+}
+
+SEC("tracepoint")
+int sc_tp(void *ctx)
+{
+	return hit(ctx);
+}
+
+SEC("kprobe.multi")
+int sc_kmulti(struct pt_regs *ctx)
+{
+	return hit(ctx);
+}
+
+SEC("kprobe")
+int sc_kprobe(struct pt_regs *ctx)
+{
+	return hit(ctx);
+}
+
+/* Keeps the error enum in BTF for the front end. */
+enum sc_error sc_error_btf;
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,219 @@
+//! stackcount: the stacks each hit of the probed points came from (user
+//! functions, USDT probes, tracepoints, kernel functions), counted in the
+//! kernel by process and stacks; the report prints BCC's multi-line
+//! stacks, folded lines, JSON, a flame graph or a pprof profile (the stack
+//! kind).
+
+mod info;
+
+use anyhow::Result;
+use clap::Parser;
+use common::cli::{self, CgroupLongArgs, CommonArgs, IdList};
+use common::kernel::filters::Filters;
+use common::kernel::maps;
+use common::kernel::probe::load_when;
+use common::kinds::stack::{self as stacks, Look, ShownArgs, StackArgs, Value};
+use common::probes::plan::{self, Planned, Point, Programs};
+use common::probes::{Accepts, Probe};
+use common::run::lifecycle::{self, Banner, Setup, Tool};
+use common::usage::usage;
+use libbpf_rs::Link;
+
+common::skeleton!("stackcount");
+use skel::{OpenStackcountSkel, StackcountSkel, StackcountSkelBuilder};
+
+const EXAMPLES: &str = "\
+EXAMPLES:
+    stackcount c:malloc              # the stacks that call malloc, counted
+    stackcount -p 185 c:malloc       # only process 185
+    stackcount '/usr/bin/app:db_*'   # a program's functions, by pattern
+    stackcount -r 'c:^(read|write)$' # a regular expression
+    stackcount u:/usr/bin/app:query  # a USDT probe
+    stackcount t:sched:sched_switch  # a tracepoint
+    stackcount -f -D 10 c:malloc > out.folded   # folded, for 10 seconds
+    stackcount --svg malloc.svg -D 10 c:malloc  # a flame graph
+    stackcount -U c:malloc           # user stacks only
+    stackcount 'vfs_*'               # kernel functions (needs kprobes)";
+
+/// Count the stacks that reach user functions, USDT probes, tracepoints or
+/// kernel functions.
+#[derive(Parser, Debug)]
+#[command(name = "stackcount", version, after_help = EXAMPLES)]
+struct Args {
+    /// Only this process: its uprobes and USDT probes are placed in it
+    /// alone, and a library named without a path is found in its maps
+    #[arg(short = 'p', long)]
+    pid: Option<u32>,
+    /// Count only hits on this CPU
+    #[arg(short = 'c', long, value_name = "CPU", value_parser = cli::cpu)]
+    cpu: Option<u32>,
+    /// Trace for DURATION seconds
+    #[arg(short = 'D', long, value_name = "DURATION", value_parser = cli::seconds)]
+    duration: Option<u64>,
+    /// The pattern is a regular expression (else * and ? are wildcards)
+    #[arg(short = 'r', long)]
+    regexp: bool,
+    /// Show the address offsets in functions (name+0x1c)
+    #[arg(short = 's', long)]
+    offset: bool,
+    /// Stacks per process (always: a user stack is named in its process;
+    /// taken for BCC's -P)
+    #[arg(short = 'P', long)]
+    perpid: bool,
+    #[command(flatten)]
+    cgroup: CgroupLongArgs,
+    #[command(flatten)]
+    shown: ShownArgs,
+    #[command(flatten)]
+    stacks: StackArgs,
+    /// Where to count: [p:]LIB:FUNC (a program or library's functions),
+    /// u:LIB[:PROVIDER]:PROBE (USDT), t:CATEGORY:EVENT (tracepoints), or
+    /// FUNC (kernel functions); * and ? match any text and any character
+    #[arg(value_name = "PATTERN")]
+    pattern: String,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Stackcount>();
+
+struct Stackcount {
+    args: Args,
+    probe: Probe,
+    ids: Option<IdList>,
+    /// The points, resolved once privileged, before load.
+    plan: Vec<Planned>,
+}
+
+impl Tool for Stackcount {
+    common::tool_types!(StackcountSkelBuilder);
+
+    fn new(args: Args) -> Result<Self> {
+        let accepts = Accepts {
+            returns: false,
+            patterns: true,
+            regex: args.regexp,
+        };
+        let probe = Probe::parse(&args.pattern, accepts).map_err(|e| usage(e.to_string()))?;
+        if let Some(pid) = args.pid {
+            if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+                return Err(usage(format!("-p {pid}: no such process")));
+            }
+        }
+        let ids = args.pid.map(|p| IdList(vec![p]));
+        Ok(Stackcount {
+            args,
+            probe,
+            ids,
+            plan: Vec::new(),
+        })
+    }
+
+    fn stacks(&self) -> Option<stacks::Spec<'_>> {
+        let args = &self.args;
+        Some(stacks::Spec {
+            args: &args.stacks,
+            common: &args.common,
+            shown: &args.shown,
+            ids: self.ids.as_ref(),
+            look: Look {
+                offsets: args.offset,
+                ..Look::new(Value {
+                    name: "count",
+                    divisor: 1,
+                })
+            },
+            svg: stacks::Svg {
+                title: "Stack Count Flame Graph",
+                count_name: "calls",
+                cold: false,
+                required: true,
+            },
+            profile: stacks::Profile {
+                sample_types: &[("calls", "count")],
+            },
+            counts_full: "hits not counted: the counts map was full",
+            duration: args.duration,
+        })
+    }
+
+    fn filters(&self) -> Filters {
+        Filters::processes(&self.ids, self.args.cgroup.path())
+    }
+
+    fn configure(&mut self, open: &mut OpenStackcountSkel<'_>, _: &Setup) -> Result<()> {
+        // Frame pointer walks from a function's entry miss its caller:
+        // the probes go past the frame setup, unless the user stacks are
+        // unwound from copies (DWARF knows the entry's frame) or not shown.
+        let whole_frames = !self.args.shown.kernel_stacks_only
+            && self.args.stacks.unwind.unwind != common::unwind::Mode::Dwarf;
+        self.plan = plan::plan_with(
+            std::slice::from_ref(&self.probe),
+            self.args.pid,
+            whole_frames,
+        )?;
+        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
+        rodata.only_cpu = self.args.cpu.map_or(-1, |c| c as i32);
+        rodata.placed_in_pid = self.args.pid.is_some()
+            && self
+                .plan
+                .iter()
+                .all(|p| matches!(p.point, Point::Uprobe { .. } | Point::Usdt { .. }));
+        let need = plan::needs(&self.plan);
+        let p = &mut open.progs;
+        load_when(need.uprobe, [&mut p.sc_uprobe]);
+        load_when(need.uprobe_multi, [&mut p.sc_umulti]);
+        load_when(need.usdt, [&mut p.sc_usdt]);
+        load_when(need.tracepoint, [&mut p.sc_tp]);
+        load_when(need.kprobe, [&mut p.sc_kprobe]);
+        load_when(need.kprobe_multi, [&mut p.sc_kmulti]);
+        Ok(())
+    }
+
+    fn hook_target(&self, program: &str) -> Option<String> {
+        let labels = |f: fn(&Point) -> bool| {
+            let l: Vec<&str> = self
+                .plan
+                .iter()
+                .filter(|p| f(&p.point))
+                .map(|p| p.label.as_str())
+                .collect();
+            l.join(",")
+        };
+        match program {
+            "sc_tp" => Some(labels(|p| matches!(p, Point::Tracepoint { .. }))),
+            "sc_kprobe" | "sc_kmulti" => Some(labels(|p| matches!(p, Point::Kernel { .. }))),
+            "sc_usdt" => Some(labels(|p| matches!(p, Point::Usdt { .. }))),
+            _ => None,
+        }
+    }
+
+    fn hook_notes(&self) -> Vec<String> {
+        plan::describe(&self.plan)
+    }
+
+    fn attach(&mut self, skel: &mut StackcountSkel<'_>) -> Result<Vec<Link>> {
+        let p = &skel.progs;
+        let need = plan::needs(&self.plan);
+        let progs = Programs {
+            uprobe: need.uprobe.then_some(&p.sc_uprobe),
+            uprobe_multi: need.uprobe_multi.then_some(&p.sc_umulti),
+            usdt: need.usdt.then_some(&p.sc_usdt),
+            tracepoint: need.tracepoint.then_some(&p.sc_tp),
+            kprobe: need.kprobe.then_some(&p.sc_kprobe),
+            kprobe_multi: need.kprobe_multi.then_some(&p.sc_kmulti),
+        };
+        // The stacks tell the points apart: no cookies, so this runs on
+        // kernels without them.
+        plan::attach(&self.plan, &progs, self.args.pid, false)
+    }
+
+    fn banner(&self) -> Banner {
+        Banner::Note(format!(
+            "Tracing {} functions for \"{}\"{}",
+            self.plan.len(),
+            self.args.pattern,
+            stacks::until(self.args.duration)
+        ))
+    }
+}
