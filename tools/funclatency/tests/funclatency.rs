@@ -73,16 +73,16 @@ fn buckets(h: &Value) -> Vec<(u64, u64, u64)> {
         .collect()
 }
 
-/// `n` calls, none faster than `low`, and at least 80% of them in the
-/// slot from `low` to `high` (a sleep may overshoot under load, never
-/// undershoot).
+/// `n` calls, none faster than `low`, and most of them in the slot from
+/// `low` to `high` (a sleep may overshoot under load, never undershoot:
+/// a TCG guest overshot a quarter of 1 ms sleeps into 4–8 ms).
 fn in_slot(b: &[(u64, u64, u64)], low: u64, high: u64, n: u64) -> bool {
     let total: u64 = b.iter().map(|x| x.2).sum();
     let there = b
         .iter()
         .find(|x| (x.0, x.1) == (low, high))
         .map_or(0, |x| x.2);
-    total == n && b.iter().all(|x| x.0 >= low) && there * 10 >= n * 8
+    total == n && b.iter().all(|x| x.0 >= low) && there * 2 > n
 }
 
 fn of<'a>(hists: &'a [Value], function: &str) -> Option<&'a Value> {

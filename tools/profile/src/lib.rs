@@ -152,6 +152,8 @@ impl Tool for Profile {
             },
             counts_full: "samples not counted: the counts map was full",
             duration: args.duration,
+            interval: None,
+            timestamp: false,
         })
     }
 

@@ -26,7 +26,47 @@ pub const INFO: ToolInfo = ToolInfo {
     ],
     // Each hook variant: what CI runs in its VMs.
     vm_tests: &["stackcount_"],
-    bench: None,
+    // The cost per counted stack: malloc, -p on a loop of malloc+free
+    // pairs (user and kernel stacks taken at each).
+    bench: Some(Bench {
+        workload: Workload::MallocLoop,
+        ours: &[Ours {
+            label: "ours",
+            args: &["-p", "{pid}", "c:malloc"],
+            how: "release build, -p on the loop",
+            ready: Ready::Line("Tracing 1 functions"),
+        }],
+        peers: &[
+            Peer {
+                runs: PeerRun::Bcc {
+                    args: &["-p", "{pid}", "c:malloc"],
+                },
+                ready: Ready::Line("Tracing 1 functions"),
+                reference: false,
+            },
+            Peer {
+                runs: PeerRun::BpftraceProgram {
+                    label: "bpftrace",
+                    how: "@[kstack, ustack] = count(), -p on the loop",
+                    args: &["-p", "{pid}"],
+                    program: "uprobe:{libc}:malloc { @[kstack, ustack] = count(); }",
+                },
+                ready: Ready::Line("bench: attached"),
+                reference: false,
+            },
+            Peer {
+                runs: PeerRun::BpftraceProgram {
+                    label: "floor: an empty uprobe",
+                    how: "bpftrace, an empty program on malloc",
+                    args: &["-p", "{pid}"],
+                    program: "uprobe:{libc}:malloc {}",
+                },
+                ready: Ready::Line("bench: attached"),
+                reference: true,
+            },
+        ],
+        extras: &[],
+    }),
     man: include_str!("../man.roff"),
     see_also: &["uprobes(7)", "perf-probe(1)", "flamegraph.pl(1)"],
 };

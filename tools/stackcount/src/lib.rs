@@ -31,6 +31,7 @@ EXAMPLES:
     stackcount u:/usr/bin/app:query  # a USDT probe
     stackcount t:sched:sched_switch  # a tracepoint
     stackcount -f -D 10 c:malloc > out.folded   # folded, for 10 seconds
+    stackcount -i 5 -T c:malloc      # every 5 seconds, with the time
     stackcount --svg malloc.svg -D 10 c:malloc  # a flame graph
     stackcount -U c:malloc           # user stacks only
     stackcount 'vfs_*'               # kernel functions (needs kprobes)";
@@ -50,6 +51,12 @@ struct Args {
     /// Trace for DURATION seconds
     #[arg(short = 'D', long, value_name = "DURATION", value_parser = cli::seconds)]
     duration: Option<u64>,
+    /// Print the stacks every INTERVAL seconds (what each interval added)
+    #[arg(short = 'i', long, value_name = "INTERVAL", value_parser = cli::seconds)]
+    interval: Option<u64>,
+    /// Print the time above each report
+    #[arg(short = 'T', long)]
+    timestamp: bool,
     /// The pattern is a regular expression (else * and ? are wildcards)
     #[arg(short = 'r', long)]
     regexp: bool,
@@ -134,6 +141,8 @@ impl Tool for Stackcount {
             },
             counts_full: "hits not counted: the counts map was full",
             duration: args.duration,
+            interval: args.interval,
+            timestamp: args.timestamp,
         })
     }
 

@@ -149,3 +149,28 @@ fn stackcount_kernel_functions_need_kprobes_and_say_so() {
         .sum();
     assert!(writes >= 1, "{f:?}");
 }
+
+#[test]
+fn stackcount_intervals_print_what_each_added() {
+    require_root();
+    let mut work = Rounds::start(work_binary(true), &[N.to_string()]);
+    let pid = work.pid();
+    let pattern = leaf(true);
+    let tool = Traced::start(BIN, &["-f", "-i", "1", "-p", &pid, &pattern]);
+    work.round();
+    // A report with the round, one with nothing, then the second round's.
+    std::thread::sleep(Duration::from_millis(2500));
+    work.round();
+    let f = testkit::settle_and_stop(tool, Duration::from_millis(1500));
+    assert!(f.status.success(), "{f:?}");
+    // Each round in a report of its own (a slow guest may split one
+    // across two): both rounds' calls, in two reports at least.
+    let a: Vec<u64> = f
+        .stdout
+        .iter()
+        .filter(|l| l.contains(";main;caller_a;leaf "))
+        .map(|l| l.rsplit_once(' ').unwrap().1.parse().unwrap())
+        .collect();
+    assert_eq!(a.iter().sum::<u64>(), 6 * N, "{f:?}");
+    assert!(a.len() >= 2, "{f:?}");
+}

@@ -15,6 +15,7 @@ pub mod report;
 pub mod resolve;
 
 use std::collections::HashMap;
+use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -184,6 +185,11 @@ pub struct Spec<'a> {
     pub counts_full: &'static str,
     /// The positional DURATION: the one report after it (None: Ctrl-C).
     pub duration: Option<u64>,
+    /// A report every INTERVAL seconds besides (stackcount -i), each with
+    /// what the interval added.
+    pub interval: Option<u64>,
+    /// The time above each text report (-T).
+    pub timestamp: bool,
 }
 
 /// A stack tool's pipeline: opened before anything loads, driven by the
@@ -201,6 +207,8 @@ pub struct Stacks {
     copy_size: u32,
     counts_full: &'static str,
     duration: Option<u64>,
+    interval: Option<u64>,
+    timestamp: bool,
     started: Option<Instant>,
     /// --containers: the names of the stacks' cgroups.
     cgroups: Option<Resolver>,
@@ -237,6 +245,8 @@ impl Stacks {
             copy_size: spec.args.unwind.copy_size(),
             counts_full: spec.counts_full,
             duration: spec.duration,
+            interval: spec.interval,
+            timestamp: spec.timestamp,
             started: None,
             cgroups: spec.args.containers.then(Resolver::default),
         })
@@ -247,11 +257,13 @@ impl Stacks {
         self.look.json || self.look.folded
     }
 
-    /// One report, after DURATION or at Ctrl-C.
+    /// One report, after DURATION or at Ctrl-C; and one every interval
+    /// where the tool takes one.
     pub fn schedule(&self) -> Schedule {
         Schedule {
             duration: self.duration.map(Duration::from_secs),
-            ..Schedule::default()
+            interval: self.interval.map(Duration::from_secs),
+            count: None,
         }
     }
 
@@ -313,6 +325,9 @@ impl Stacks {
     /// largest last, next to the prompt), symbolized, printed and written
     /// to the files.
     pub fn report(&mut self, obj: &Object, out: &mut Out) -> Result<()> {
+        if self.timestamp && !self.machine_readable() {
+            writeln!(out, "{}", crate::output::now_hms())?;
+        }
         let traced = self.started.map_or(Duration::ZERO, |s| s.elapsed());
         let mut files = self.outputs.report(traced);
         let (mut rows, table) = match &mut self.dwarf {

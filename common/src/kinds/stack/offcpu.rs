@@ -162,6 +162,8 @@ impl OffCpuToolArgs {
             },
             counts_full: look.counts_full,
             duration: self.duration,
+            interval: None,
+            timestamp: false,
         }
     }
 
