@@ -201,6 +201,39 @@ impl Peer {
         }
     }
 
+    /// The probe tools' peers on a loop of malloc+free (`-p {pid}`, the
+    /// tool told `c:malloc`): BCC's tool of the same name, ready at
+    /// "Tracing 1 functions".
+    pub const fn bcc_on_malloc() -> Peer {
+        Peer {
+            runs: PeerRun::Bcc {
+                args: &["-p", "{pid}", "c:malloc"],
+            },
+            ready: Ready::Line("Tracing 1 functions"),
+            reference: false,
+        }
+    }
+
+    /// A bpftrace program on the workload's process (`-p {pid}`), labelled;
+    /// `reference`: a yardstick (empty probes), never the best peer.
+    pub const fn bpftrace_on_pid(
+        label: &'static str,
+        how: &'static str,
+        program: &'static str,
+        reference: bool,
+    ) -> Peer {
+        Peer {
+            runs: PeerRun::BpftraceProgram {
+                label,
+                how,
+                args: &["-p", "{pid}"],
+                program,
+            },
+            ready: Ready::Line("bench: attached"),
+            reference,
+        }
+    }
+
     /// BCC's tool of the same name, no arguments.
     pub const fn bcc(ready: Ready) -> Peer {
         Peer {

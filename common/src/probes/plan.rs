@@ -172,6 +172,45 @@ fn kernel_functions(func: &super::Pattern) -> Result<Vec<String>> {
     Ok(names)
 }
 
+impl Point {
+    pub fn is_uprobe(&self) -> bool {
+        matches!(self, Point::Uprobe { .. })
+    }
+
+    pub fn is_usdt(&self) -> bool {
+        matches!(self, Point::Usdt { .. })
+    }
+
+    pub fn is_tracepoint(&self) -> bool {
+        matches!(self, Point::Tracepoint { .. })
+    }
+
+    pub fn is_kernel(&self) -> bool {
+        matches!(self, Point::Kernel { .. })
+    }
+}
+
+/// The labels of the points `which` picks, comma-separated: what
+/// `--dry-run` shows as the target of the program that serves them.
+pub fn labels(plan: &[Planned], which: fn(&Point) -> bool) -> String {
+    let l: Vec<&str> = plan
+        .iter()
+        .filter(|p| which(&p.point))
+        .map(|p| p.label.as_str())
+        .collect();
+    l.join(",")
+}
+
+/// True if `pid` is given and every point is placed in that process alone
+/// (uprobes and USDT probes attach to one process): a BPF filter on the
+/// process would then only cost.
+pub fn placed_in_pid(plan: &[Planned], pid: Option<u32>) -> bool {
+    pid.is_some()
+        && plan
+            .iter()
+            .all(|p| p.point.is_uprobe() || p.point.is_usdt())
+}
+
 /// The programs of each kind of hook; a kind the plan has none of may be
 /// None (not loaded).
 pub struct Programs<'a, 'obj> {

@@ -37,33 +37,19 @@ pub const INFO: ToolInfo = ToolInfo {
             ready: Ready::Line("Tracing 1 functions"),
         }],
         peers: &[
-            Peer {
-                runs: PeerRun::Bcc {
-                    args: &["-p", "{pid}", "c:malloc"],
-                },
-                ready: Ready::Line("Tracing 1 functions"),
-                reference: false,
-            },
-            Peer {
-                runs: PeerRun::BpftraceProgram {
-                    label: "bpftrace",
-                    how: "a count per probe, -p on the loop",
-                    args: &["-p", "{pid}"],
-                    program: "uprobe:{libc}:malloc { @[probe] = count(); }",
-                },
-                ready: Ready::Line("bench: attached"),
-                reference: false,
-            },
-            Peer {
-                runs: PeerRun::BpftraceProgram {
-                    label: "floor: an empty uprobe",
-                    how: "bpftrace, an empty program on malloc",
-                    args: &["-p", "{pid}"],
-                    program: "uprobe:{libc}:malloc {}",
-                },
-                ready: Ready::Line("bench: attached"),
-                reference: true,
-            },
+            Peer::bcc_on_malloc(),
+            Peer::bpftrace_on_pid(
+                "bpftrace",
+                "a count per probe, -p on the loop",
+                "uprobe:{libc}:malloc { @[probe] = count(); }",
+                false,
+            ),
+            Peer::bpftrace_on_pid(
+                "floor: an empty uprobe",
+                "bpftrace, an empty program on malloc",
+                "uprobe:{libc}:malloc {}",
+                true,
+            ),
         ],
         extras: &[Extra::AttachMany],
     }),

@@ -162,11 +162,7 @@ impl Tool for Funccount {
         let rodata = maps::rodata(&mut open.maps.rodata_data)?;
         rodata.per_process = self.args.process;
         rodata.only_cpu = self.args.cpu.map_or(-1, |c| c as i32);
-        rodata.placed_in_pid = self.args.pid.is_some()
-            && self
-                .plan
-                .iter()
-                .all(|p| matches!(p.point, Point::Uprobe { .. } | Point::Usdt { .. }));
+        rodata.placed_in_pid = plan::placed_in_pid(&self.plan, self.args.pid);
         let points = self.plan.len() as u32;
         open.maps.calls.set_max_entries(points.max(1))?;
         let need = plan::needs(&self.plan);
@@ -181,21 +177,13 @@ impl Tool for Funccount {
     }
 
     fn hook_target(&self, program: &str) -> Option<String> {
-        let labels = |f: fn(&Point) -> bool| {
-            let l: Vec<&str> = self
-                .plan
-                .iter()
-                .filter(|p| f(&p.point))
-                .map(|p| p.label.as_str())
-                .collect();
-            l.join(",")
+        let which: fn(&Point) -> bool = match program {
+            "fc_tp" => Point::is_tracepoint,
+            "fc_kprobe" | "fc_kmulti" => Point::is_kernel,
+            "fc_usdt" => Point::is_usdt,
+            _ => return None,
         };
-        match program {
-            "fc_tp" => Some(labels(|p| matches!(p, Point::Tracepoint { .. }))),
-            "fc_kprobe" | "fc_kmulti" => Some(labels(|p| matches!(p, Point::Kernel { .. }))),
-            "fc_usdt" => Some(labels(|p| matches!(p, Point::Usdt { .. }))),
-            _ => None,
-        }
+        Some(plan::labels(&self.plan, which))
     }
 
     fn hook_notes(&self) -> Vec<String> {

@@ -40,34 +40,20 @@ pub const INFO: ToolInfo = ToolInfo {
                 ready: Ready::HoldsPrograms,
                 reference: false,
             },
-            Peer {
-                runs: PeerRun::Bcc {
-                    args: &["-p", "{pid}", "c:malloc"],
-                },
-                ready: Ready::Line("Tracing 1 functions"),
-                reference: false,
-            },
-            Peer {
-                runs: PeerRun::BpftraceProgram {
-                    label: "bpftrace",
-                    how: "entry time by thread, a hist() at return, -p on the loop",
-                    args: &["-p", "{pid}"],
-                    program: "uprobe:{libc}:malloc { @s[tid] = nsecs; } \
-                              uretprobe:{libc}:malloc /@s[tid]/ { @ns = hist(nsecs - @s[tid]); delete(@s[tid]); }",
-                },
-                ready: Ready::Line("bench: attached"),
-                reference: false,
-            },
-            Peer {
-                runs: PeerRun::BpftraceProgram {
-                    label: "floor: empty uprobe and uretprobe",
-                    how: "bpftrace, empty programs at malloc's entry and return",
-                    args: &["-p", "{pid}"],
-                    program: "uprobe:{libc}:malloc {} uretprobe:{libc}:malloc {}",
-                },
-                ready: Ready::Line("bench: attached"),
-                reference: true,
-            },
+            Peer::bcc_on_malloc(),
+            Peer::bpftrace_on_pid(
+                "bpftrace",
+                "entry time by thread, a hist() at return, -p on the loop",
+                "uprobe:{libc}:malloc { @s[tid] = nsecs; } \
+                 uretprobe:{libc}:malloc /@s[tid]/ { @ns = hist(nsecs - @s[tid]); delete(@s[tid]); }",
+                false,
+            ),
+            Peer::bpftrace_on_pid(
+                "floor: empty uprobe and uretprobe",
+                "bpftrace, empty programs at malloc's entry and return",
+                "uprobe:{libc}:malloc {} uretprobe:{libc}:malloc {}",
+                true,
+            ),
         ],
         extras: &[],
     }),

@@ -175,11 +175,7 @@ impl Tool for Funclatency {
         };
         rodata.per_function = self.args.function;
         rodata.fine = self.args.hist.fine();
-        rodata.placed_in_pid = self.args.pid.is_some()
-            && self
-                .plan
-                .iter()
-                .all(|p| matches!(p.point, Point::Uprobe { .. }));
+        rodata.placed_in_pid = plan::placed_in_pid(&self.plan, self.args.pid);
         let need = plan::needs(&self.plan);
         let p = &mut open.progs;
         load_when(need.uprobe, [&mut p.fl_uprobe_enter, &mut p.fl_uprobe_exit]);
@@ -196,10 +192,9 @@ impl Tool for Funclatency {
     }
 
     fn hook_target(&self, program: &str) -> Option<String> {
-        program.starts_with("fl_k").then(|| {
-            let names: Vec<&str> = self.plan.iter().map(|p| p.label.as_str()).collect();
-            names.join(",")
-        })
+        program
+            .starts_with("fl_k")
+            .then(|| plan::labels(&self.plan, Point::is_kernel))
     }
 
     fn hook_notes(&self) -> Vec<String> {

@@ -163,11 +163,7 @@ impl Tool for Stackcount {
         )?;
         let rodata = maps::rodata(&mut open.maps.rodata_data)?;
         rodata.only_cpu = self.args.cpu.map_or(-1, |c| c as i32);
-        rodata.placed_in_pid = self.args.pid.is_some()
-            && self
-                .plan
-                .iter()
-                .all(|p| matches!(p.point, Point::Uprobe { .. } | Point::Usdt { .. }));
+        rodata.placed_in_pid = plan::placed_in_pid(&self.plan, self.args.pid);
         let need = plan::needs(&self.plan);
         let p = &mut open.progs;
         load_when(need.uprobe, [&mut p.sc_uprobe]);
@@ -180,21 +176,13 @@ impl Tool for Stackcount {
     }
 
     fn hook_target(&self, program: &str) -> Option<String> {
-        let labels = |f: fn(&Point) -> bool| {
-            let l: Vec<&str> = self
-                .plan
-                .iter()
-                .filter(|p| f(&p.point))
-                .map(|p| p.label.as_str())
-                .collect();
-            l.join(",")
+        let which: fn(&Point) -> bool = match program {
+            "sc_tp" => Point::is_tracepoint,
+            "sc_kprobe" | "sc_kmulti" => Point::is_kernel,
+            "sc_usdt" => Point::is_usdt,
+            _ => return None,
         };
-        match program {
-            "sc_tp" => Some(labels(|p| matches!(p, Point::Tracepoint { .. }))),
-            "sc_kprobe" | "sc_kmulti" => Some(labels(|p| matches!(p, Point::Kernel { .. }))),
-            "sc_usdt" => Some(labels(|p| matches!(p, Point::Usdt { .. }))),
-            _ => None,
-        }
+        Some(plan::labels(&self.plan, which))
     }
 
     fn hook_notes(&self) -> Vec<String> {
