@@ -261,6 +261,15 @@ fn push_halves(line: &mut String, s: &Stack, kernel: &Part, user: &Part, leaf_fi
 /// waker's stack leaf first, so that flamegraph.pl draws the wakeup
 /// under the block), wakeuptime's `waker;…;target value`.
 pub fn folded_line(s: &Stack, value: u64) -> String {
+    let mut line = folded_stack(s);
+    let _ = write!(line, " {value}");
+    line
+}
+
+/// A folded line's stack, without its value: lines of one stack (two
+/// stack ids that name the same frames, as a loop's different addresses
+/// in one function do) are one line, their values summed.
+pub fn folded_stack(s: &Stack) -> String {
     let mut line = match s.container {
         Some(c) => format!("[{}];", folded_name(c)),
         None => String::new(),
@@ -283,7 +292,6 @@ pub fn folded_line(s: &Stack, value: u64) -> String {
             line.push_str(&folded_name(target));
         }
     }
-    let _ = write!(line, " {value}");
     line
 }
 

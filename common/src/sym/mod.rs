@@ -15,7 +15,9 @@ use blazesym::symbolize::{Input, Symbolized, Symbolizer as Blaze};
 use blazesym::{MaybeDefault, Pid};
 
 mod format;
-pub use format::{folded_line, part_json, write_multi_line, Joined, Part, Side, Stack};
+pub use format::{
+    folded_line, folded_stack, part_json, write_multi_line, Joined, Part, Side, Stack,
+};
 
 /// One symbolized address.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -86,6 +86,10 @@ pub fn print(
     mut cgroups: Option<&mut Resolver>,
 ) -> Result<()> {
     let absent = (Part::Absent, Part::Absent);
+    // Folded lines by stack, in the rows' order, summed where two rows
+    // name the same frames.
+    let mut folded: Vec<(String, u64)> = Vec::new();
+    let mut folded_at: std::collections::HashMap<String, usize> = Default::default();
     for ((k, sum), p) in rows.iter().zip(parts) {
         let value = *sum / look.value.divisor.max(1);
         let comm = c_string(&k.comm);
@@ -204,10 +208,22 @@ pub fn print(
             crate::output::json_to_writer(&mut *w, &o)?;
             w.write_all(b"\n")?;
         } else if look.folded {
-            writeln!(w, "{}", sym::folded_line(&stack, value))?;
+            let line = sym::folded_stack(&stack);
+            match folded_at.get(&line) {
+                Some(&i) => folded[i].1 += value,
+                None => {
+                    folded_at.insert(line.clone(), folded.len());
+                    folded.push((line, value));
+                }
+            }
         } else {
             sym::write_multi_line(w, &stack, value)?;
         }
+    }
+    // The smallest first, as the rows are.
+    folded.sort_by_key(|(_, v)| *v);
+    for (line, value) in folded {
+        writeln!(w, "{line} {value}")?;
     }
     Ok(())
 }
@@ -315,6 +331,46 @@ mod tests {
         assert_eq!(
             printed(&look),
             "app;work;[Missed Kernel Stack] 2500\napp;main;poll;schedule_[k] 7000\n"
+        );
+    }
+
+    #[test]
+    fn folded_lines_of_the_same_frames_are_one_line() {
+        let key = |user| Key {
+            tgid: 10,
+            shown_id: 0,
+            kern_stack_id: -1,
+            user: User::Map(user),
+            comm: comm("app"),
+            cgroup_id: 0,
+            waker: None,
+        };
+        // Two stack ids (the loop at two addresses of spin), and another
+        // stack in between by value.
+        let rows = vec![(key(1), 2), (key(3), 5), (key(2), 40)];
+        let user = |leaf: u64| {
+            parts(
+                Part::Absent,
+                Part::Frames(vec![frame("spin", leaf), frame("main", 0x403000)]),
+            )
+        };
+        let parts = vec![
+            user(0x401000),
+            parts(Part::Absent, Part::Frames(vec![frame("other", 0x405000)])),
+            user(0x401008),
+        ];
+        let look = Look {
+            folded: true,
+            ..Look::new(Value {
+                name: "samples",
+                divisor: 1,
+            })
+        };
+        let mut w = Vec::new();
+        print(&mut w, &look, &rows, &parts, None, None).unwrap();
+        assert_eq!(
+            String::from_utf8(w).unwrap(),
+            "app;other 5\napp;main;spin 42\n"
         );
     }
 
