@@ -943,3 +943,18 @@ impl Drop for Rounds {
         let _ = self.child.wait();
     }
 }
+
+/// The probe tools on a kernel without kprobes: a kernel function is an
+/// error that says so (exit 1). True if this kernel has none and that was
+/// checked (with `args`); false where kprobes exist, for the caller to test
+/// them.
+pub fn refuses_kernel_functions_without_kprobes(bin: &str, args: &[&str]) -> bool {
+    require_root();
+    if std::path::Path::new("/sys/bus/event_source/devices/kprobe/type").exists() {
+        return false;
+    }
+    let f = run(bin, args);
+    assert_eq!(f.status.code(), Some(1), "{f:?}");
+    assert!(f.stderr.contains("kprobes"), "{f:?}");
+    true
+}

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use common::cli::{CgroupLongArgs, CommonArgs, IdList, MetricsArgs};
+use common::cli::{self, CgroupLongArgs, CommonArgs, IdList, MetricsArgs};
 use common::export::prom::{Counters, Exporter, FileThrottle};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
@@ -72,7 +72,7 @@ pub(crate) struct Args {
     #[arg(short = 'D', long)]
     debug: bool,
     /// Count only calls made on this CPU
-    #[arg(short = 'c', long, value_name = "CPU")]
+    #[arg(short = 'c', long, value_name = "CPU", value_parser = cli::cpu)]
     cpu: Option<u32>,
     /// Count by process as well: PID, COMM, FUNC, COUNT
     #[arg(short = 'P', long, conflicts_with_all = ["prometheus", "prom_file"])]
@@ -120,20 +120,6 @@ impl Tool for Funccount {
             .iter()
             .map(|p| Probe::parse(p, accepts).map_err(|e| usage(e.to_string())))
             .collect::<Result<Vec<_>>>()?;
-        if let Some(pid) = args.pid {
-            if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
-                return Err(usage(format!("-p {pid}: no such process")));
-            }
-        }
-        if let Some(cpu) = args.cpu {
-            let cpus = libbpf_rs::num_possible_cpus()? as u32;
-            if cpu >= cpus {
-                return Err(usage(format!(
-                    "-c {cpu}: this machine has CPUs 0 to {}",
-                    cpus - 1
-                )));
-            }
-        }
         let exporter = args.metrics.exporter()?;
         Ok(Funccount {
             args,

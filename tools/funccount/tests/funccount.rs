@@ -225,12 +225,7 @@ fn funccount_intervals_print_what_each_added() {
 
 #[test]
 fn funccount_kernel_functions_need_kprobes_and_say_so() {
-    require_root();
-    let kprobes = std::path::Path::new("/sys/bus/event_source/devices/kprobe/type").exists();
-    if !kprobes {
-        let f = testkit::run(BIN, &["-d", "1", "vfs_read"]);
-        assert_eq!(f.status.code(), Some(1), "{f:?}");
-        assert!(f.stderr.contains("kprobes"), "{f:?}");
+    if testkit::refuses_kernel_functions_without_kprobes(BIN, &["-d", "1", "vfs_read"]) {
         return;
     }
     // Where kprobes exist (the VMs): the program's getppid() calls, at the

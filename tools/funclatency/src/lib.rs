@@ -146,11 +146,6 @@ impl Tool for Funclatency {
                 "--per-container: funclatency keeps one histogram, or one per function (-F)",
             ));
         }
-        if let Some(pid) = args.pid {
-            if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
-                return Err(usage(format!("-p {pid}: no such process")));
-            }
-        }
         Ok(Funclatency {
             args,
             probe,

@@ -102,11 +102,6 @@ impl Tool for Stackcount {
             regex: args.regexp,
         };
         let probe = Probe::parse(&args.pattern, accepts).map_err(|e| usage(e.to_string()))?;
-        if let Some(pid) = args.pid {
-            if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
-                return Err(usage(format!("-p {pid}: no such process")));
-            }
-        }
         let ids = args.pid.map(|p| IdList(vec![p]));
         Ok(Stackcount {
             args,
