@@ -534,6 +534,18 @@ impl<E> Table<E> {
         out.write_all(&buf)
     }
 
+    /// What [`Table::row`] writes for `e`, without its newline (trace's
+    /// -A counts identical lines).
+    pub fn render(&self, e: &E) -> io::Result<Vec<u8>> {
+        let mut buf = Vec::new();
+        if self.json {
+            self.object(&mut buf, e)?;
+        } else {
+            self.line(&mut buf, |c| (c.value)(e))?;
+        }
+        Ok(buf)
+    }
+
     fn line<'a>(
         &'a self,
         out: &mut Vec<u8>,

@@ -14,6 +14,7 @@
 //! wildcard too.
 
 pub mod elf;
+pub mod expr;
 pub mod plan;
 pub mod tracepoints;
 

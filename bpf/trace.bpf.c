@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: GPL-2.0
+/* trace: a record per hit of each probe (user functions and their
+ * returns, USDT probes, tracepoints, kernel functions), with what the
+ * front end's formats and filters need: the arguments or the return
+ * value, a tracepoint's record, strings read where they point, stacks.
+ * One program per kind of hook serves every point of that kind; the
+ * point's settings (struct tr_probe) are found by its attach cookie
+ * (5.15+), or are the one point's where a kind has one point and the
+ * kernel has no cookies. A filter's comparisons of a value with a
+ * constant are made here (up to TRACE_TERMS, joined by &&); the front end
+ * makes the rest. */
+#include <vmlinux.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/usdt.bpf.h>
+#include "trace.h"
+#include "events.bpf.h"
+#include "task.bpf.h"
+#include "filters.bpf.h"
+
+/* Set by the front end. */
+const volatile bool use_cookie = true;
+/* Without cookies (before 5.15): the one point of each kind. */
+const volatile __u32 lone_uprobe = 0;
+const volatile __u32 lone_uretprobe = 0;
+const volatile __u32 lone_kprobe = 0;
+const volatile __u32 lone_kretprobe = 0;
+const volatile __u32 lone_tp = 0;
+/* -S: the tool's own process too. */
+const volatile bool include_self = false;
+/* -p with only uprobes and USDT probes: placed in that process alone. */
+const volatile bool placed_in_pid = false;
+/* -Z, and the most string slots a point uses. */
+const volatile __u32 str_bytes = 80;
+const volatile __u32 str_slots = 0;
+/* -K, -U: bytes of each stack to take; 0 none. */
+const volatile __u32 kstack_bytes = 0;
+const volatile __u32 ustack_bytes = 0;
+
+struct tr_event event_layout = {};
+enum tr_source source_btf;
+enum tr_op op_btf;
+
+/* Sized by the front end to the number of points. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tr_probe);
+} probes SEC(".maps");
+
+/* Too big for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tr_event);
+} scratch SEC(".maps");
+
+/* A value of the hit: an argument, the return value, a record's field,
+ * who and where. `ctx` is a tracepoint's record for TR_SRC_FIELD. */
+static __always_inline __s64 value_of(const struct tr_value *v, struct tr_event *e,
+				      void *ctx)
+{
+	__u64 x = 0, size = v->size, bits;
+	__u32 i = v->index;
+
+	switch (v->source) {
+	case TR_SRC_ARG:
+		if (i < TRACE_ARGS)
+			x = e->args[i];
+		break;
+	case TR_SRC_RETVAL:
+		x = e->retval;
+		break;
+	case TR_SRC_FIELD:
+		if (size > 8)
+			size = 8;
+		barrier_var(size);
+		bpf_probe_read_kernel(&x, size, ctx + v->offset);
+		break;
+	case TR_SRC_TID:
+		x = e->task.tid;
+		break;
+	case TR_SRC_TGID:
+		x = e->task.pid;
+		break;
+	case TR_SRC_UID:
+		x = e->uid;
+		break;
+	case TR_SRC_GID:
+		x = e->gid;
+		break;
+	case TR_SRC_CPU:
+		x = e->cpu;
+		break;
+	}
+	if (v->size && v->size < 8) {
+		bits = 64 - 8 * (__u64)v->size;
+		x = v->is_signed ? (__u64)(((__s64)(x << bits)) >> bits) : (x << bits) >> bits;
+	}
+	return (__s64)x;
+}
+
+static __always_inline bool holds(const struct tr_term *t, struct tr_event *e, void *ctx)
+{
+	__s64 v = value_of(&t->value, e, ctx), c = t->constant;
+
+	switch (t->op) {
+	case TR_OP_EQ:
+		return v == c;
+	case TR_OP_NE:
+		return v != c;
+	case TR_OP_LT:
+		return v < c;
+	case TR_OP_LE:
+		return v <= c;
+	case TR_OP_GT:
+		return v > c;
+	case TR_OP_GE:
+		return v >= c;
+	default:
+		return v != 0;
+	}
+}
+
+/* A string where `addr` points: kernel memory for a kernel address, else
+ * the process's. */
+static __always_inline void read_str(char *dst, __u64 addr)
+{
+	if (!addr) {
+		dst[0] = 0;
+		return;
+	}
+	if ((__s64)addr < 0) {
+		if (bpf_probe_read_kernel_str(dst, str_bytes, (void *)addr) < 0)
+			dst[0] = 0;
+	} else if (bpf_probe_read_user_str(dst, str_bytes, (void *)addr) < 0) {
+		dst[0] = 0;
+	}
+}
+
+enum hook { HOOK_REGS, HOOK_USDT, HOOK_TP };
+
+static __always_inline int hit(void *ctx, enum hook hook, __u64 cookie)
+{
+	__u64 id = bpf_get_current_pid_tgid(), uid_gid;
+	struct tr_probe *p;
+	struct tr_event *e;
+	__u32 zero = 0, point = cookie;
+	__u64 len;
+	long n;
+
+	if (!placed_in_pid && !(include_self ? ids_allowed(id) : task_allowed(id)))
+		return 0;
+	if (!cgroup_allowed())
+		return 0;
+	uid_gid = bpf_get_current_uid_gid();
+	if (!uid_allowed((__u32)uid_gid))
+		return 0;
+	p = bpf_map_lookup_elem(&probes, &point);
+	e = bpf_map_lookup_elem(&scratch, &zero);
+	if (!p || !e)
+		return 0;
+	e->task.pid = id >> 32;
+	e->task.tid = (__u32)id;
+	e->uid = (__u32)uid_gid;
+	e->gid = uid_gid >> 32;
+	e->cpu = bpf_get_smp_processor_id();
+	e->probe = point;
+	e->retval = 0;
+	if (hook == HOOK_REGS) {
+		struct pt_regs *regs = ctx;
+
+		if (p->is_return) {
+			for (int i = 0; i < TRACE_ARGS; i++)
+				e->args[i] = 0;
+			e->retval = PT_REGS_RC(regs);
+		} else if (p->syscall_regs) {
+			regs = (struct pt_regs *)PT_REGS_PARM1(regs);
+			e->args[0] = PT_REGS_PARM1_CORE(regs);
+			e->args[1] = PT_REGS_PARM2_CORE(regs);
+			e->args[2] = PT_REGS_PARM3_CORE(regs);
+			e->args[3] = PT_REGS_PARM4_CORE_SYSCALL(regs);
+			e->args[4] = PT_REGS_PARM5_CORE(regs);
+			e->args[5] = PT_REGS_PARM6_CORE(regs);
+		} else {
+			e->args[0] = PT_REGS_PARM1(regs);
+			e->args[1] = PT_REGS_PARM2(regs);
+			e->args[2] = PT_REGS_PARM3(regs);
+			e->args[3] = PT_REGS_PARM4(regs);
+			e->args[4] = PT_REGS_PARM5(regs);
+			e->args[5] = PT_REGS_PARM6(regs);
+		}
+	} else if (hook == HOOK_USDT) {
+		for (int i = 0; i < TRACE_ARGS; i++) {
+			long v = 0;
+
+			bpf_usdt_arg(ctx, i, &v);
+			e->args[i] = v;
+		}
+	} else {
+		for (int i = 0; i < TRACE_ARGS; i++)
+			e->args[i] = 0;
+	}
+	/* The kernel's comparisons: a hit that fails one is not sent. */
+	for (int i = 0; i < TRACE_TERMS; i++) {
+		if (i >= p->nterms)
+			break;
+		if (!holds(&p->terms[i], e, ctx))
+			return 0;
+	}
+	task_header_now(&e->task);
+	e->record_bytes = 0;
+	if (hook == HOOK_TP) {
+		__u64 bytes = p->record_bytes;
+
+		if (bytes > TRACE_RECORD_MAX)
+			bytes = TRACE_RECORD_MAX;
+		barrier_var(bytes);
+		if (bytes && !bpf_probe_read_kernel(e->record, bytes, ctx))
+			e->record_bytes = bytes;
+	}
+	for (int i = 0; i < TRACE_STRS; i++) {
+		const struct tr_value *s = &p->strs[i];
+		char *dst = e->strs + i * str_bytes;
+		__u32 loc = 0;
+
+		if (i >= str_slots)
+			break;
+		if (i >= p->nstrs) {
+			dst[0] = 0;
+			continue;
+		}
+		if (s->source == TR_SRC_DATALOC) {
+			bpf_probe_read_kernel(&loc, sizeof(loc), ctx + s->offset);
+			if (bpf_probe_read_kernel_str(dst, str_bytes, ctx + (loc & 0xffff)) < 0)
+				dst[0] = 0;
+		} else {
+			read_str(dst, (__u64)value_of(s, e, ctx));
+		}
+	}
+	e->kframes = 0;
+	e->uframes = 0;
+	if (!kstack_bytes && !ustack_bytes) {
+		len = offsetof(struct tr_event, strs) + (__u64)str_slots * str_bytes;
+		if (len > sizeof(*e))
+			len = sizeof(*e);
+		emit(e, len);
+		return 0;
+	}
+	if (kstack_bytes) {
+		n = bpf_get_stack(ctx, e->kstack, kstack_bytes, 0);
+		e->kframes = n > 0 ? n / sizeof(__u64) : 0;
+	}
+	if (ustack_bytes) {
+		n = bpf_get_stack(ctx, e->ustack, ustack_bytes, BPF_F_USER_STACK);
+		e->uframes = n > 0 ? n / sizeof(__u64) : 0;
+	}
+	emit(e, sizeof(*e));
+	return 0;
+}
+
+SEC("uprobe.multi")
+int tr_umulti(struct pt_regs *ctx)
+{
+	return hit(ctx, HOOK_REGS, use_cookie ? bpf_get_attach_cookie(ctx) : lone_uprobe);
+}
+
+SEC("uprobe")
+int tr_uprobe(struct pt_regs *ctx)
+{
+	return hit(ctx, HOOK_REGS, use_cookie ? bpf_get_attach_cookie(ctx) : lone_uprobe);
+}
+
+/* Returns without cookies (with them, tr_uprobe serves both). */
+SEC("uretprobe")
+int tr_uretprobe(struct pt_regs *ctx)
+{
+	return hit(ctx, HOOK_REGS, lone_uretprobe);
+}
+
+SEC("kprobe.multi")
+int tr_kmulti(struct pt_regs *ctx)
+{
+	return hit(ctx, HOOK_REGS, use_cookie ? bpf_get_attach_cookie(ctx) : lone_kprobe);
+}
+
+SEC("kprobe")
+int tr_kprobe(struct pt_regs *ctx)
+{
+	return hit(ctx, HOOK_REGS, use_cookie ? bpf_get_attach_cookie(ctx) : lone_kprobe);
+}
+
+SEC("kretprobe")
+int tr_kretprobe(struct pt_regs *ctx)
+{
+	return hit(ctx, HOOK_REGS, lone_kretprobe);
+}
+
+SEC("usdt")
+int tr_usdt(struct pt_regs *ctx)
+{
+	return hit(ctx, HOOK_USDT, bpf_usdt_cookie(ctx));
+}
+
+SEC("tracepoint")
+int tr_tp(void *ctx)
+{
+	return hit(ctx, HOOK_TP, use_cookie ? bpf_get_attach_cookie(ctx) : lone_tp);
+}
+
+char LICENSE[] SEC("license") = "GPL";

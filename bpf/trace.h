@@ -1,0 +1,100 @@
+/* trace: what the front end tells the kernel side of each probe point,
+ * and the record each hit sends. */
+#ifndef __TRACE_H
+#define __TRACE_H
+
+#include "task.h"
+
+/* arg1..arg6 (USDT probes' too). */
+#define TRACE_ARGS 6
+/* Strings read per hit (each %s, each STRCMP operand), and their most
+ * bytes (-Z). */
+#define TRACE_STRS 6
+#define TRACE_STR_MAX 256
+/* A tracepoint's record is copied up to this many bytes. */
+#define TRACE_RECORD_MAX 256
+/* Comparisons of a filter evaluated in the kernel (the rest, if any, in
+ * the front end). */
+#define TRACE_TERMS 4
+#define TRACE_STACK_DEPTH 127
+
+/* Where a value comes from. */
+enum tr_source {
+	TR_SRC_NONE = 0,
+	TR_SRC_ARG = 1,	/* args[index] */
+	TR_SRC_RETVAL = 2,
+	TR_SRC_FIELD = 3,	/* the record's bytes at offset (size bytes) */
+	TR_SRC_DATALOC = 4, /* a string in the record, at the field's __data_loc */
+	TR_SRC_CHARS = 5,	/* a char array in the record: copied with it */
+	TR_SRC_TID = 6,
+	TR_SRC_TGID = 7,
+	TR_SRC_UID = 8,
+	TR_SRC_GID = 9,
+	TR_SRC_CPU = 10,
+};
+
+/* A comparison of a value with a constant (signed, 64 bits). */
+enum tr_op {
+	TR_OP_NONZERO = 0,
+	TR_OP_EQ = 1,
+	TR_OP_NE = 2,
+	TR_OP_LT = 3,
+	TR_OP_LE = 4,
+	TR_OP_GT = 5,
+	TR_OP_GE = 6,
+};
+
+struct tr_value {
+	__u8 source;
+	__u8 index;
+	/* Bytes of the value (1, 2, 4, 8) and whether to sign-extend. */
+	__u8 size;
+	__u8 is_signed;
+	__u16 offset;
+	__u16 pad;
+};
+
+struct tr_term {
+	struct tr_value value;
+	__u32 op;
+	__u32 pad;
+	__s64 constant;
+};
+
+/* One probe point's settings, by its cookie. */
+struct tr_probe {
+	__u8 is_return;
+	/* A kernel system call wrapper: arguments in the pt_regs its first
+	 * argument points to. */
+	__u8 syscall_regs;
+	__u8 nterms;
+	__u8 nstrs;
+	/* Bytes of a tracepoint's record copied (0: none). */
+	__u16 record_bytes;
+	__u16 pad;
+	struct tr_term terms[TRACE_TERMS];
+	/* Where each string is read from: an address (TR_SRC_ARG, TR_SRC_RETVAL,
+	 * TR_SRC_FIELD) or a __data_loc. */
+	struct tr_value strs[TRACE_STRS];
+};
+
+struct tr_event {
+	struct task_header task;
+	__u32 probe;
+	__u32 cpu;
+	__u32 uid;
+	__u32 gid;
+	__u64 args[TRACE_ARGS];
+	__u64 retval;
+	__u16 kframes;
+	__u16 uframes;
+	__u16 record_bytes;
+	__u16 pad;
+	__u8 record[TRACE_RECORD_MAX];
+	/* Slot i at i * -Z bytes; sent up to the last slot used. */
+	char strs[TRACE_STRS * TRACE_STR_MAX];
+	__u64 kstack[TRACE_STACK_DEPTH];
+	__u64 ustack[TRACE_STACK_DEPTH];
+};
+
+#endif
