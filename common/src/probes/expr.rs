@@ -74,10 +74,15 @@ impl IntType {
             }
             "long" | "long int" | "long long" | "long long int" | "signed long" | "s64"
             | "int64_t" | "__s64" | "ssize_t" | "off_t" | "loff_t" | "intptr_t" => (8, true),
-            "unsigned long" | "unsigned long int" | "unsigned long long"
-            | "unsigned long long int" | "u64" | "uint64_t" | "__u64" | "size_t" | "uintptr_t" => {
-                (8, false)
-            }
+            "unsigned long"
+            | "unsigned long int"
+            | "unsigned long long"
+            | "unsigned long long int"
+            | "u64"
+            | "uint64_t"
+            | "__u64"
+            | "size_t"
+            | "uintptr_t" => (8, false),
             _ => return None,
         };
         Some(IntType { size, signed })

@@ -11,15 +11,15 @@ pub const INFO: ToolInfo = ToolInfo {
     banner: "Tracing... Hit Ctrl-C to end.",
     dry_runs: &[
         DryRun {
-            args: "c:malloc \"%d\", arg1",
+            args: "c:malloc",
             label: "c:malloc",
         },
         DryRun {
-            args: "t:syscalls:sys_enter_openat \"%s\", args->filename",
+            args: "t:syscalls:sys_enter_openat",
             label: "t:…",
         },
         DryRun {
-            args: "r::vfs_read \"%d\", retval",
+            args: "r::vfs_read",
             label: "r::vfs_read",
         },
     ],

@@ -111,7 +111,12 @@ pub(crate) struct Args {
     #[arg(short = 'B', long, visible_alias = "bin_cmp")]
     bin_cmp: bool,
     /// Accepted as BCC's: symbols are found through each process's maps
-    #[arg(short = 's', long, visible_alias = "sym_file_list", value_name = "SYM_FILE_LIST")]
+    #[arg(
+        short = 's',
+        long,
+        visible_alias = "sym_file_list",
+        value_name = "SYM_FILE_LIST"
+    )]
     sym_file_list: Option<String>,
     /// Print the kernel stack of each hit
     #[arg(short = 'K', long)]
@@ -165,7 +170,7 @@ pub(crate) struct Trace {
     seen: HashMap<String, usize>,
 }
 
-fn str_slot<'a>(e: &'a types::tr_event, slot: usize, size: usize) -> &'a [u8] {
+fn str_slot(e: &types::tr_event, slot: usize, size: usize) -> &[u8] {
     let start = slot * size;
     let bytes = e.strs.get(start..start + size).unwrap_or(&[]);
     // SAFETY: i8 and u8 have the same layout.
@@ -324,7 +329,10 @@ impl Trace {
 
 /// An integer as a conversion shows it: C's types by the length modifier.
 fn convert(c: &Conv, v: i64) -> String {
-    let t = |signed| IntType { size: c.size, signed };
+    let t = |signed| IntType {
+        size: c.size,
+        signed,
+    };
     let u = t(false).apply(v) as u64;
     match c.conv {
         'd' | 'i' => t(true).apply(v).to_string(),
@@ -402,8 +410,8 @@ impl Trace {
             ..Default::default()
         };
         if let Point::Kernel { func } = &point.point {
-            k.syscall_regs = (func.starts_with("__x64_sys_") || func.starts_with("__arm64_sys_"))
-                as u8;
+            k.syscall_regs =
+                (func.starts_with("__x64_sys_") || func.starts_with("__arm64_sys_")) as u8;
         }
         let (terms, _) = p.kernel_terms(TERMS);
         k.nterms = terms.len() as u8;
@@ -448,7 +456,9 @@ impl Trace {
         match (terms.len(), all) {
             (_, true) => "its filter made in the kernel".into(),
             (0, false) => "its filter made by trace on each hit sent".into(),
-            (n, false) => format!("{n} comparisons of its filter made in the kernel, the rest by trace"),
+            (n, false) => {
+                format!("{n} comparisons of its filter made in the kernel, the rest by trace")
+            }
         }
     }
 }
@@ -483,7 +493,10 @@ impl Tool for Trace {
     }
 
     fn filters(&self) -> Filters {
-        let mut f = Filters::processes(&self.args.pid.map(|p| IdList(vec![p])), self.args.cgroup.path());
+        let mut f = Filters::processes(
+            &self.args.pid.map(|p| IdList(vec![p])),
+            self.args.cgroup.path(),
+        );
         f.tids = self.args.tid.map(|t| vec![t]);
         f.thread_option = Some("-L");
         f.uid = self.args.uid;
@@ -492,7 +505,11 @@ impl Tool for Trace {
 
     fn configure(&mut self, open: &mut OpenTraceSkel<'_>, _: &Setup) -> Result<()> {
         self.probes = parse_probes(&self.args.probes, true)?;
-        self.kernel_filter = self.probes.iter().map(|p| p.kernel_terms(TERMS).1).collect();
+        self.kernel_filter = self
+            .probes
+            .iter()
+            .map(|p| p.kernel_terms(TERMS).1)
+            .collect();
         for (i, p) in self.probes.iter().enumerate() {
             // With -U, entry probes go past the frame setup, where a frame
             // pointer walk finds the caller.
@@ -534,12 +551,23 @@ impl Tool for Trace {
         rodata.include_self = self.args.include_self;
         rodata.placed_in_pid = plan::placed_in_pid(&self.plan, self.args.pid);
         rodata.str_bytes = self.args.string_size;
-        rodata.str_slots = self.probes.iter().map(|p| p.strings.len()).max().unwrap_or(0) as u32;
+        rodata.str_slots = self
+            .probes
+            .iter()
+            .map(|p| p.strings.len())
+            .max()
+            .unwrap_or(0) as u32;
         let stack_bytes = STACK_DEPTH * 8;
-        rodata.kstack_bytes = if self.args.kernel_stack { stack_bytes } else { 0 };
+        rodata.kstack_bytes = if self.args.kernel_stack {
+            stack_bytes
+        } else {
+            0
+        };
         rodata.ustack_bytes = if self.args.user_stack { stack_bytes } else { 0 };
         debug_assert!(self.args.string_size <= STR_MAX);
-        open.maps.probes.set_max_entries(self.plan.len().max(1) as u32)?;
+        open.maps
+            .probes
+            .set_max_entries(self.plan.len().max(1) as u32)?;
         // BCC's -b: pages per CPU; one ring here, of their total.
         let cpus = libbpf_rs::num_possible_cpus().unwrap_or(1) as u64;
         let bytes = (u64::from(self.args.buffer_pages) * 4096 * cpus)
@@ -547,27 +575,41 @@ impl Tool for Trace {
             .clamp(1 << 16, 1 << 30);
         open.maps.events.set_max_entries(bytes as u32)?;
         let needs = plan::needs(&self.plan);
-        let rets = |k: fn(&Point) -> bool| {
-            self.plan
-                .iter()
-                .any(|p| k(&p.point) && p.at == At::Return)
-        };
+        let rets =
+            |k: fn(&Point) -> bool| self.plan.iter().any(|p| k(&p.point) && p.at == At::Return);
         let p = &mut open.progs;
         let entries_only = |k: fn(&Point) -> bool| {
-            self.plan.iter().any(|p| k(&p.point) && (self.use_cookie || p.at == At::Entry))
+            self.plan
+                .iter()
+                .any(|p| k(&p.point) && (self.use_cookie || p.at == At::Entry))
         };
-        load_when(needs.uprobe && entries_only(Point::is_uprobe), [&mut p.tr_uprobe]);
-        load_when(!self.use_cookie && rets(Point::is_uprobe), [&mut p.tr_uretprobe]);
+        load_when(
+            needs.uprobe && entries_only(Point::is_uprobe),
+            [&mut p.tr_uprobe],
+        );
+        load_when(
+            !self.use_cookie && rets(Point::is_uprobe),
+            [&mut p.tr_uretprobe],
+        );
         load_when(needs.uprobe_multi, [&mut p.tr_umulti]);
         load_when(needs.usdt, [&mut p.tr_usdt]);
         load_when(needs.tracepoint, [&mut p.tr_tp]);
-        load_when(needs.kprobe && entries_only(Point::is_kernel), [&mut p.tr_kprobe]);
-        load_when(!self.use_cookie && rets(Point::is_kernel), [&mut p.tr_kretprobe]);
+        load_when(
+            needs.kprobe && entries_only(Point::is_kernel),
+            [&mut p.tr_kprobe],
+        );
+        load_when(
+            !self.use_cookie && rets(Point::is_kernel),
+            [&mut p.tr_kretprobe],
+        );
         load_when(needs.kprobe_multi, [&mut p.tr_kmulti]);
         Ok(())
     }
 
     fn hook_target(&self, program: &str) -> Option<String> {
+        if program == "tr_tp" {
+            return Some(plan::labels(&self.plan, Point::is_tracepoint));
+        }
         program
             .starts_with("tr_k")
             .then(|| plan::labels(&self.plan, Point::is_kernel))
@@ -600,11 +642,13 @@ impl Tool for Trace {
                 .update(&(i as u32).to_ne_bytes(), bytes, libbpf_rs::MapFlags::ANY)
                 .context("setting the probes' settings")?;
         }
-        if self.args.kernel_stack || self.probes.iter().any(|p| {
-            p.format
-                .iter()
-                .any(|c| matches!(c, Piece::Conv(c) if c.conv == 'K'))
-        }) {
+        if self.args.kernel_stack
+            || self.probes.iter().any(|p| {
+                p.format
+                    .iter()
+                    .any(|c| matches!(c, Piece::Conv(c) if c.conv == 'K'))
+            })
+        {
             self.symbolizer.warm_kernel();
         }
         Ok(())
@@ -715,7 +759,7 @@ impl Tool for Trace {
             return Ok(());
         }
         let mut rows: Vec<&(String, u64)> = self.aggregated.iter().collect();
-        rows.sort_by(|a, b| b.1.cmp(&a.1));
+        rows.sort_by_key(|r| std::cmp::Reverse(r.1));
         for (line, n) in rows {
             write!(out, "{line}-->COUNT {n}\n\n")?;
         }
@@ -806,10 +850,14 @@ fn table(args: &Args, probes: &[TraceProbe]) -> Table<Trace> {
             columns::comm("COMM", 15),
             Column::new("FUNC", 16, "func", |t: &Trace| t.func.as_str().into()),
             msg,
-            Column::json("kernel_stack", |t: &Trace| stack_cell(t.args.kernel_stack, &t.kstack))
-                .optional(),
-            Column::json("user_stack", |t: &Trace| stack_cell(t.args.user_stack, &t.ustack))
-                .optional(),
+            Column::json("kernel_stack", |t: &Trace| {
+                stack_cell(t.args.kernel_stack, &t.kstack)
+            })
+            .optional(),
+            Column::json("user_stack", |t: &Trace| {
+                stack_cell(t.args.user_stack, &t.ustack)
+            })
+            .optional(),
         ])
 }
 

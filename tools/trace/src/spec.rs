@@ -163,13 +163,11 @@ pub fn parse_format(text: &str, fmt: &str, base: usize) -> Result<Vec<Piece>, Sp
         }
         let conv = match b.get(j) {
             Some(&c @ ('d' | 'i' | 'u' | 'x' | 'X' | 'o' | 'c' | 's' | 'p' | 'K' | 'U')) => c,
-            _ => {
-                return Err(err(
-                    text,
-                    start,
-                    "not a conversion trace knows (%d %i %u %x %X %o %c %s %p %K %U, with h, l, ll)",
-                ))
-            }
+            _ => return Err(err(
+                text,
+                start,
+                "not a conversion trace knows (%d %i %u %x %X %o %c %s %p %K %U, with h, l, ll)",
+            )),
         };
         if width > 256 {
             return Err(err(text, start, "a width of at most 256"));
@@ -274,7 +272,10 @@ impl TraceProbe {
         let mut params = Vec::new();
         if text[rest..].starts_with('(') {
             let close = closing(text, rest).ok_or_else(|| err(text, rest, "unmatched '('"))?;
-            if matches!(probe.target, Target::Usdt { .. } | Target::Tracepoint { .. }) {
+            if matches!(
+                probe.target,
+                Target::Usdt { .. } | Target::Tracepoint { .. }
+            ) {
                 return Err(err(
                     text,
                     rest,
@@ -293,8 +294,8 @@ impl TraceProbe {
         rest = skip_ws(rest);
         let mut filter = None;
         if text[rest..].starts_with('(') {
-            let close =
-                closing(text, rest).ok_or_else(|| err(text, rest, "unmatched '(' of the filter"))?;
+            let close = closing(text, rest)
+                .ok_or_else(|| err(text, rest, "unmatched '(' of the filter"))?;
             let e = expr::parse(&text[rest + 1..close], rest + 1)
                 .map_err(|e| err(text, e.column, e.message))?;
             filter = Some(e);
@@ -306,27 +307,30 @@ impl TraceProbe {
             if !text[rest..].starts_with('"') {
                 return Err(err(text, rest, "a filter in ( ) or a \"format\" expected"));
             }
-            let close =
-                closing_quote(text, rest).ok_or_else(|| err(text, rest, "a quote is not closed"))?;
+            let close = closing_quote(text, rest)
+                .ok_or_else(|| err(text, rest, "a quote is not closed"))?;
             format = parse_format(text, &text[rest + 1..close], rest + 1)?;
             let after = skip_ws(close + 1);
             if after < text.len() {
                 if !text[after..].starts_with(',') {
-                    return Err(err(text, after, "',' expected between the format and its values"));
+                    return Err(err(
+                        text,
+                        after,
+                        "',' expected between the format and its values",
+                    ));
                 }
                 for (col, part) in expr::split_commas(&text[after + 1..], after + 1) {
                     if part.trim().is_empty() {
                         return Err(err(text, col, "an empty value"));
                     }
-                    let lead = part.len() - part.trim_start().len();
-                    values.push(
-                        expr::parse(part, col)
-                            .map_err(|e| err(text, e.column, e.message))?,
-                    );
-                    let _ = lead;
+                    values
+                        .push(expr::parse(part, col).map_err(|e| err(text, e.column, e.message))?);
                 }
             }
-            let convs = format.iter().filter(|p| matches!(p, Piece::Conv(_))).count();
+            let convs = format
+                .iter()
+                .filter(|p| matches!(p, Piece::Conv(_)))
+                .count();
             if convs != values.len() {
                 return Err(err(
                     text,
@@ -340,7 +344,9 @@ impl TraceProbe {
         }
         let display = match &probe.target {
             Target::User { func, .. } | Target::Kernel { func } => func.text().to_string(),
-            Target::Usdt { provider, probe, .. } => match provider {
+            Target::Usdt {
+                provider, probe, ..
+            } => match provider {
                 Some(p) => format!("{}:{}", p.text(), probe.text()),
                 None => probe.text().to_string(),
             },
@@ -464,7 +470,11 @@ impl TraceProbe {
             match &op {
                 Operand::Field(f) if f.kind == FieldKind::Chars => {}
                 Operand::Field(f) if f.kind == FieldKind::Int => {
-                    return Err(err(text, col, format!("{} is an integer, not a string", f.name)))
+                    return Err(err(
+                        text,
+                        col,
+                        format!("{} is an integer, not a string", f.name),
+                    ))
                 }
                 Operand::Tid | Operand::Tgid | Operand::Uid | Operand::Gid | Operand::Cpu => {
                     return Err(err(text, col, "an integer, not a string"))
@@ -524,7 +534,11 @@ impl TraceProbe {
             Expr::Binary(op, a, b) => {
                 let op = cmp(*op)?;
                 if let (Some(v), Some(c)) = (self.kvalue(a), constant(b)) {
-                    return Some(Term { value: v, op, constant: c });
+                    return Some(Term {
+                        value: v,
+                        op,
+                        constant: c,
+                    });
                 }
                 let (v, c) = (self.kvalue(b)?, constant(a)?);
                 Some(Term {
@@ -651,7 +665,11 @@ fn resolve_name(
     }
     if name == "retval" || name == "$retval" {
         if at != At::Return {
-            return Err(err(text, col, "retval is known at a return probe (r:) only"));
+            return Err(err(
+                text,
+                col,
+                "retval is known at a return probe (r:) only",
+            ));
         }
         return Ok(Operand::Retval(IntType::I64));
     }
@@ -686,7 +704,11 @@ fn resolve_name(
         return Ok(Operand::Arg(i as u8, params[i].ty));
     }
     if name == "$task" {
-        return Err(err(text, col, "$task (the task_struct) is not read by this tool"));
+        return Err(err(
+            text,
+            col,
+            "$task (the task_struct) is not read by this tool",
+        ));
     }
     Err(err(
         text,
@@ -724,8 +746,18 @@ fn resolve_member(
         }));
     }
     match cx.fields.iter().find(|f| f.name == field) {
-        Some(f) if (f.offset + f.size.min(8)) as usize > crate::RECORD_MAX && f.kind != FieldKind::DataLoc => {
-            Err(err(text, col, format!("{field} lies past the record's first {} bytes", crate::RECORD_MAX)))
+        Some(f)
+            if (f.offset + f.size.min(8)) as usize > crate::RECORD_MAX
+                && f.kind != FieldKind::DataLoc =>
+        {
+            Err(err(
+                text,
+                col,
+                format!(
+                    "{field} lies past the record's first {} bytes",
+                    crate::RECORD_MAX
+                ),
+            ))
         }
         Some(f) => Ok(Operand::Field(f.clone())),
         None => {
@@ -733,7 +765,10 @@ fn resolve_member(
             Err(err(
                 text,
                 col,
-                format!("this tracepoint has no field {field} (it has {})", known.join(", ")),
+                format!(
+                    "this tracepoint has no field {field} (it has {})",
+                    known.join(", ")
+                ),
             ))
         }
     }
@@ -768,15 +803,19 @@ mod tests {
         assert_eq!(terms[0].constant, 42);
         let p = TraceProbe::parse("r::do_sys_open \"%llx\", retval", no_fields).unwrap();
         assert_eq!(p.probe.at, At::Return);
-        let p = TraceProbe::parse("t:syscalls:sys_enter_openat \"%s\", args->filename", openat_fields)
-            .unwrap();
+        let p = TraceProbe::parse(
+            "t:syscalls:sys_enter_openat \"%s\", args->filename",
+            openat_fields,
+        )
+        .unwrap();
         assert_eq!(p.display, "sys_enter_openat");
         assert!(matches!(&p.strings[0], Operand::Field(f) if f.offset == 24));
         let p = TraceProbe::parse("u:/bin/x:probe \"%d\", arg1", no_fields).unwrap();
         assert_eq!(p.display, "probe");
         let p = TraceProbe::parse("do_sys_open", no_fields).unwrap();
         assert!(p.format.is_empty() && p.filter.is_none());
-        let p = TraceProbe::parse("r:c:malloc (retval) \"allocated = %x\", retval", no_fields).unwrap();
+        let p =
+            TraceProbe::parse("r:c:malloc (retval) \"allocated = %x\", retval", no_fields).unwrap();
         assert_eq!(p.kernel_terms(4).0[0].op, Cmp::NonZero);
     }
 
@@ -788,9 +827,27 @@ mod tests {
         )
         .unwrap();
         let t = &p.kernel_terms(4).0[0];
-        assert_eq!(t.value.0, Operand::Arg(0, IntType { size: 4, signed: true }));
+        assert_eq!(
+            t.value.0,
+            Operand::Arg(
+                0,
+                IntType {
+                    size: 4,
+                    signed: true
+                }
+            )
+        );
         assert!(matches!(p.values[0], Expr::Name(ref n, _) if n == "n"));
-        assert_eq!(p.operand(expr_col(&p.values[0]).unwrap()), Some(&Operand::Arg(2, IntType { size: 8, signed: false })));
+        assert_eq!(
+            p.operand(expr_col(&p.values[0]).unwrap()),
+            Some(&Operand::Arg(
+                2,
+                IntType {
+                    size: 8,
+                    signed: false
+                }
+            ))
+        );
     }
 
     #[test]
@@ -800,12 +857,19 @@ mod tests {
         assert!(!all);
         assert_eq!(terms.len(), 1);
         assert_eq!(terms[0].op, Cmp::Gt);
-        let p = TraceProbe::parse("c:f (10 < arg1 && !arg2 && (int)arg3 != -1)", no_fields).unwrap();
+        let p =
+            TraceProbe::parse("c:f (10 < arg1 && !arg2 && (int)arg3 != -1)", no_fields).unwrap();
         let (terms, all) = p.kernel_terms(4);
         assert!(all);
         assert_eq!(terms[0].op, Cmp::Gt);
         assert_eq!((terms[1].op, terms[1].constant), (Cmp::Eq, 0));
-        assert_eq!(terms[2].value.1, IntType { size: 4, signed: true });
+        assert_eq!(
+            terms[2].value.1,
+            IntType {
+                size: 4,
+                signed: true
+            }
+        );
         assert_eq!(terms[2].constant, -1);
         let p = TraceProbe::parse("c:f (arg1 == 1 || arg2 == 2)", no_fields).unwrap();
         assert_eq!(p.kernel_terms(4), (Vec::new(), false));
@@ -834,8 +898,11 @@ mod tests {
         assert_eq!(col("c:open \"%s\", arg1 + 1"), 13);
         assert_eq!(col("c:open junk"), 7);
         assert_eq!(col("z:lib:open"), 0);
-        let e = TraceProbe::parse("t:syscalls:sys_enter_openat \"%s\", args->nope", openat_fields)
-            .unwrap_err();
+        let e = TraceProbe::parse(
+            "t:syscalls:sys_enter_openat \"%s\", args->nope",
+            openat_fields,
+        )
+        .unwrap_err();
         assert_eq!(e.column, 40);
         assert!(e.message.contains("filename"), "{e}");
     }

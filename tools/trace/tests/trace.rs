@@ -55,7 +55,11 @@ fn messages(rows: &[Value], func: &str) -> Vec<String> {
 #[test]
 fn trace_shows_a_string_and_an_integer_argument_exactly() {
     let (rows, f, pid) = traced(&["WORK:greet \"%s %d\", arg1, arg2"]);
-    assert_eq!(messages(&rows, "greet"), ["world 1", "world 2", "world 3"], "{f:?}");
+    assert_eq!(
+        messages(&rows, "greet"),
+        ["world 1", "world 2", "world 3"],
+        "{f:?}"
+    );
     for r in &rows {
         assert_eq!(r["pid"].as_u64().unwrap().to_string(), pid, "{f:?}");
         assert_eq!(r["comm"], "tr-work", "{f:?}");
@@ -88,7 +92,12 @@ fn trace_takes_several_probes_in_one_run() {
     let (rows, f, _) = traced(&["WORK:greet \"%d\", arg2", "r:WORK:answer \"%d\", retval"]);
     let lines: Vec<(String, String)> = rows
         .iter()
-        .map(|r| (r["func"].as_str().unwrap().into(), r["message"].as_str().unwrap().into()))
+        .map(|r| {
+            (
+                r["func"].as_str().unwrap().into(),
+                r["message"].as_str().unwrap().into(),
+            )
+        })
         .collect();
     let want: Vec<(String, String)> = [
         ("greet", "1"),
@@ -139,10 +148,17 @@ fn trace_stops_after_max_events() {
     assert!(f.status.success(), "{f:?}");
     // The header, then two lines (BCC's layout).
     assert_eq!(f.stdout.len(), 3, "{f:?}");
-    assert!(f.stdout[0].starts_with("PID     TID     COMM            FUNC"), "{f:?}");
+    assert!(
+        f.stdout[0].starts_with("PID     TID     COMM            FUNC"),
+        "{f:?}"
+    );
     for (line, v) in f.stdout[1..].iter().zip(["1", "2"]) {
         let cols: Vec<&str> = line.split_whitespace().collect();
-        assert_eq!(cols, [pid.as_str(), pid.as_str(), "tr-work", "pick", v], "{f:?}");
+        assert_eq!(
+            cols,
+            [pid.as_str(), pid.as_str(), "tr-work", "pick", v],
+            "{f:?}"
+        );
     }
 }
 
@@ -176,10 +192,11 @@ fn trace_kernel_functions_need_kprobes_and_say_so() {
         "p::__x64_sys_openat (STRCMP(\"/etc/hostname\", arg2)) \"%s\", arg2",
         "r::__x64_sys_openat \"%d\", retval",
     ]);
-    assert_eq!(messages(&rows, "__x64_sys_openat")[0], "/etc/hostname", "{f:?}");
-    let rets = messages(&rows, "__x64_sys_openat");
-    assert!(
-        rets[1..].iter().all(|r| r.parse::<i64>().is_ok()),
+    assert_eq!(
+        messages(&rows, "__x64_sys_openat")[0],
+        "/etc/hostname",
         "{f:?}"
     );
+    let rets = messages(&rows, "__x64_sys_openat");
+    assert!(rets[1..].iter().all(|r| r.parse::<i64>().is_ok()), "{f:?}");
 }
