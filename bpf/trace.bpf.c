@@ -50,6 +50,16 @@ struct {
 	__type(value, struct tr_probe);
 } probes SEC(".maps");
 
+/* Entries kept for their returns (argdist's $latency and $entry());
+ * LRU: a thread that ends inside a call leaves its entry behind. Sized by
+ * the front end (1 where no point keeps entries). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 10240);
+	__type(key, struct tr_stash_key);
+	__type(value, struct tr_stash);
+} stashed SEC(".maps");
+
 /* Too big for the BPF stack. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -94,6 +104,13 @@ static __always_inline __s64 value_of(const struct tr_value *v, struct tr_event 
 		break;
 	case TR_SRC_CPU:
 		x = e->cpu;
+		break;
+	case TR_SRC_LATENCY:
+		x = e->latency_ns;
+		break;
+	case TR_SRC_ENTRY_ARG:
+		if (i < TRACE_ARGS)
+			x = e->entry_args[i];
 		break;
 	}
 	if (v->size && v->size < 8) {
@@ -192,6 +209,26 @@ static __always_inline int hit(void *ctx, enum hook hook, __u64 cookie)
 			e->args[3] = PT_REGS_PARM4(regs);
 			e->args[4] = PT_REGS_PARM5(regs);
 			e->args[5] = PT_REGS_PARM6(regs);
+		}
+		if (p->stash) {
+			struct tr_stash_key k = { .tid = (__u32)id, .pair = p->pair };
+			struct tr_stash v = { .ts = bpf_ktime_get_ns() };
+
+			for (int i = 0; i < TRACE_ARGS; i++)
+				v.args[i] = e->args[i];
+			bpf_map_update_elem(&stashed, &k, &v, BPF_ANY);
+			return 0;
+		}
+		if (p->needs_entry) {
+			struct tr_stash_key k = { .tid = (__u32)id, .pair = point };
+			struct tr_stash *v = bpf_map_lookup_elem(&stashed, &k);
+
+			if (!v)
+				return 0;
+			e->latency_ns = bpf_ktime_get_ns() - v->ts;
+			for (int i = 0; i < TRACE_ARGS; i++)
+				e->entry_args[i] = v->args[i];
+			bpf_map_delete_elem(&stashed, &k);
 		}
 	} else if (hook == HOOK_USDT) {
 		for (int i = 0; i < TRACE_ARGS; i++) {

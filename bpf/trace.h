@@ -18,6 +18,17 @@
 #define TRACE_TERMS 4
 #define TRACE_STACK_DEPTH 127
 
+/* What an entry keeps for its return, by thread and pair. */
+struct tr_stash_key {
+	__u32 tid;
+	__u32 pair;
+};
+
+struct tr_stash {
+	__u64 ts;
+	__u64 args[TRACE_ARGS];
+};
+
 /* Where a value comes from. */
 enum tr_source {
 	TR_SRC_NONE = 0,
@@ -31,6 +42,8 @@ enum tr_source {
 	TR_SRC_UID = 8,
 	TR_SRC_GID = 9,
 	TR_SRC_CPU = 10,
+	TR_SRC_LATENCY = 11,	/* at a return: the time since its entry */
+	TR_SRC_ENTRY_ARG = 12,	/* at a return: entry_args[index] */
 };
 
 /* A comparison of a value with a constant (signed, 64 bits). */
@@ -71,7 +84,12 @@ struct tr_probe {
 	__u8 nstrs;
 	/* Bytes of a tracepoint's record copied (0: none). */
 	__u16 record_bytes;
-	__u16 pad;
+	/* An entry that only keeps its time and arguments for the return
+	 * of point `pair` (argdist's $latency, $entry()); a return that needs
+	 * them (a hit without its entry is not sent). */
+	__u8 stash;
+	__u8 needs_entry;
+	__u32 pair;
 	struct tr_term terms[TRACE_TERMS];
 	/* Where each string is read from: an address (TR_SRC_ARG, TR_SRC_RETVAL,
 	 * TR_SRC_FIELD) or a __data_loc. */
@@ -86,6 +104,9 @@ struct tr_event {
 	__u32 gid;
 	__u64 args[TRACE_ARGS];
 	__u64 retval;
+	/* A return's: the time since its entry and the entry's arguments. */
+	__u64 latency_ns;
+	__u64 entry_args[TRACE_ARGS];
 	__u16 kframes;
 	__u16 uframes;
 	__u16 record_bytes;

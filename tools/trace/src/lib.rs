@@ -6,6 +6,7 @@
 //! record, strings where they point, stacks); comparisons with constants
 //! are made there, the rest of a filter here.
 
+pub mod hits;
 mod info;
 pub mod spec;
 
@@ -13,38 +14,27 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 use std::rc::Rc;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use clap::Parser;
 use common::cli::{CgroupArgs, CommonArgs, ContainerArgs, IdList};
 use common::kernel::filters::Filters;
-use common::kernel::maps;
-use common::kernel::probe::{self as kprobe, load_when};
 use common::kinds::event::{columns, Cell, Column, Record, Stamped, Table};
 use common::output::Out;
-use common::probes::expr::{self, Expr, IntType, Value};
-use common::probes::plan::{self, Planned, Point, Programs};
-use common::probes::tracepoints::{self, FieldKind};
-use common::probes::{At, Target};
+use common::probes::expr::{Expr, IntType, Value};
 use common::run::lifecycle::{self, Setup, Tool, When};
 use common::sym::{trim_tracing_frames, Frame, Symbolizer};
-use common::usage::usage;
-use libbpf_rs::{Link, MapCore};
+use libbpf_rs::Link;
 
-use spec::{Cmp, Conv, Operand, Piece, TraceProbe};
+use hits::{Points, Settings};
+use spec::{Conv, Piece, TraceProbe};
 
 common::skeleton!("trace");
-use skel::{types, OpenTraceSkel, TraceSkel, TraceSkelBuilder};
+/// The skeleton argdist shares.
+pub use skel::{types, OpenTraceSkel, TraceSkel, TraceSkelBuilder};
 
 common::event_record!(types::tr_event, types::task_header);
 // SAFETY: a repr(C) struct of integers (the generated skeleton type).
 unsafe impl plain::Plain for types::tr_probe {}
-
-/// bpf/trace.h's limits.
-pub(crate) const STRS: usize = 6;
-pub(crate) const STR_MAX: u32 = 256;
-pub(crate) const RECORD_MAX: usize = 256;
-const TERMS: usize = 4;
-const STACK_DEPTH: u32 = 127;
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -150,12 +140,7 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Trace>();
 pub(crate) struct Trace {
     args: Args,
     probes: Vec<TraceProbe>,
-    /// Points, and the probe each serves.
-    plan: Vec<Planned>,
-    of_point: Vec<usize>,
-    /// Per probe: whether the kernel makes its whole filter.
-    kernel_filter: Vec<bool>,
-    use_cookie: bool,
+    points: Points,
     event: Record<types::tr_event>,
     table: Table<Trace>,
     symbolizer: Symbolizer,
@@ -170,67 +155,9 @@ pub(crate) struct Trace {
     seen: HashMap<String, usize>,
 }
 
-fn str_slot(e: &types::tr_event, slot: usize, size: usize) -> &[u8] {
-    let start = slot * size;
-    let bytes = e.strs.get(start..start + size).unwrap_or(&[]);
-    // SAFETY: i8 and u8 have the same layout.
-    let bytes: &[u8] = unsafe { &*(bytes as *const [i8] as *const [u8]) };
-    let end = bytes.iter().position(|b| *b == 0).unwrap_or(bytes.len());
-    &bytes[..end]
-}
-
 impl Trace {
-    /// The value `e` (a name or member of probe `p`) has in the current hit;
-    /// `string`: read as a string.
-    fn value<'a>(&'a self, p: &'a TraceProbe, e: &Expr) -> Value<'a> {
-        let col = match e {
-            Expr::Name(_, c) | Expr::Member(_, _, c) => *c,
-            _ => return Value::Int(0),
-        };
-        let ev = &*self.event;
-        let Some(op) = p.operand(col) else {
-            return Value::Int(0);
-        };
-        if p.string_cols.contains(&col) {
-            if let Operand::Field(f) = op {
-                if f.kind == FieldKind::Chars {
-                    let start = (f.offset as usize).min(RECORD_MAX);
-                    let end = (start + f.size as usize).min(ev.record_bytes as usize);
-                    let b = ev.record.get(start..end.max(start)).unwrap_or(&[]);
-                    let n = b.iter().position(|c| *c == 0).unwrap_or(b.len());
-                    return Value::Str(&b[..n]);
-                }
-            }
-            let slot = p.strings.iter().position(|s| s == op).unwrap_or(0);
-            return Value::Str(str_slot(ev, slot, self.args.string_size as usize));
-        }
-        let h = self.event.stamps().head();
-        Value::Int(match op {
-            Operand::Arg(i, t) => t.apply(ev.args[*i as usize] as i64),
-            Operand::Retval(t) => t.apply(ev.retval as i64),
-            Operand::Field(f) => {
-                let start = f.offset as usize;
-                let size = (f.size as usize).min(8);
-                let mut raw = [0u8; 8];
-                if let Some(b) = ev.record.get(start..start + size) {
-                    raw[..size].copy_from_slice(b);
-                }
-                IntType {
-                    size: size as u8,
-                    signed: f.signed,
-                }
-                .apply(i64::from_le_bytes(raw))
-            }
-            Operand::Tid => h.tid.into(),
-            Operand::Tgid => h.pid.into(),
-            Operand::Uid => ev.uid.into(),
-            Operand::Gid => ev.gid.into(),
-            Operand::Cpu => ev.cpu.into(),
-        })
-    }
-
     fn eval<'a>(&'a self, p: &'a TraceProbe, e: &'a Expr) -> Value<'a> {
-        expr::eval(e, &|n| self.value(p, n))
+        hits::eval(p, e, &self.event, self.args.string_size as usize)
     }
 
     /// The message of the current hit of `p`.
@@ -368,101 +295,6 @@ fn pad(out: &mut String, c: &Conv, text: &str) {
     }
 }
 
-fn source_of(op: &Operand) -> (types::tr_source, u8, u16, u8, bool) {
-    use types::tr_source as S;
-    match op {
-        Operand::Arg(i, t) => (S::TR_SRC_ARG, *i, 0, t.size, t.signed),
-        Operand::Retval(t) => (S::TR_SRC_RETVAL, 0, 0, t.size, t.signed),
-        Operand::Field(f) => {
-            let s = match f.kind {
-                FieldKind::DataLoc => S::TR_SRC_DATALOC,
-                FieldKind::Chars => S::TR_SRC_CHARS,
-                _ => S::TR_SRC_FIELD,
-            };
-            (s, 0, f.offset as u16, f.size.min(8) as u8, f.signed)
-        }
-        Operand::Tid => (S::TR_SRC_TID, 0, 0, 8, true),
-        Operand::Tgid => (S::TR_SRC_TGID, 0, 0, 8, true),
-        Operand::Uid => (S::TR_SRC_UID, 0, 0, 8, true),
-        Operand::Gid => (S::TR_SRC_GID, 0, 0, 8, true),
-        Operand::Cpu => (S::TR_SRC_CPU, 0, 0, 8, true),
-    }
-}
-
-fn kernel_value(op: &Operand, t: IntType) -> types::tr_value {
-    let (source, index, offset, _, _) = source_of(op);
-    types::tr_value {
-        source: source.0 as u8,
-        index,
-        size: t.size,
-        is_signed: t.signed as u8,
-        offset,
-        ..Default::default()
-    }
-}
-
-impl Trace {
-    /// The settings of the kernel side for probe `i`.
-    fn kernel_probe(&self, point: &Planned, i: usize) -> types::tr_probe {
-        let p = &self.probes[i];
-        let mut k = types::tr_probe {
-            is_return: (point.at == At::Return) as u8,
-            ..Default::default()
-        };
-        if let Point::Kernel { func } = &point.point {
-            k.syscall_regs =
-                (func.starts_with("__x64_sys_") || func.starts_with("__arm64_sys_")) as u8;
-        }
-        let (terms, _) = p.kernel_terms(TERMS);
-        k.nterms = terms.len() as u8;
-        for (slot, t) in k.terms.iter_mut().zip(&terms) {
-            slot.value = kernel_value(&t.value.0, t.value.1);
-            slot.op = match t.op {
-                Cmp::NonZero => 0,
-                Cmp::Eq => 1,
-                Cmp::Ne => 2,
-                Cmp::Lt => 3,
-                Cmp::Le => 4,
-                Cmp::Gt => 5,
-                Cmp::Ge => 6,
-            };
-            slot.constant = t.constant;
-        }
-        k.nstrs = p.strings.len() as u8;
-        for (slot, s) in k.strs.iter_mut().zip(&p.strings) {
-            *slot = kernel_value(s, IntType::I64);
-        }
-        // A tracepoint's record, as far as its last field read.
-        let mut bytes = 0;
-        for (_, op) in &p.names {
-            if let Operand::Field(f) = op {
-                let end = match f.kind {
-                    FieldKind::DataLoc => f.offset + 4,
-                    _ => f.offset + f.size,
-                };
-                bytes = bytes.max(end as usize);
-            }
-        }
-        k.record_bytes = bytes.min(RECORD_MAX) as u16;
-        k
-    }
-
-    fn what_filters(&self, i: usize) -> String {
-        let p = &self.probes[i];
-        if p.filter.is_none() {
-            return "no filter".into();
-        }
-        let (terms, all) = p.kernel_terms(TERMS);
-        match (terms.len(), all) {
-            (_, true) => "its filter made in the kernel".into(),
-            (0, false) => "its filter made by trace on each hit sent".into(),
-            (n, false) => {
-                format!("{n} comparisons of its filter made in the kernel, the rest by trace")
-            }
-        }
-    }
-}
-
 impl Tool for Trace {
     common::tool_types!(TraceSkelBuilder);
 
@@ -473,11 +305,8 @@ impl Tool for Trace {
         let containers = args.containers.containers;
         let table = table(&args, &probes).containers(containers);
         Ok(Trace {
-            kernel_filter: probes.iter().map(|p| p.kernel_terms(TERMS).1).collect(),
             probes,
-            plan: Vec::new(),
-            of_point: Vec::new(),
-            use_cookie: true,
+            points: Points::default(),
             event: Record::new(containers),
             table,
             symbolizer: Symbolizer::new(),
@@ -505,143 +334,30 @@ impl Tool for Trace {
 
     fn configure(&mut self, open: &mut OpenTraceSkel<'_>, _: &Setup) -> Result<()> {
         self.probes = parse_probes(&self.args.probes, true)?;
-        self.kernel_filter = self
-            .probes
-            .iter()
-            .map(|p| p.kernel_terms(TERMS).1)
-            .collect();
-        for (i, p) in self.probes.iter().enumerate() {
-            // With -U, entry probes go past the frame setup, where a frame
-            // pointer walk finds the caller.
-            let points = plan::plan_with(
-                std::slice::from_ref(&p.probe),
-                self.args.pid,
-                self.args.user_stack,
-            )?;
-            self.of_point.extend(std::iter::repeat_n(i, points.len()));
-            self.plan.extend(points);
-        }
-        // Without cookies, each program serves one point.
-        if !kprobe::attach_cookie() {
-            let mut by_prog: HashMap<&str, usize> = HashMap::new();
-            for p in &self.plan {
-                *by_prog.entry(program_of(p, false)).or_default() += 1;
-            }
-            if let Some((prog, _)) = by_prog.iter().find(|(k, n)| **n > 1 && **k != "usdt") {
-                anyhow::bail!(
-                    "several {prog} points: telling them apart needs bpf_get_attach_cookie (Linux \
-                     5.15), which this kernel lacks; trace one of each kind per run, or USDT probes"
-                );
-            }
-            self.use_cookie = false;
-        }
-        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
-        rodata.use_cookie = self.use_cookie;
-        for (i, p) in self.plan.iter().enumerate() {
-            let i = i as u32;
-            match program_of(p, self.use_cookie) {
-                "uprobe" => rodata.lone_uprobe = i,
-                "uretprobe" => rodata.lone_uretprobe = i,
-                "kprobe" => rodata.lone_kprobe = i,
-                "kretprobe" => rodata.lone_kretprobe = i,
-                "tracepoint" => rodata.lone_tp = i,
-                _ => {}
-            }
-        }
-        rodata.include_self = self.args.include_self;
-        rodata.placed_in_pid = plan::placed_in_pid(&self.plan, self.args.pid);
-        rodata.str_bytes = self.args.string_size;
-        rodata.str_slots = self
-            .probes
-            .iter()
-            .map(|p| p.strings.len())
-            .max()
-            .unwrap_or(0) as u32;
-        let stack_bytes = STACK_DEPTH * 8;
-        rodata.kstack_bytes = if self.args.kernel_stack {
-            stack_bytes
-        } else {
-            0
+        // With -U, entry probes go past the frame setup, where a frame
+        // pointer walk finds the caller.
+        self.points = Points::plan(&self.probes, self.args.pid, self.args.user_stack)?;
+        let settings = Settings {
+            pid: self.args.pid,
+            include_self: self.args.include_self,
+            str_size: self.args.string_size,
+            kernel_stack: self.args.kernel_stack,
+            user_stack: self.args.user_stack,
+            buffer_pages: self.args.buffer_pages,
         };
-        rodata.ustack_bytes = if self.args.user_stack { stack_bytes } else { 0 };
-        debug_assert!(self.args.string_size <= STR_MAX);
-        open.maps
-            .probes
-            .set_max_entries(self.plan.len().max(1) as u32)?;
-        // BCC's -b: pages per CPU; one ring here, of their total.
-        let cpus = libbpf_rs::num_possible_cpus().unwrap_or(1) as u64;
-        let bytes = (u64::from(self.args.buffer_pages) * 4096 * cpus)
-            .next_power_of_two()
-            .clamp(1 << 16, 1 << 30);
-        open.maps.events.set_max_entries(bytes as u32)?;
-        let needs = plan::needs(&self.plan);
-        let rets =
-            |k: fn(&Point) -> bool| self.plan.iter().any(|p| k(&p.point) && p.at == At::Return);
-        let p = &mut open.progs;
-        let entries_only = |k: fn(&Point) -> bool| {
-            self.plan
-                .iter()
-                .any(|p| k(&p.point) && (self.use_cookie || p.at == At::Entry))
-        };
-        load_when(
-            needs.uprobe && entries_only(Point::is_uprobe),
-            [&mut p.tr_uprobe],
-        );
-        load_when(
-            !self.use_cookie && rets(Point::is_uprobe),
-            [&mut p.tr_uretprobe],
-        );
-        load_when(needs.uprobe_multi, [&mut p.tr_umulti]);
-        load_when(needs.usdt, [&mut p.tr_usdt]);
-        load_when(needs.tracepoint, [&mut p.tr_tp]);
-        load_when(
-            needs.kprobe && entries_only(Point::is_kernel),
-            [&mut p.tr_kprobe],
-        );
-        load_when(
-            !self.use_cookie && rets(Point::is_kernel),
-            [&mut p.tr_kretprobe],
-        );
-        load_when(needs.kprobe_multi, [&mut p.tr_kmulti]);
-        Ok(())
+        self.points.configure(open, &self.probes, &settings)
     }
 
     fn hook_target(&self, program: &str) -> Option<String> {
-        if program == "tr_tp" {
-            return Some(plan::labels(&self.plan, Point::is_tracepoint));
-        }
-        program
-            .starts_with("tr_k")
-            .then(|| plan::labels(&self.plan, Point::is_kernel))
+        self.points.hook_target(program)
     }
 
     fn hook_notes(&self) -> Vec<String> {
-        let mut notes = plan::describe(&self.plan);
-        for (i, p) in self.probes.iter().enumerate() {
-            notes.push(format!(
-                "probe {}: {}: {}; {} strings read",
-                i + 1,
-                p.probe.text,
-                self.what_filters(i),
-                p.strings.len()
-            ));
-        }
-        if !self.use_cookie {
-            notes.push("no attach cookies here: each program serves its one point".into());
-        }
-        notes
+        self.points.notes(&self.probes)
     }
 
     fn loaded(&mut self, skel: &mut TraceSkel<'_>) -> Result<()> {
-        for (i, point) in self.plan.iter().enumerate() {
-            let k = self.kernel_probe(point, self.of_point[i]);
-            // SAFETY: tr_probe is Plain (repr(C) integers).
-            let bytes = unsafe { plain::as_bytes(&k) };
-            skel.maps
-                .probes
-                .update(&(i as u32).to_ne_bytes(), bytes, libbpf_rs::MapFlags::ANY)
-                .context("setting the probes' settings")?;
-        }
+        self.points.load(skel, &self.probes)?;
         if self.args.kernel_stack
             || self.probes.iter().any(|p| {
                 p.format
@@ -655,39 +371,7 @@ impl Tool for Trace {
     }
 
     fn attach(&mut self, skel: &mut TraceSkel<'_>) -> Result<Vec<Link>> {
-        let p = &skel.progs;
-        let needs = plan::needs(&self.plan);
-        if self.use_cookie {
-            let progs = Programs {
-                uprobe: needs.uprobe.then_some(&p.tr_uprobe),
-                uprobe_multi: needs.uprobe_multi.then_some(&p.tr_umulti),
-                usdt: needs.usdt.then_some(&p.tr_usdt),
-                tracepoint: needs.tracepoint.then_some(&p.tr_tp),
-                kprobe: needs.kprobe.then_some(&p.tr_kprobe),
-                kprobe_multi: needs.kprobe_multi.then_some(&p.tr_kmulti),
-            };
-            return plan::attach(&self.plan, &progs, self.args.pid, true);
-        }
-        // One point per program: each attached with its own.
-        let mut links = Vec::new();
-        for point in &self.plan {
-            let ret = point.at == At::Return;
-            let progs = Programs {
-                uprobe: Some(if ret { &p.tr_uretprobe } else { &p.tr_uprobe }),
-                uprobe_multi: None,
-                usdt: Some(&p.tr_usdt),
-                tracepoint: Some(&p.tr_tp),
-                kprobe: Some(if ret { &p.tr_kretprobe } else { &p.tr_kprobe }),
-                kprobe_multi: None,
-            };
-            links.extend(plan::attach(
-                std::slice::from_ref(point),
-                &progs,
-                self.args.pid,
-                false,
-            )?);
-        }
-        Ok(links)
+        self.points.attach(skel, self.args.pid)
     }
 
     common::event_kind!(table);
@@ -698,7 +382,7 @@ impl Tool for Trace {
         }
         self.event.read(data);
         let point = self.event.probe as usize;
-        let Some(&i) = self.of_point.get(point) else {
+        let Some(&i) = self.points.of_point.get(point) else {
             return Ok(());
         };
         let p = self.probes[i].clone();
@@ -708,12 +392,8 @@ impl Tool for Trace {
                 return Ok(());
             }
         }
-        if !self.kernel_filter[i] {
-            if let Some(f) = &p.filter {
-                if self.eval(&p, f).int() == 0 {
-                    return Ok(());
-                }
-            }
+        if !hits::passes(&p, &self.event, self.args.string_size as usize) {
+            return Ok(());
         }
         self.message = self.format(&p);
         if let Some(m) = &self.args.msg_filter {
@@ -772,40 +452,7 @@ common::stamped_by_record!(Trace);
 /// Parses the probes; `strict`: a tracepoint's format must be read (else
 /// its fields are checked later).
 fn parse_probes(texts: &[String], strict: bool) -> Result<Vec<TraceProbe>> {
-    let mut probes = Vec::new();
-    for text in texts {
-        let p = TraceProbe::parse(text, |probe| match &probe.target {
-            Target::Tracepoint { category, event } => {
-                match tracepoints::format(category.text(), event.text()) {
-                    Ok(f) => Ok(Some(f)),
-                    Err(_) if !strict => Ok(None),
-                    Err(e) => Err(format!(
-                        "no tracepoint {}:{} ({e:#})",
-                        category.text(),
-                        event.text()
-                    )),
-                }
-            }
-            _ => Ok(Some(Vec::new())),
-        })
-        .map_err(|e| usage(e.to_string()))?;
-        probes.push(p);
-    }
-    Ok(probes)
-}
-
-/// The program a point attaches with (`use_cookie`: entries and returns
-/// share one).
-fn program_of(p: &Planned, use_cookie: bool) -> &'static str {
-    let ret = p.at == At::Return && !use_cookie;
-    match p.point {
-        Point::Uprobe { .. } if ret => "uretprobe",
-        Point::Uprobe { .. } => "uprobe",
-        Point::Usdt { .. } => "usdt",
-        Point::Tracepoint { .. } => "tracepoint",
-        Point::Kernel { .. } if ret => "kretprobe",
-        Point::Kernel { .. } => "kprobe",
-    }
+    hits::parse_all(texts, strict, |t, fields| TraceProbe::parse(t, fields))
 }
 
 /// BCC's columns: [TIME] [CPU] PID TID COMM FUNC and the message, under

@@ -19,6 +19,20 @@ pub enum Operand {
     Uid,
     Gid,
     Cpu,
+    /// argdist: the time from the entry to this return, in ns.
+    Latency,
+    /// argdist: an argument at the entry, read at the return.
+    EntryArg(u8, IntType),
+    /// argdist: the thread's name (a string).
+    Comm,
+}
+
+/// Whose names a probe's expressions use: trace's, or argdist's (`$PID`
+/// the process, `$COMM`, and at a return `$latency` and `$entry(PARAM)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Trace,
+    Argdist,
 }
 
 /// One conversion of a format: `%[-0][width][h|l|ll]conv`.
@@ -55,6 +69,8 @@ pub struct TraceProbe {
     pub strings: Vec<Operand>,
     /// Columns of names read as strings.
     pub string_cols: Vec<usize>,
+    /// A return probe whose values need its entry ($latency, $entry()).
+    pub needs_entry: bool,
 }
 
 fn err(text: &str, column: usize, message: impl Into<String>) -> SpecError {
@@ -66,12 +82,13 @@ fn err(text: &str, column: usize, message: impl Into<String>) -> SpecError {
 }
 
 /// A parameter of a signature: its name and type.
-struct Param {
+pub struct Param {
     name: String,
     ty: IntType,
 }
 
-fn parse_signature(text: &str, sig: &str, base: usize) -> Result<Vec<Param>, SpecError> {
+/// Parses a signature's parameters (`int fd, char *buf`) at column `base`.
+pub fn parse_signature(text: &str, sig: &str, base: usize) -> Result<Vec<Param>, SpecError> {
     let mut params = Vec::new();
     if sig.trim().is_empty() || sig.trim() == "void" {
         return Ok(params);
@@ -241,7 +258,34 @@ fn closing_quote(s: &str, open: usize) -> Option<usize> {
 }
 
 /// Names a probe's own context knows besides the tool's common ones.
+/// A probe's parts as its tool's syntax gives them: the filter, trace's
+/// format, the values, and which values are read as strings.
+pub struct Parts {
+    pub filter: Option<Expr>,
+    pub format: Vec<Piece>,
+    pub values: Vec<Expr>,
+    pub string_values: Vec<bool>,
+}
+
+/// `$entry(NAME)` as one name, `$entry:NAME`, resolved as the others are.
+fn entry_names(e: Expr) -> Expr {
+    match e {
+        Expr::Call(n, args, col) if n == "$entry" && args.len() == 1 => match &args[0] {
+            Expr::Name(p, _) => Expr::Name(format!("$entry:{p}"), col),
+            _ => Expr::Call(n, args, col),
+        },
+        Expr::Call(n, args, col) => Expr::Call(n, args.into_iter().map(entry_names).collect(), col),
+        Expr::Cast(t, e) => Expr::Cast(t, Box::new(entry_names(*e))),
+        Expr::Unary(op, e) => Expr::Unary(op, Box::new(entry_names(*e))),
+        Expr::Binary(op, a, b) => {
+            Expr::Binary(op, Box::new(entry_names(*a)), Box::new(entry_names(*b)))
+        }
+        e => e,
+    }
+}
+
 pub struct Context<'a> {
+    pub dialect: Dialect,
     pub fields: &'a [Field],
     /// False: the fields are not known yet, any is taken.
     pub known: bool,
@@ -342,6 +386,37 @@ impl TraceProbe {
                 ));
             }
         }
+        let string_values: Vec<bool> = format
+            .iter()
+            .filter_map(|p| match p {
+                Piece::Conv(c) => Some(c.conv == 's'),
+                _ => None,
+            })
+            .collect();
+        TraceProbe::assemble(
+            text,
+            probe,
+            &params,
+            Parts {
+                filter,
+                format,
+                values,
+                string_values,
+            },
+            Dialect::Trace,
+            fields,
+        )
+    }
+
+    /// A probe from its parsed parts, every name resolved.
+    pub fn assemble(
+        text: &str,
+        probe: Probe,
+        params: &[Param],
+        parts: Parts,
+        dialect: Dialect,
+        fields: impl Fn(&Probe) -> Result<Option<Vec<Field>>, String>,
+    ) -> Result<TraceProbe, SpecError> {
         let display = match &probe.target {
             Target::User { func, .. } | Target::Kernel { func } => func.text().to_string(),
             Target::Usdt {
@@ -357,30 +432,50 @@ impl TraceProbe {
         } else {
             Some(Vec::new())
         };
+        let rewrite = |e: Expr| {
+            if dialect == Dialect::Argdist {
+                entry_names(e)
+            } else {
+                e
+            }
+        };
         let mut tp = TraceProbe {
             probe,
             display,
-            filter,
-            format,
-            values,
+            filter: parts.filter.map(rewrite),
+            format: parts.format,
+            values: parts.values.into_iter().map(rewrite).collect(),
             names: Vec::new(),
             strings: Vec::new(),
             string_cols: Vec::new(),
+            needs_entry: false,
         };
         let known = fields.is_some();
         let fields = fields.unwrap_or_default();
         tp.resolve(
             text,
-            &params,
+            params,
             &Context {
                 fields: &fields,
                 known,
+                dialect,
             },
+            &parts.string_values,
         )?;
+        tp.needs_entry = tp
+            .names
+            .iter()
+            .any(|(_, o)| matches!(o, Operand::Latency | Operand::EntryArg(..)));
         Ok(tp)
     }
 
-    fn resolve(&mut self, text: &str, params: &[Param], cx: &Context) -> Result<(), SpecError> {
+    fn resolve(
+        &mut self,
+        text: &str,
+        params: &[Param],
+        cx: &Context,
+        string_values: &[bool],
+    ) -> Result<(), SpecError> {
         let at = self.probe.at;
         let kind = match self.probe.target {
             Target::Tracepoint { .. } => "t",
@@ -395,9 +490,8 @@ impl TraceProbe {
                 return;
             }
             let r = match e {
-                Expr::Name(n, col) => {
-                    resolve_name(text, n, *col, at, kind, params).map(|o| names.push((*col, o)))
-                }
+                Expr::Name(n, col) => resolve_name(text, n, *col, at, kind, params, cx.dialect)
+                    .map(|o| names.push((*col, o))),
                 Expr::Member(base, field, col) => {
                     resolve_member(text, base, field, *col, kind, cx).map(|o| names.push((*col, o)))
                 }
@@ -438,24 +532,16 @@ impl TraceProbe {
         if let Some(e) = failure {
             return Err(e);
         }
-        // Each %s's value must be one operand that points at a string.
-        let convs: Vec<&Conv> = self
-            .format
-            .iter()
-            .filter_map(|p| match p {
-                Piece::Conv(c) => Some(c),
-                _ => None,
-            })
-            .collect();
-        for (c, v) in convs.iter().zip(&self.values) {
-            if c.conv == 's' {
+        // Each string value must be one operand that points at a string.
+        for (wanted, v) in string_values.iter().zip(&self.values) {
+            if *wanted {
                 match string_col(v) {
                     Some(col) => strings_of.push(col),
                     None => {
                         return Err(err(
                             text,
                             expr_col(v).unwrap_or(0),
-                            "%s reads the string at an argument, retval or a field: one of them",
+                            "a string is read at an argument, retval or a field: one of them",
                         ))
                     }
                 }
@@ -469,6 +555,7 @@ impl TraceProbe {
                 .expect("resolved above");
             match &op {
                 Operand::Field(f) if f.kind == FieldKind::Chars => {}
+                Operand::Comm => {}
                 Operand::Field(f) if f.kind == FieldKind::Int => {
                     return Err(err(
                         text,
@@ -476,9 +563,12 @@ impl TraceProbe {
                         format!("{} is an integer, not a string", f.name),
                     ))
                 }
-                Operand::Tid | Operand::Tgid | Operand::Uid | Operand::Gid | Operand::Cpu => {
-                    return Err(err(text, col, "an integer, not a string"))
-                }
+                Operand::Tid
+                | Operand::Tgid
+                | Operand::Uid
+                | Operand::Gid
+                | Operand::Cpu
+                | Operand::Latency => return Err(err(text, col, "an integer, not a string")),
                 _ => {
                     if !self.strings.contains(&op) {
                         self.strings.push(op);
@@ -487,11 +577,11 @@ impl TraceProbe {
             }
             self.string_cols.push(col);
         }
-        if self.strings.len() > crate::STRS {
+        if self.strings.len() > crate::hits::STRS {
             return Err(err(
                 text,
                 0,
-                format!("at most {} strings are read per probe", crate::STRS),
+                format!("at most {} strings are read per probe", crate::hits::STRS),
             ));
         }
         self.names = names;
@@ -567,7 +657,8 @@ impl TraceProbe {
             Expr::Name(_, col) | Expr::Member(_, _, col) => {
                 let o = self.operand(*col)?.clone();
                 let t = match &o {
-                    Operand::Arg(_, t) | Operand::Retval(t) => *t,
+                    Operand::Arg(_, t) | Operand::Retval(t) | Operand::EntryArg(_, t) => *t,
+                    Operand::Comm => return None,
                     Operand::Field(f) if matches!(f.kind, FieldKind::Int | FieldKind::Pointer) => {
                         IntType {
                             size: f.size.min(8) as u8,
@@ -644,6 +735,7 @@ fn expr_col(e: &Expr) -> Option<usize> {
     col
 }
 
+#[allow(clippy::too_many_arguments)]
 fn resolve_name(
     text: &str,
     name: &str,
@@ -651,17 +743,40 @@ fn resolve_name(
     at: At,
     kind: &str,
     params: &[Param],
+    dialect: Dialect,
 ) -> Result<Operand, SpecError> {
-    let common = match name {
-        "$pid" => Some(Operand::Tid),
-        "$tgid" => Some(Operand::Tgid),
-        "$uid" => Some(Operand::Uid),
-        "$gid" => Some(Operand::Gid),
-        "$cpu" => Some(Operand::Cpu),
+    let common = match (name, dialect) {
+        ("$pid", Dialect::Trace) => Some(Operand::Tid),
+        ("$PID", Dialect::Argdist) => Some(Operand::Tgid),
+        ("$COMM", Dialect::Argdist) => Some(Operand::Comm),
+        ("$tgid", _) => Some(Operand::Tgid),
+        ("$uid", _) => Some(Operand::Uid),
+        ("$gid", _) => Some(Operand::Gid),
+        ("$cpu", _) => Some(Operand::Cpu),
         _ => None,
     };
     if let Some(o) = common {
         return Ok(o);
+    }
+    if dialect == Dialect::Argdist && (name == "$latency" || name.starts_with("$entry:")) {
+        if at != At::Return || kind != "p" {
+            return Err(err(
+                text,
+                col,
+                "$latency and $entry() are known at a function's return (r:) only",
+            ));
+        }
+        let Some(param) = name.strip_prefix("$entry:") else {
+            return Ok(Operand::Latency);
+        };
+        return match params.iter().position(|p| p.name == param) {
+            Some(i) => Ok(Operand::EntryArg(i as u8, params[i].ty)),
+            None => Err(err(
+                text,
+                col,
+                format!("$entry({param}): the signature has no parameter {param}"),
+            )),
+        };
     }
     if name == "retval" || name == "$retval" {
         if at != At::Return {
@@ -747,7 +862,7 @@ fn resolve_member(
     }
     match cx.fields.iter().find(|f| f.name == field) {
         Some(f)
-            if (f.offset + f.size.min(8)) as usize > crate::RECORD_MAX
+            if (f.offset + f.size.min(8)) as usize > crate::hits::RECORD_MAX
                 && f.kind != FieldKind::DataLoc =>
         {
             Err(err(
@@ -755,7 +870,7 @@ fn resolve_member(
                 col,
                 format!(
                     "{field} lies past the record's first {} bytes",
-                    crate::RECORD_MAX
+                    crate::hits::RECORD_MAX
                 ),
             ))
         }
