@@ -1,0 +1,172 @@
+//! argdist against trace's test program (tools/trace/tests/tr-work.c):
+//! each round calls pick(1, 2, 2, 3, 3, 3), alloc(64) 100 times and
+//! alloc(4096) 10 times, nap() (10 ms) 5 times, answer() 3 times (42),
+//! and fires trtest:tick(1..3, "usdt-str"); the counts and histograms
+//! argdist reports for one round are checked exactly.
+
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use serde_json::Value;
+use testkit::{require_root, Finished, Rounds, Traced};
+
+const BIN: &str = env!("CARGO_BIN_EXE_argdist");
+
+fn work_binary() -> &'static std::path::PathBuf {
+    static BUILT: OnceLock<std::path::PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        testkit::build_c_program_with(
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../trace"),
+            env!("CARGO_TARGET_TMPDIR"),
+            "tr-work",
+            "tr-work",
+            &["-O0", "-g", "-fno-omit-frame-pointer"],
+        )
+    })
+}
+
+fn work(spec: &str) -> String {
+    spec.replace("WORK", &work_binary().display().to_string())
+}
+
+/// Runs argdist with `args` (and --json, -p on a fresh program, one report
+/// at the end) for one round; its objects, one per probe.
+fn reported(args: &[&str]) -> (Vec<Value>, Finished) {
+    require_root();
+    let mut w = Rounds::start(work_binary(), &[]);
+    let pid = w.pid();
+    let args: Vec<String> = args.iter().map(|a| work(a)).collect();
+    let mut cmd = Command::new(BIN);
+    cmd.args(["--json", "-i", "600", "-p", &pid]).args(&args);
+    let tool = Traced::start_command(&mut cmd);
+    w.round();
+    let f = testkit::settle_and_stop(tool, Duration::from_millis(300));
+    assert!(f.status.success(), "{f:?}");
+    (f.json(), f)
+}
+
+/// A count report's rows as (values, count).
+fn counts(o: &Value) -> Vec<(Value, u64)> {
+    o["counts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["values"].clone(), r["count"].as_u64().unwrap()))
+        .collect()
+}
+
+/// A histogram's counts by slot low bound.
+fn slots(o: &Value) -> Vec<(u64, u64)> {
+    o["slots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["low"].as_u64().unwrap(), s["count"].as_u64().unwrap()))
+        .collect()
+}
+
+#[test]
+fn argdist_counts_each_argument_value() {
+    let (objs, f) = reported(&["-C", "p:WORK:pick(long v):long:v"]);
+    assert_eq!(objs.len(), 1, "{f:?}");
+    let v = |n: i64| serde_json::json!({ "v": n });
+    assert_eq!(counts(&objs[0]), [(v(1), 1), (v(2), 2), (v(3), 3)], "{f:?}");
+}
+
+#[test]
+fn argdist_filters_and_keeps_the_top() {
+    let (objs, f) = reported(&["-T", "1", "-C", "p:WORK:pick(long v):long:v:v > 1"]);
+    assert_eq!(counts(&objs[0]), [(serde_json::json!({ "v": 3 }), 3)], "{f:?}");
+}
+
+#[test]
+fn argdist_histograms_sizes_in_their_log2_slots() {
+    let (objs, f) = reported(&["-H", "p:WORK:alloc(unsigned long size):u64:size"]);
+    assert_eq!(slots(&objs[0]), [(64, 100), (4096, 10)], "{f:?}");
+    assert_eq!(objs[0]["total"], 100 * 64 + 10 * 4096, "{f:?}");
+}
+
+#[test]
+fn argdist_reads_entry_arguments_and_latency_at_the_return() {
+    let (objs, f) = reported(&[
+        "-C",
+        "r:WORK:alloc(unsigned long size):u64:$entry(size)",
+        "-H",
+        "r:WORK:nap():u64:$latency",
+    ]);
+    let entry = |n: u64| serde_json::json!({ "$entry(size)": n });
+    assert_eq!(counts(&objs[0]), [(entry(4096), 10), (entry(64), 100)], "{f:?}");
+    // 10 ms sleeps, in ns: most in the 8-16 ms slot (a loaded or emulated
+    // machine oversleeps some), none faster.
+    let s = slots(&objs[1]);
+    let total: u64 = s.iter().map(|x| x.1).sum();
+    assert_eq!(total, 5, "{f:?}");
+    let in_slot = s.iter().find(|x| x.0 == 8_388_608).map_or(0, |x| x.1);
+    assert!(in_slot >= 3, "{f:?}");
+    assert!(s.iter().all(|x| x.0 >= 8_388_608), "{f:?}");
+}
+
+#[test]
+fn argdist_counts_return_values_and_usdt_strings() {
+    let (objs, f) = reported(&[
+        "-C",
+        "r:WORK:answer()",
+        "-C",
+        "u:WORK:tick():u64,char*:arg1,arg2#ticks",
+    ]);
+    assert_eq!(
+        counts(&objs[0]),
+        [(serde_json::json!({ "$retval": 42 }), 3)],
+        "{f:?}"
+    );
+    assert_eq!(objs[1]["probe"], "ticks", "{f:?}");
+    let ticks = counts(&objs[1]);
+    assert_eq!(ticks.len(), 3, "{f:?}");
+    for (i, (values, n)) in ticks.iter().enumerate() {
+        assert_eq!(
+            (values, *n),
+            (&serde_json::json!({ "arg1": i + 1, "arg2": "usdt-str" }), 1),
+            "{f:?}"
+        );
+    }
+}
+
+#[test]
+fn argdist_prints_bccs_layout() {
+    require_root();
+    let mut w = Rounds::start(work_binary(), &[]);
+    let pid = w.pid();
+    let spec = work("p:WORK:pick(long v):long:v");
+    let tool = Traced::start(BIN, &["-i", "600", "-p", &pid, "-C", &spec]);
+    w.round();
+    let f = testkit::settle_and_stop(tool, Duration::from_millis(300));
+    let text = f.stdout.join("\n");
+    let want = format!("{spec}\n\tCOUNT      EVENT\n\t1          v = 1\n\t2          v = 2\n\t3          v = 3");
+    assert!(text.contains(&want), "{f:?}");
+    // The banner, then each report under its time.
+    assert!(f.stdout[0].starts_with("Tracing 1 probes"), "{f:?}");
+    assert!(f.stdout[1].starts_with('[') && f.stdout[1].ends_with(']'), "{f:?}");
+}
+
+#[test]
+fn argdist_kernel_functions_need_kprobes_and_say_so() {
+    if testkit::refuses_kernel_functions_without_kprobes(
+        BIN,
+        &["-C", "r::__x64_sys_getppid():int:$retval"],
+    ) {
+        return;
+    }
+    // Where kprobes exist (the VMs): the open of /etc/hostname is seen
+    // at the system call wrapper with its latency kept from the entry.
+    let (objs, f) = reported(&[
+        "-C",
+        "p::__x64_sys_openat():int:$PID",
+        "-H",
+        "r::__x64_sys_openat():u64:$latency",
+    ]);
+    let pid_rows = counts(&objs[0]);
+    assert_eq!(pid_rows.len(), 1, "{f:?}");
+    assert_eq!(pid_rows[0].1, 1, "{f:?}");
+    assert_eq!(objs[1]["count"], 1, "{f:?}");
+}
