@@ -330,8 +330,21 @@ pub fn attach(
     pid: Option<u32>,
     cookies: bool,
 ) -> Result<Vec<Link>> {
+    attach_at(plan, progs, pid, cookies, 0)
+}
+
+/// As [`attach`], for points that are a plan's from index `base` on (a
+/// tool attaching its points one by one). USDT probes always carry their
+/// index: libbpf's USDT support needs no kernel cookies.
+pub fn attach_at(
+    plan: &[Planned],
+    progs: &Programs,
+    pid: Option<u32>,
+    cookies: bool,
+    base: usize,
+) -> Result<Vec<Link>> {
     let pid = pid.map_or(-1, |p| p as i32);
-    let cookie = |i: usize| if cookies { i as u64 } else { 0 };
+    let cookie = |i: usize| if cookies { (base + i) as u64 } else { 0 };
     let mut links = Vec::new();
     // Uprobes grouped by file (and by entry or return): one multi link each.
     let mut groups: BTreeMap<(PathBuf, bool), Vec<(usize, u64)>> = BTreeMap::new();
@@ -351,7 +364,7 @@ pub fn attach(
                 name,
             } => {
                 let opts = UsdtOpts {
-                    cookie: cookie(i),
+                    cookie: (base + i) as u64,
                     ..Default::default()
                 };
                 links.push(
@@ -385,69 +398,86 @@ pub fn attach(
             Point::Kernel { func } => kernel.push((i, func, ret)),
         }
     }
-    for ((path, ret), points) in groups {
-        let context = || {
-            format!(
-                "attaching to {} functions in {}",
-                points.len(),
-                path.display()
-            )
-        };
-        if let Some(prog) = progs.uprobe_multi {
-            let opts = UprobeMultiOpts {
-                offsets: points.iter().map(|(_, o)| *o as usize).collect(),
-                cookies: points.iter().map(|(i, _)| cookie(*i)).collect(),
-                retprobe: ret,
-                ..Default::default()
+    for ((path, ret), all) in groups {
+        for points in distinct(all, |p| p.1) {
+            let context = || {
+                format!(
+                    "attaching to {} functions in {}",
+                    points.len(),
+                    path.display()
+                )
             };
-            links.push(
-                prog.attach_uprobe_multi_with_opts(pid, &path, "", opts)
-                    .with_context(context)?,
-            );
-            continue;
-        }
-        let prog = need(progs.uprobe, "uprobe")?;
-        for (i, offset) in &points {
-            let opts = UprobeOpts {
-                cookie: cookie(*i),
-                retprobe: ret,
-                ..Default::default()
-            };
-            links.push(
-                prog.attach_uprobe_with_opts(pid, &path, *offset as usize, opts)
-                    .with_context(context)?,
-            );
+            if let Some(prog) = progs.uprobe_multi {
+                let opts = UprobeMultiOpts {
+                    offsets: points.iter().map(|(_, o)| *o as usize).collect(),
+                    cookies: points.iter().map(|(i, _)| cookie(*i)).collect(),
+                    retprobe: ret,
+                    ..Default::default()
+                };
+                links.push(
+                    prog.attach_uprobe_multi_with_opts(pid, &path, "", opts)
+                        .with_context(context)?,
+                );
+                continue;
+            }
+            let prog = need(progs.uprobe, "uprobe")?;
+            for (i, offset) in &points {
+                let opts = UprobeOpts {
+                    cookie: cookie(*i),
+                    retprobe: ret,
+                    ..Default::default()
+                };
+                links.push(
+                    prog.attach_uprobe_with_opts(pid, &path, *offset as usize, opts)
+                        .with_context(context)?,
+                );
+            }
         }
     }
     for ret in [false, true] {
-        let funcs: Vec<&(usize, &str, bool)> = kernel.iter().filter(|k| k.2 == ret).collect();
-        if funcs.is_empty() {
-            continue;
-        }
-        if let Some(prog) = progs.kprobe_multi {
-            let opts = KprobeMultiOpts {
-                symbols: funcs.iter().map(|k| k.1.to_string()).collect(),
-                cookies: funcs.iter().map(|k| cookie(k.0)).collect(),
-                retprobe: ret,
-                ..Default::default()
-            };
-            links.push(
-                prog.attach_kprobe_multi_with_opts(opts)
-                    .with_context(|| format!("attaching to {} kernel functions", funcs.len()))?,
-            );
-            continue;
-        }
-        let prog = need(progs.kprobe, "kprobe")?;
-        for (i, func, ret) in funcs {
-            let opts = KprobeOpts {
-                cookie: cookie(*i),
-                ..Default::default()
-            };
-            links.push(
-                prog.attach_kprobe_with_opts(*ret, func, opts)
-                    .with_context(|| format!("attaching a kprobe to {func}"))?,
-            );
+        let all: Vec<&(usize, &str, bool)> = kernel.iter().filter(|k| k.2 == ret).collect();
+        for funcs in distinct(all, |k| k.1) {
+            if let Some(prog) = progs.kprobe_multi {
+                let opts = KprobeMultiOpts {
+                    symbols: funcs.iter().map(|k| k.1.to_string()).collect(),
+                    cookies: funcs.iter().map(|k| cookie(k.0)).collect(),
+                    retprobe: ret,
+                    ..Default::default()
+                };
+                links.push(
+                    prog.attach_kprobe_multi_with_opts(opts).with_context(|| {
+                        format!("attaching to {} kernel functions", funcs.len())
+                    })?,
+                );
+                continue;
+            }
+            let prog = need(progs.kprobe, "kprobe")?;
+            for (i, func, ret) in funcs {
+                let opts = KprobeOpts {
+                    cookie: cookie(*i),
+                    ..Default::default()
+                };
+                links.push(
+                    prog.attach_kprobe_with_opts(*ret, func, opts)
+                        .with_context(|| format!("attaching a kprobe to {func}"))?,
+                );
+            }
         }
     }
     Ok(links)
+}
+
+/// `items` in groups without two of the same key: a multi link refuses a
+/// function twice (argdist's entry kept for a return, beside the same
+/// function's own entry probe).
+fn distinct<T, K: PartialEq>(items: Vec<T>, key: impl Fn(&T) -> K) -> Vec<Vec<T>> {
+    let mut groups: Vec<Vec<T>> = Vec::new();
+    for item in items {
+        let k = key(&item);
+        match groups.iter_mut().find(|g| g.iter().all(|x| key(x) != k)) {
+            Some(g) => g.push(item),
+            None => groups.push(vec![item]),
+        }
+    }
+    groups
 }

@@ -11,7 +11,7 @@ pub const INFO: ToolInfo = ToolInfo {
     banner: "Tracing probes... Hit Ctrl-C to end.",
     dry_runs: &[
         DryRun {
-            args: "-C p:c:malloc(size_t):size_t:arg1",
+            args: "-C p:c:malloc():u64:arg1",
             label: "-C c:malloc",
         },
         DryRun {

@@ -169,7 +169,10 @@ impl Argdist {
     fn sorted(&self, i: usize) -> Vec<(&Vec<Part>, u64)> {
         let mut rows: Vec<(&Vec<Part>, u64)> =
             self.seen[i].counts.iter().map(|(k, v)| (k, *v)).collect();
-        rows.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| format!("{:?}", a.0).cmp(&format!("{:?}", b.0))));
+        rows.sort_by(|a, b| {
+            a.1.cmp(&b.1)
+                .then_with(|| format!("{:?}", a.0).cmp(&format!("{:?}", b.0)))
+        });
         if let Some(top) = self.args.top {
             let skip = rows.len().saturating_sub(top as usize);
             rows.drain(..skip);

@@ -120,13 +120,17 @@ impl ArgProbe {
         let (fcol, fpart) = parts[2];
         let (func, sig) = match fpart.find('(') {
             Some(open) => {
-                let close = fpart.rfind(')').filter(|c| *c > open).ok_or_else(|| {
-                    err(text, fcol + open, "unmatched '(' of the signature")
-                })?;
+                let close = fpart
+                    .rfind(')')
+                    .filter(|c| *c > open)
+                    .ok_or_else(|| err(text, fcol + open, "unmatched '(' of the signature"))?;
                 if !fpart[close + 1..].trim().is_empty() {
                     return Err(err(text, fcol + close + 1, "text after the signature"));
                 }
-                (&fpart[..open], Some((fcol + open + 1, &fpart[open + 1..close])))
+                (
+                    &fpart[..open],
+                    Some((fcol + open + 1, &fpart[open + 1..close])),
+                )
             }
             None => (fpart, None),
         };
@@ -177,7 +181,11 @@ impl ArgProbe {
                 return Err(err(text, ecol, "a histogram (-H) is of one expression"));
             }
             if mode == Mode::Hist && types[0] == Type::Str {
-                return Err(err(text, tcol, "a histogram (-H) is of an integer, not a string"));
+                return Err(err(
+                    text,
+                    tcol,
+                    "a histogram (-H) is of an integer, not a string",
+                ));
             }
             (types, exprs, false)
         } else if parts.len() == 4 {
@@ -227,7 +235,11 @@ impl ArgProbe {
             }
         }
         if mode == Mode::Hist && types[0] == Type::Str {
-            return Err(err(text, 0, "a histogram (-H) is of an integer, not a string"));
+            return Err(err(
+                text,
+                0,
+                "a histogram (-H) is of an integer, not a string",
+            ));
         }
         let string_values = types.iter().map(|t| *t == Type::Str).collect();
         let probe = TraceProbe::assemble(
@@ -273,7 +285,13 @@ mod tests {
     fn bccs_examples_parse() {
         let p = ArgProbe::parse("p:c:malloc(size_t size):size_t:size", Mode::Hist, &none).unwrap();
         assert_eq!(p.exprs, ["size"]);
-        assert_eq!(p.types, [Type::Int(IntType { size: 8, signed: false })]);
+        assert_eq!(
+            p.types,
+            [Type::Int(IntType {
+                size: 8,
+                signed: false
+            })]
+        );
         let p = ArgProbe::parse(
             "p:c:malloc(size_t size):size_t:size:size==16",
             Mode::Count,
@@ -281,11 +299,19 @@ mod tests {
         )
         .unwrap();
         assert!(p.probe.kernel_terms(4).1);
-        let p = ArgProbe::parse("r:c:gets():char*:(char*)$retval#snooped", Mode::Count, &none);
+        let p = ArgProbe::parse(
+            "r:c:gets():char*:(char*)$retval#snooped",
+            Mode::Count,
+            &none,
+        );
         // A cast to a pointer of a string is no operand: refused, named.
         assert!(p.is_err());
-        let p = ArgProbe::parse("r:c:gets():char*:$retval#snooped strings", Mode::Count, &none)
-            .unwrap();
+        let p = ArgProbe::parse(
+            "r:c:gets():char*:$retval#snooped strings",
+            Mode::Count,
+            &none,
+        )
+        .unwrap();
         assert_eq!(p.title(), "snooped strings");
         assert_eq!(p.probe.strings, [Operand::Retval(IntType::I64)]);
         let p = ArgProbe::parse(
@@ -295,8 +321,12 @@ mod tests {
         )
         .unwrap();
         assert!(p.probe.needs_entry);
-        let p = ArgProbe::parse("r::__vfs_read():u32:$PID:$latency > 100000", Mode::Count, &none)
-            .unwrap();
+        let p = ArgProbe::parse(
+            "r::__vfs_read():u32:$PID:$latency > 100000",
+            Mode::Count,
+            &none,
+        )
+        .unwrap();
         assert!(p.probe.needs_entry);
         let p = ArgProbe::parse("r:c:read()", Mode::Hist, &none).unwrap();
         assert!(p.default && p.exprs == ["$retval"]);
@@ -316,7 +346,13 @@ mod tests {
         assert_eq!(col("p:c:malloc(size_t size):u64,u64:size", Mode::Count), 32);
         assert_eq!(col("p:c:malloc()", Mode::Hist), 12);
         assert_eq!(col("p:c:malloc(size_t size):u64:$latency", Mode::Hist), 28);
-        assert_eq!(col("r:c:malloc(size_t size):u64:$entry(sz)", Mode::Hist), 28);
-        assert_eq!(col("p:c:malloc(size_t size):u64:size:size ==", Mode::Count), 40);
+        assert_eq!(
+            col("r:c:malloc(size_t size):u64:$entry(sz)", Mode::Hist),
+            28
+        );
+        assert_eq!(
+            col("p:c:malloc(size_t size):u64:size:size ==", Mode::Count),
+            40
+        );
     }
 }

@@ -2,10 +2,16 @@
 
 testkit::contract_tests!(testkit::contract::Spec {
     bin: env!("CARGO_BIN_EXE_argdist"),
-    args: &["-C", "t:syscalls:sys_enter_getppid():int:args->__syscall_nr"],
+    args: &[
+        "-C",
+        "t:syscalls:sys_enter_getppid():int:args->__syscall_nr"
+    ],
     final_report: Some("t:syscalls:sys_enter_getppid"),
     needs: None,
-    conflicts: &[(&["-p", "1", "-t", "1", "-C", "p:c:malloc()"], &["--pid", "--tid"])],
+    conflicts: &[(
+        &["-p", "1", "-t", "1", "-C", "p:c:malloc()"],
+        &["--pid", "--tid"]
+    )],
     refused: &[
         &["-C", "x:c:malloc()"],
         &["-H", "p:c:malloc()"],

@@ -417,7 +417,7 @@ impl Points {
             return plan::attach(&self.plan, &progs, pid, true);
         }
         let mut links = Vec::new();
-        for point in &self.plan {
+        for (i, point) in self.plan.iter().enumerate() {
             let ret = point.at == At::Return;
             let progs = Programs {
                 uprobe: Some(if ret { &p.tr_uretprobe } else { &p.tr_uprobe }),
@@ -427,11 +427,12 @@ impl Points {
                 kprobe: Some(if ret { &p.tr_kretprobe } else { &p.tr_kprobe }),
                 kprobe_multi: None,
             };
-            links.extend(plan::attach(
+            links.extend(plan::attach_at(
                 std::slice::from_ref(point),
                 &progs,
                 pid,
                 false,
+                i,
             )?);
         }
         Ok(links)

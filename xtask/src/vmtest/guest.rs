@@ -307,10 +307,12 @@ echo "vmtest: Linux $(uname -r), $(nproc) CPUs"
     };
     for (label, dry) in crate::readme::dry_run_labels() {
         let tool = label.split(' ').next().unwrap_or_default();
+        // Quoted: a probe's specifier holds ( and $ (argdist's).
+        let args: Vec<String> = dry.args.split_whitespace().map(shell_quote).collect();
         s += &format!(
             "{} --dry-run {} > $R/{} 2>&1\n",
             bins.join(tool).display(),
-            dry.args,
+            args.join(" "),
             super::matrix::result_file(&label)
         );
     }
