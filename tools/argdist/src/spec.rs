@@ -4,8 +4,8 @@
 //! (`$retval`, `$latency`, `$entry(PARAM)`, `$PID`, `$COMM`).
 
 use common::probes::expr::{self, IntType};
-use common::probes::tracepoints::Field;
 use common::probes::{Accepts, Probe, SpecError};
+use trace::hits::FieldsOf;
 use trace::spec::{parse_signature, Dialect, Parts, TraceProbe};
 
 /// Histograms (-H) or frequency counts (-C).
@@ -92,11 +92,7 @@ fn parse_type(text: &str, t: &str, col: usize) -> Result<Type, SpecError> {
 }
 
 impl ArgProbe {
-    pub fn parse(
-        text: &str,
-        mode: Mode,
-        fields: &dyn Fn(&Probe) -> Result<Option<Vec<Field>>, String>,
-    ) -> Result<ArgProbe, SpecError> {
+    pub fn parse(text: &str, mode: Mode, fields: FieldsOf) -> Result<ArgProbe, SpecError> {
         let (spec, label) = match split_top(text, b'#', 2).as_slice() {
             [(_, s), (_, l)] => (*s, Some(l.trim().to_string())),
             _ => (text, None),
@@ -275,6 +271,7 @@ impl ArgProbe {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use common::probes::tracepoints::Field;
     use trace::spec::Operand;
 
     fn none(_: &Probe) -> Result<Option<Vec<Field>>, String> {

@@ -205,6 +205,14 @@ fn argdist_probes_of_one_function_attach_together() {
     ]);
     let size = |n: u64| serde_json::json!({ "size": n });
     let entry = |n: u64| serde_json::json!({ "$entry(size)": n });
-    assert_eq!(counts(&objs[0]), [(size(4096), 10), (size(64), 100)], "{f:?}");
-    assert_eq!(counts(&objs[1]), [(entry(4096), 10), (entry(64), 100)], "{f:?}");
+    assert_eq!(
+        counts(&objs[0]),
+        [(size(4096), 10), (size(64), 100)],
+        "{f:?}"
+    );
+    assert_eq!(
+        counts(&objs[1]),
+        [(entry(4096), 10), (entry(64), 100)],
+        "{f:?}"
+    );
 }

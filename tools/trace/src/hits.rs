@@ -206,6 +206,9 @@ pub fn what_filters(p: &TraceProbe) -> String {
     }
 }
 
+/// What a parse is given to read a tracepoint's fields ([`fields_for`]).
+pub type FieldsOf<'a> = &'a dyn Fn(&Probe) -> Result<Option<Vec<Field>>, String>;
+
 /// A tracepoint's fields for a parse: read from tracefs; where that fails
 /// and `strict` is false (no privileges yet), None, to be checked later.
 pub fn fields_for(probe: &Probe, strict: bool) -> Result<Option<Vec<Field>>, String> {
@@ -438,14 +441,28 @@ impl Points {
         Ok(links)
     }
 
-    /// The points a program without a section target serves.
+    /// The points a program without a section target serves, each once.
     pub fn hook_target(&self, program: &str) -> Option<String> {
-        if program == "tr_tp" {
-            return Some(plan::labels(&self.plan, Point::is_tracepoint));
+        let at = match program {
+            "tr_kretprobe" => Some(At::Return),
+            "tr_kprobe" if !self.use_cookie => Some(At::Entry),
+            _ => None,
+        };
+        let which: fn(&Point) -> bool = match program {
+            "tr_tp" => Point::is_tracepoint,
+            p if p.starts_with("tr_k") => Point::is_kernel,
+            _ => return None,
+        };
+        let mut labels: Vec<&str> = Vec::new();
+        for p in &self.plan {
+            if which(&p.point)
+                && at.is_none_or(|a| a == p.at)
+                && !labels.contains(&p.label.as_str())
+            {
+                labels.push(&p.label);
+            }
         }
-        program
-            .starts_with("tr_k")
-            .then(|| plan::labels(&self.plan, Point::is_kernel))
+        Some(labels.join(","))
     }
 
     /// What `--dry-run` and `-v` say: how the points attach, each probe's
