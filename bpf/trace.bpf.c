@@ -18,6 +18,7 @@
 #include "events.bpf.h"
 #include "task.bpf.h"
 #include "filters.bpf.h"
+#include "bits.bpf.h"
 
 /* Set by the front end. */
 const volatile bool use_cookie = true;
@@ -39,6 +40,9 @@ const volatile __u32 kstack_bytes = 0;
 const volatile __u32 ustack_bytes = 0;
 
 struct tr_event event_layout = {};
+struct tr_agg_key agg_key_layout = {};
+struct tr_agg agg_layout = {};
+enum tr_agg_kind agg_kind_btf;
 enum tr_source source_btf;
 enum tr_op op_btf;
 
@@ -59,6 +63,15 @@ struct {
 	__type(key, struct tr_stash_key);
 	__type(value, struct tr_stash);
 } stashed SEC(".maps");
+
+/* argdist's counts, drained by each report. Not LRU: a full map is
+ * counted as lost, never silently evicted. Sized by the front end. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 10240);
+	__type(key, struct tr_agg_key);
+	__type(value, struct tr_agg);
+} aggs SEC(".maps");
 
 /* Too big for the BPF stack. */
 struct {
@@ -117,7 +130,42 @@ static __always_inline __s64 value_of(const struct tr_value *v, struct tr_event 
 		bits = 64 - 8 * (__u64)v->size;
 		x = v->is_signed ? (__u64)(((__s64)(x << bits)) >> bits) : (x << bits) >> bits;
 	}
+	if (v->size2 && v->size2 < 8) {
+		bits = 64 - 8 * (__u64)v->size2;
+		x = v->is_signed2 ? (__u64)(((__s64)(x << bits)) >> bits) : (x << bits) >> bits;
+	}
 	return (__s64)x;
+}
+
+/* argdist: one more hit of these values (or in this slot). */
+static __always_inline void aggregate(const struct tr_probe *p, __u32 point,
+				      struct tr_event *e, void *ctx)
+{
+	struct tr_agg_key k = { .point = point };
+	struct tr_agg zero = {}, *a;
+	__u64 v = 0;
+
+	if (p->agg == TR_AGG_HIST) {
+		v = value_of(&p->aggs[0], e, ctx);
+		k.vals[0] = log2_u64(v);
+	} else {
+		for (int i = 0; i < TRACE_AGG_VALS; i++) {
+			if (i >= p->naggs)
+				break;
+			k.vals[i] = value_of(&p->aggs[i], e, ctx);
+		}
+	}
+	a = bpf_map_lookup_elem(&aggs, &k);
+	if (!a) {
+		bpf_map_update_elem(&aggs, &k, &zero, BPF_NOEXIST);
+		a = bpf_map_lookup_elem(&aggs, &k);
+		if (!a) {
+			count_lost();
+			return;
+		}
+	}
+	__sync_fetch_and_add(&a->count, 1);
+	__sync_fetch_and_add(&a->total, v);
 }
 
 static __always_inline bool holds(const struct tr_term *t, struct tr_event *e, void *ctx)
@@ -247,6 +295,10 @@ static __always_inline int hit(void *ctx, enum hook hook, __u64 cookie)
 			break;
 		if (!holds(&p->terms[i], e, ctx))
 			return 0;
+	}
+	if (p->agg) {
+		aggregate(p, point, e, ctx);
+		return 0;
 	}
 	task_header_now(&e->task);
 	e->record_bytes = 0;

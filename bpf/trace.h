@@ -17,6 +17,8 @@
  * the front end). */
 #define TRACE_TERMS 4
 #define TRACE_STACK_DEPTH 127
+/* Values of a key counted in the kernel (argdist). */
+#define TRACE_AGG_VALS 4
 
 /* What an entry keeps for its return, by thread and pair. */
 struct tr_stash_key {
@@ -64,7 +66,29 @@ struct tr_value {
 	__u8 size;
 	__u8 is_signed;
 	__u16 offset;
-	__u16 pad;
+	/* Then narrowed again to this (argdist's type of the value); 0 none. */
+	__u8 size2;
+	__u8 is_signed2;
+};
+
+/* What argdist counts in the kernel, where its values are integers the
+ * kernel reads: hits by their values, or a log2 histogram. */
+enum tr_agg_kind {
+	TR_AGG_NONE = 0,
+	TR_AGG_COUNT = 1,
+	TR_AGG_HIST = 2,
+};
+
+/* A count's key: the point and its values (a histogram's: its slot). */
+struct tr_agg_key {
+	__u32 point;
+	__u32 pad;
+	__s64 vals[TRACE_AGG_VALS];
+};
+
+struct tr_agg {
+	__u64 count;
+	__u64 total;
 };
 
 struct tr_term {
@@ -90,6 +114,11 @@ struct tr_probe {
 	__u8 stash;
 	__u8 needs_entry;
 	__u32 pair;
+	/* argdist: counted here (enum tr_agg_kind) by these values. */
+	__u8 agg;
+	__u8 naggs;
+	__u16 pad2;
+	struct tr_value aggs[TRACE_AGG_VALS];
 	struct tr_term terms[TRACE_TERMS];
 	/* Where each string is read from: an address (TR_SRC_ARG, TR_SRC_RETVAL,
 	 * TR_SRC_FIELD) or a __data_loc. */

@@ -125,7 +125,11 @@ impl Argdist {
         let fields = move |p: &common::probes::Probe| hits::fields_for(p, strict);
         Self::texts(args)
             .iter()
-            .map(|(t, m)| ArgProbe::parse(t, *m, &fields).map_err(|e| usage(e.to_string())))
+            .map(|(t, m)| {
+                let mut p = ArgProbe::parse(t, *m, &fields).map_err(|e| usage(e.to_string()))?;
+                p.probe.agg = in_kernel(&p);
+                Ok(p)
+            })
             .collect()
     }
 
@@ -178,6 +182,49 @@ impl Argdist {
             rows.drain(..skip);
         }
         rows
+    }
+
+    /// Adds what the kernel counted since the last report.
+    fn drain_kernel(&mut self, skel: &TraceSkel<'_>) -> Result<()> {
+        if !self.probes.iter().any(|p| p.probe.agg.is_some()) {
+            return Ok(());
+        }
+        let entries: Vec<(types::tr_agg_key, Box<types::tr_agg>)> =
+            common::kernel::maps::drain_as(&skel.maps.aggs)?;
+        for (k, v) in entries {
+            let Some(&i) = self.points.of_point.get(k.point as usize) else {
+                continue;
+            };
+            let p = &self.probes[i];
+            let s = &mut self.seen[i];
+            match p.mode {
+                Mode::Hist => {
+                    if s.slots.len() < 64 {
+                        s.slots.resize(64, 0);
+                    }
+                    let slot = (k.vals[0] as usize).min(63);
+                    s.slots[slot] = s.slots[slot].saturating_add(v.count as u32);
+                    s.total = s.total.wrapping_add(v.total);
+                }
+                Mode::Count => {
+                    let key: Vec<Part> =
+                        if p.default && p.probe.probe.at != common::probes::At::Return {
+                            vec![Part::Int(1)]
+                        } else {
+                            p.types
+                                .iter()
+                                .zip(k.vals)
+                                .map(|(t, v)| match t {
+                                    Type::Int(t) => Part::Int(t.apply(v)),
+                                    Type::Str => Part::Int(v),
+                                })
+                                .collect()
+                        };
+                    *s.counts.entry(key).or_default() += v.count;
+                }
+            }
+        }
+        Ok(())
     }
 
     fn print_text(&self, out: &mut Out) -> io::Result<()> {
@@ -256,6 +303,31 @@ impl Argdist {
         }
         Ok(())
     }
+}
+
+/// What the kernel can count of a probe: its values when each is an
+/// integer the kernel reads (an operand, maybe cast) and its whole filter
+/// is the kernel's; else None (each hit is sent and counted here).
+fn in_kernel(p: &ArgProbe) -> Option<trace::spec::Agg> {
+    let (_, all) = p.probe.kernel_terms(hits::TERMS);
+    if !all || p.exprs.len() > hits::AGG_VALS {
+        return None;
+    }
+    // "total calls": one key, with no values.
+    let counts_calls = p.default && p.probe.probe.at != common::probes::At::Return;
+    let mut values = Vec::new();
+    for (e, t) in p.probe.values.iter().zip(&p.types) {
+        if counts_calls {
+            break;
+        }
+        let Type::Int(kept) = t else { return None };
+        let (op, own) = p.probe.kvalue(e)?;
+        values.push((op, own, *kept));
+    }
+    Some(trace::spec::Agg {
+        hist: p.mode == Mode::Hist,
+        values,
+    })
 }
 
 /// The log2 slot of a value (bits.bpf.h's: 0 and 1 in slot 0).
@@ -374,8 +446,9 @@ impl Tool for Argdist {
         Ok(())
     }
 
-    fn report(&mut self, _: &TraceSkel<'_>, out: &mut Out, when: When) -> Result<()> {
+    fn report(&mut self, skel: &TraceSkel<'_>, out: &mut Out, when: When) -> Result<()> {
         let _ = when;
+        self.drain_kernel(skel)?;
         if self.args.common.json {
             self.print_json(out)?;
         } else {

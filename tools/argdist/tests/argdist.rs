@@ -216,3 +216,26 @@ fn argdist_probes_of_one_function_attach_together() {
         "{f:?}"
     );
 }
+
+#[test]
+fn argdist_counts_in_user_space_what_the_kernel_cannot() {
+    // Arithmetic in the value and the filter: each hit is sent and
+    // counted by argdist; the same calls as counted in the kernel.
+    let spec = "p:WORK:pick(long v):long:v * 10:v % 2 == 1";
+    let dry = testkit::run(BIN, &["--dry-run", "-C", &work(spec)]);
+    assert!(
+        !dry.stdout.join("\n").contains("counted in the kernel"),
+        "{dry:?}"
+    );
+    let (objs, f) = reported(&["-C", spec]);
+    let v = |n: i64| serde_json::json!({ "v * 10": n });
+    assert_eq!(counts(&objs[0]), [(v(10), 1), (v(30), 3)], "{f:?}");
+    let dry = testkit::run(
+        BIN,
+        &["--dry-run", "-C", &work("p:WORK:pick(long v):long:v")],
+    );
+    assert!(
+        dry.stdout.join("\n").contains("counted in the kernel"),
+        "{dry:?}"
+    );
+}

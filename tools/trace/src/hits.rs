@@ -23,6 +23,7 @@ pub const STR_MAX: u32 = 256;
 pub const RECORD_MAX: usize = 256;
 pub const TERMS: usize = 4;
 pub const STACK_DEPTH: u32 = 127;
+pub const AGG_VALS: usize = 4;
 
 /// The string in slot `slot` of a record (slots of `size` bytes).
 pub fn str_slot(e: &types::tr_event, slot: usize, size: usize) -> &[u8] {
@@ -157,6 +158,19 @@ fn kernel_probe(p: &TraceProbe, point: &Planned, stash_for: Option<u32>) -> type
         return k;
     }
     k.needs_entry = p.needs_entry as u8;
+    if let Some(agg) = &p.agg {
+        k.agg = if agg.hist {
+            types::tr_agg_kind::TR_AGG_HIST.0 as u8
+        } else {
+            types::tr_agg_kind::TR_AGG_COUNT.0 as u8
+        };
+        k.naggs = agg.values.len() as u8;
+        for (slot, (op, own, kept)) in k.aggs.iter_mut().zip(&agg.values) {
+            *slot = kernel_value(op, *own);
+            slot.size2 = kept.size;
+            slot.is_signed2 = kept.signed as u8;
+        }
+    }
     let (terms, _) = p.kernel_terms(TERMS);
     k.nterms = terms.len() as u8;
     for (slot, t) in k.terms.iter_mut().zip(&terms) {
@@ -357,6 +371,9 @@ impl Points {
         if !self.stash_for.iter().any(Option::is_some) {
             open.maps.stashed.set_max_entries(1)?;
         }
+        if !probes.iter().any(|p| p.agg.is_some()) {
+            open.maps.aggs.set_max_entries(1)?;
+        }
         let cpus = libbpf_rs::num_possible_cpus().unwrap_or(1) as u64;
         let bytes = (u64::from(s.buffer_pages) * 4096 * cpus)
             .next_power_of_two()
@@ -476,10 +493,11 @@ impl Points {
                 p.probe.text,
                 what_filters(p),
                 p.strings.len(),
-                if p.needs_entry {
-                    "; its entry kept for the return"
-                } else {
-                    ""
+                match (p.needs_entry, p.agg.is_some()) {
+                    (true, true) => "; its entry kept for the return; counted in the kernel",
+                    (true, false) => "; its entry kept for the return",
+                    (false, true) => "; counted in the kernel",
+                    (false, false) => "",
                 }
             ));
         }

@@ -33,6 +33,10 @@ common::skeleton!("trace");
 pub use skel::{types, OpenTraceSkel, TraceSkel, TraceSkelBuilder};
 
 common::event_record!(types::tr_event, types::task_header);
+// SAFETY: repr(C) structs of integers (the generated skeleton types).
+unsafe impl plain::Plain for types::tr_agg_key {}
+// SAFETY: as above.
+unsafe impl plain::Plain for types::tr_agg {}
 // SAFETY: a repr(C) struct of integers (the generated skeleton type).
 unsafe impl plain::Plain for types::tr_probe {}
 

@@ -71,6 +71,18 @@ pub struct TraceProbe {
     pub string_cols: Vec<usize>,
     /// A return probe whose values need its entry ($latency, $entry()).
     pub needs_entry: bool,
+    /// argdist: its values counted in the kernel (where they are integers
+    /// the kernel reads and its filter is the kernel's).
+    pub agg: Option<Agg>,
+}
+
+/// What argdist has the kernel count.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Agg {
+    /// A log2 histogram of the one value, else counts by the values.
+    pub hist: bool,
+    /// Each value: the operand, its own type, and argdist's type for it.
+    pub values: Vec<(Operand, IntType, IntType)>,
 }
 
 fn err(text: &str, column: usize, message: impl Into<String>) -> SpecError {
@@ -449,6 +461,7 @@ impl TraceProbe {
             strings: Vec::new(),
             string_cols: Vec::new(),
             needs_entry: false,
+            agg: None,
         };
         let known = fields.is_some();
         let fields = fields.unwrap_or_default();
@@ -651,7 +664,7 @@ impl TraceProbe {
     }
 
     /// An integer the kernel reads: an operand, maybe cast.
-    fn kvalue(&self, e: &Expr) -> Option<(Operand, IntType)> {
+    pub fn kvalue(&self, e: &Expr) -> Option<(Operand, IntType)> {
         match e {
             Expr::Cast(t, inner) => self.kvalue(inner).map(|(o, _)| (o, *t)),
             Expr::Name(_, col) | Expr::Member(_, _, col) => {
