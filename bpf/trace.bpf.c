@@ -214,6 +214,7 @@ static __always_inline int hit(void *ctx, enum hook hook, __u64 cookie)
 	struct tr_probe *p;
 	struct tr_event *e;
 	__u32 zero = 0, point = cookie;
+	bool have_ids;
 	__u64 len;
 	long n;
 
@@ -221,13 +222,20 @@ static __always_inline int hit(void *ctx, enum hook hook, __u64 cookie)
 		return 0;
 	if (!cgroup_allowed())
 		return 0;
-	uid_gid = bpf_get_current_uid_gid();
-	if (!uid_allowed((__u32)uid_gid))
-		return 0;
 	p = bpf_map_lookup_elem(&probes, &point);
 	e = bpf_map_lookup_elem(&scratch, &zero);
 	if (!p || !e)
 		return 0;
+	/* The ids before the filters only where they read them; else only
+	 * for a hit that is sent (a helper call saved on each refused or
+	 * counted here). */
+	uid_gid = 0;
+	have_ids = filter_uid != INVALID_UID || p->ids;
+	if (have_ids) {
+		uid_gid = bpf_get_current_uid_gid();
+		if (!uid_allowed((__u32)uid_gid))
+			return 0;
+	}
 	e->task.pid = id >> 32;
 	e->task.tid = (__u32)id;
 	e->uid = (__u32)uid_gid;
@@ -299,6 +307,11 @@ static __always_inline int hit(void *ctx, enum hook hook, __u64 cookie)
 	if (p->agg) {
 		aggregate(p, point, e, ctx);
 		return 0;
+	}
+	if (!have_ids) {
+		uid_gid = bpf_get_current_uid_gid();
+		e->uid = (__u32)uid_gid;
+		e->gid = uid_gid >> 32;
 	}
 	task_header_now(&e->task);
 	e->record_bytes = 0;

@@ -117,7 +117,9 @@ struct tr_probe {
 	/* argdist: counted here (enum tr_agg_kind) by these values. */
 	__u8 agg;
 	__u8 naggs;
-	__u16 pad2;
+	/* Its filter or values read the uid or gid. */
+	__u8 ids;
+	__u8 pad2;
 	struct tr_value aggs[TRACE_AGG_VALS];
 	struct tr_term terms[TRACE_TERMS];
 	/* Where each string is read from: an address (TR_SRC_ARG, TR_SRC_RETVAL,

@@ -158,6 +158,10 @@ fn kernel_probe(p: &TraceProbe, point: &Planned, stash_for: Option<u32>) -> type
         return k;
     }
     k.needs_entry = p.needs_entry as u8;
+    k.ids = p
+        .names
+        .iter()
+        .any(|(_, o)| matches!(o, Operand::Uid | Operand::Gid)) as u8;
     if let Some(agg) = &p.agg {
         k.agg = if agg.hist {
             types::tr_agg_kind::TR_AGG_HIST.0 as u8
