@@ -165,7 +165,8 @@ static __always_inline void aggregate(const struct tr_probe *p, __u32 point,
 		}
 	}
 	__sync_fetch_and_add(&a->count, 1);
-	__sync_fetch_and_add(&a->total, v);
+	if (p->agg == TR_AGG_HIST)
+		__sync_fetch_and_add(&a->total, v);
 }
 
 static __always_inline bool holds(const struct tr_term *t, struct tr_event *e, void *ctx)
