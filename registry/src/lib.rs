@@ -234,6 +234,17 @@ impl Peer {
         }
     }
 
+    /// The floor of the probe tools' malloc benches: an empty bpftrace
+    /// uprobe on malloc, -p on the loop (the trap's own cost).
+    pub const fn empty_uprobe_on_malloc() -> Peer {
+        Peer::bpftrace_on_pid(
+            "floor: an empty uprobe",
+            "bpftrace, an empty program on malloc",
+            "uprobe:{libc}:malloc {}",
+            true,
+        )
+    }
+
     /// BCC's tool of the same name, no arguments.
     pub const fn bcc(ready: Ready) -> Peer {
         Peer {

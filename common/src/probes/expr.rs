@@ -516,11 +516,11 @@ pub fn parse(text: &str, base: usize) -> Result<Expr, ExprError> {
     Ok(e)
 }
 
-/// Splits `text` at its top-level commas (not inside parentheses or
-/// quotes): each part with its column.
-pub fn split_commas(text: &str, base: usize) -> Vec<(usize, &str)> {
-    let mut parts = Vec::new();
-    let (mut depth, mut quote, mut start) = (0i32, None, 0);
+/// Walks `text` outside quotes (with their escapes), calling `f` with
+/// each byte's index, the byte and the parentheses open before it; stops
+/// where `f` returns true, with that index.
+pub fn scan(text: &str, mut f: impl FnMut(usize, u8, i32) -> bool) -> Option<usize> {
+    let (mut depth, mut quote) = (0i32, None);
     let b = text.as_bytes();
     let mut i = 0;
     while i < b.len() {
@@ -533,21 +533,43 @@ pub fn split_commas(text: &str, base: usize) -> Vec<(usize, &str)> {
                     quote = None;
                 }
             }
-            None => match c {
-                b'"' | b'\'' => quote = Some(c),
-                b'(' => depth += 1,
-                b')' => depth -= 1,
-                b',' if depth == 0 => {
-                    parts.push((base + start, &text[start..i]));
-                    start = i + 1;
+            None => {
+                if f(i, c, depth) {
+                    return Some(i);
                 }
-                _ => {}
-            },
+                match c {
+                    b'"' | b'\'' => quote = Some(c),
+                    b'(' => depth += 1,
+                    b')' => depth -= 1,
+                    _ => {}
+                }
+            }
         }
         i += 1;
     }
+    None
+}
+
+/// Splits `text` at `sep` outside parentheses and quotes, into at most
+/// `max` parts (the last takes the rest): each part with its column
+/// (`base` the text's own).
+pub fn split_top(text: &str, sep: u8, max: usize, base: usize) -> Vec<(usize, &str)> {
+    let mut parts = Vec::new();
+    let mut start = 0;
+    scan(text, |i, c, depth| {
+        if c == sep && depth == 0 && parts.len() + 1 < max {
+            parts.push((base + start, &text[start..i]));
+            start = i + 1;
+        }
+        false
+    });
     parts.push((base + start, &text[start..]));
     parts
+}
+
+/// Splits `text` at its top-level commas: each part with its column.
+pub fn split_commas(text: &str, base: usize) -> Vec<(usize, &str)> {
+    split_top(text, b',', usize::MAX, base)
 }
 
 #[cfg(test)]

@@ -43,40 +43,6 @@ fn err(text: &str, column: usize, message: impl Into<String>) -> SpecError {
     }
 }
 
-/// Splits at `sep` outside parentheses and quotes; each part with its
-/// column. At most `max` parts: the last takes the rest.
-fn split_top(text: &str, sep: u8, max: usize) -> Vec<(usize, &str)> {
-    let mut parts = Vec::new();
-    let (mut depth, mut quote, mut start) = (0i32, None, 0);
-    let b = text.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        match quote {
-            Some(q) => {
-                if c == b'\\' {
-                    i += 1;
-                } else if c == q {
-                    quote = None;
-                }
-            }
-            None => match c {
-                b'"' | b'\'' => quote = Some(c),
-                b'(' => depth += 1,
-                b')' => depth -= 1,
-                c if c == sep && depth == 0 && parts.len() + 1 < max => {
-                    parts.push((start, &text[start..i]));
-                    start = i + 1;
-                }
-                _ => {}
-            },
-        }
-        i += 1;
-    }
-    parts.push((start, &text[start..]));
-    parts
-}
-
 fn parse_type(text: &str, t: &str, col: usize) -> Result<Type, SpecError> {
     let compact: String = t.split_whitespace().collect::<Vec<_>>().join(" ");
     if compact.replace(' ', "") == "char*" || compact.replace(' ', "") == "constchar*" {
@@ -93,11 +59,11 @@ fn parse_type(text: &str, t: &str, col: usize) -> Result<Type, SpecError> {
 
 impl ArgProbe {
     pub fn parse(text: &str, mode: Mode, fields: FieldsOf) -> Result<ArgProbe, SpecError> {
-        let (spec, label) = match split_top(text, b'#', 2).as_slice() {
+        let (spec, label) = match expr::split_top(text, b'#', 2, 0).as_slice() {
             [(_, s), (_, l)] => (*s, Some(l.trim().to_string())),
             _ => (text, None),
         };
-        let parts = split_top(spec, b':', 6);
+        let parts = expr::split_top(spec, b':', 6, 0);
         if parts.len() < 3 {
             return Err(err(
                 text,

@@ -44,12 +44,7 @@ pub const INFO: ToolInfo = ToolInfo {
                 "uprobe:{libc}:malloc { @[probe] = count(); }",
                 false,
             ),
-            Peer::bpftrace_on_pid(
-                "floor: an empty uprobe",
-                "bpftrace, an empty program on malloc",
-                "uprobe:{libc}:malloc {}",
-                true,
-            ),
+            Peer::empty_uprobe_on_malloc(),
         ],
         extras: &[Extra::AttachMany],
     }),

@@ -49,12 +49,7 @@ pub const INFO: ToolInfo = ToolInfo {
                 "uprobe:{libc}:malloc /arg0 == 1/ { printf(\"%d\\n\", arg0); }",
                 false,
             ),
-            Peer::bpftrace_on_pid(
-                "floor: an empty uprobe",
-                "bpftrace, an empty program on malloc",
-                "uprobe:{libc}:malloc {}",
-                true,
-            ),
+            Peer::empty_uprobe_on_malloc(),
         ],
         extras: &[],
     }),

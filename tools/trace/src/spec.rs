@@ -223,35 +223,7 @@ pub fn parse_format(text: &str, fmt: &str, base: usize) -> Result<Vec<Piece>, Sp
 /// The end of a balanced parenthesis opened at `open` (its index), past
 /// quoted text.
 fn closing(s: &str, open: usize) -> Option<usize> {
-    let mut depth = 0;
-    let mut quote = None;
-    let b = s.as_bytes();
-    let mut i = open;
-    while i < b.len() {
-        let c = b[i];
-        match quote {
-            Some(q) => {
-                if c == b'\\' {
-                    i += 1;
-                } else if c == q {
-                    quote = None;
-                }
-            }
-            None => match c {
-                b'"' => quote = Some(c),
-                b'(' => depth += 1,
-                b')' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return Some(i);
-                    }
-                }
-                _ => {}
-            },
-        }
-        i += 1;
-    }
-    None
+    expr::scan(&s[open..], |_, c, depth| c == b')' && depth == 1).map(|i| open + i)
 }
 
 /// The end of a quoted string opened at `open`.
