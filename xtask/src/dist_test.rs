@@ -132,7 +132,8 @@ pub fn run(a: &Artifacts) -> Result<()> {
         // Its first dry run's arguments (fsslower needs a file system).
         let (tool, args) = (t.name, t.dry_runs[0].args);
         let Err(e) = in_root(&format!(
-            "/opt/{name}/sbin/{tool} --dry-run {args} >/dev/null"
+            "/opt/{name}/sbin/{tool} --dry-run {} >/dev/null",
+            crate::shell_words(args)
         )) else {
             continue;
         };

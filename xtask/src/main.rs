@@ -136,6 +136,20 @@ fn main() -> ExitCode {
     }
 }
 
+/// `s` as one word for sh: single-quoted.
+pub fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// A dry run's arguments as words for sh (a probe's specifier holds `(`
+/// and `$`).
+pub fn shell_words(args: &str) -> String {
+    args.split_whitespace()
+        .map(shell_quote)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 pub fn root_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()

@@ -13,6 +13,7 @@ use anyhow::{bail, Context, Result};
 use super::cpio::Archive;
 use super::kernels::Kernel;
 use super::{output, work_dir};
+use crate::shell_quote;
 
 /// Modules the initramfs loads to reach the root filesystem (with what
 /// they depend on); the rest load from the real root by modprobe.
@@ -308,11 +309,11 @@ echo "vmtest: Linux $(uname -r), $(nproc) CPUs"
     for (label, dry) in crate::readme::dry_run_labels() {
         let tool = label.split(' ').next().unwrap_or_default();
         // Quoted: a probe's specifier holds ( and $ (argdist's).
-        let args: Vec<String> = dry.args.split_whitespace().map(shell_quote).collect();
+        let args = crate::shell_words(dry.args);
         s += &format!(
             "{} --dry-run {} > $R/{} 2>&1\n",
             bins.join(tool).display(),
-            args.join(" "),
+            args,
             super::matrix::result_file(&label)
         );
     }
@@ -349,10 +350,6 @@ echo "vmtest: Linux $(uname -r), $(nproc) CPUs"
     s += "echo $failed > $R/failed\nsync\necho \"vmtest: done, $failed test binaries failed\"\n\
           echo o > /proc/sysrq-trigger\nsleep 30\n";
     s
-}
-
-fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
 }
 
 pub struct Outcome {
