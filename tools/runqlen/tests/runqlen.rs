@@ -61,10 +61,23 @@ fn runqlen_per_cpu_centres_on_the_crowd() {
     assert!(busy["count"].as_u64().unwrap() >= 100, "{busy}");
     assert_eq!(mode(busy), SPINNERS as u64 - 1, "{busy}");
     // CPU 1 (the test's, the tool's) has none waiting, where it was
-    // sampled: a CPU that sleeps takes no samples on some kernels (this
-    // project's host), its clock event sleeping with it.
+    // sampled throughout. A CPU that sleeps takes no samples on some
+    // kernels (this project's host), its clock event sleeping with it: the
+    // few it takes fall when it woke, often with a task beside the one
+    // waking it, so there only the crowd's length must not show.
     if let Some(other) = per_cpu.iter().find(|s| s["cpu"] == 1) {
-        assert_eq!(mode(other), 0, "{per_cpu:#?}");
+        if other["count"].as_u64().unwrap() >= 100 {
+            assert_eq!(mode(other), 0, "{per_cpu:#?}");
+        }
+        let longest = other["buckets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|b| b["count"].as_u64().unwrap() > 0)
+            .map(|b| b["low"].as_u64().unwrap())
+            .max()
+            .unwrap_or(0);
+        assert!(longest < SPINNERS as u64 - 1, "{per_cpu:#?}");
     }
     // -O: CPU 0 always had a task waiting.
     let occ = f[1].json();
