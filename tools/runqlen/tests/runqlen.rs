@@ -60,24 +60,17 @@ fn runqlen_per_cpu_centres_on_the_crowd() {
     // At 99 Hz for 2 s: about 198 samples a CPU.
     assert!(busy["count"].as_u64().unwrap() >= 100, "{busy}");
     assert_eq!(mode(busy), SPINNERS as u64 - 1, "{busy}");
-    // CPU 1 (the test's, the tool's) has none waiting, where it was
-    // sampled throughout. A CPU that sleeps takes no samples on some
-    // kernels (this project's host), its clock event sleeping with it: the
-    // few it takes fall when it woke, often with a task beside the one
-    // waking it, so there only the crowd's length must not show.
+    // CPU 1 (the test's, the tools') has no crowd: sampled throughout,
+    // none waiting most of the time. A CPU that sleeps takes no samples on
+    // some kernels (this project's host), its clock event sleeping with
+    // it: the few it takes fall when it woke, beside the tasks that woke
+    // (the four tools here), so there its mean is only far below CPU 0's.
     if let Some(other) = per_cpu.iter().find(|s| s["cpu"] == 1) {
+        let mean = |h: &Value| h["total"].as_f64().unwrap() / h["count"].as_f64().unwrap().max(1.0);
         if other["count"].as_u64().unwrap() >= 100 {
             assert_eq!(mode(other), 0, "{per_cpu:#?}");
         }
-        let longest = other["buckets"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|b| b["count"].as_u64().unwrap() > 0)
-            .map(|b| b["low"].as_u64().unwrap())
-            .max()
-            .unwrap_or(0);
-        assert!(longest < SPINNERS as u64 - 1, "{per_cpu:#?}");
+        assert!(mean(other) < mean(busy) / 2.0, "{per_cpu:#?}");
     }
     // -O: CPU 0 always had a task waiting.
     let occ = f[1].json();
