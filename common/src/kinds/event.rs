@@ -330,6 +330,15 @@ impl Cell<'_> {
     pub fn bytes(b: &[u8]) -> Cell<'_> {
         Cell::Bytes(Cow::Borrowed(b))
     }
+
+    /// A stack's frames as a JSON list where the option asked for them
+    /// (`-K`, `-U`), else null (left out of an optional column).
+    pub fn frames(wanted: bool, labels: &[String]) -> Cell<'_> {
+        if !wanted {
+            return Cell::Null;
+        }
+        Cell::List(labels.iter().map(|l| l.as_bytes()).collect())
+    }
 }
 
 /// Numbers and flags as cells: `t.event.pid.into()`.

@@ -91,7 +91,7 @@ pub(crate) struct Args {
 pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Argdist>();
 
 /// A key's part: an integer or a string.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 enum Part {
     Int(i64),
     Str(Vec<u8>),
@@ -122,15 +122,11 @@ impl Argdist {
     }
 
     fn parse(args: &Args, strict: bool) -> Result<Vec<ArgProbe>> {
-        let fields = move |p: &common::probes::Probe| hits::fields_for(p, strict);
-        Self::texts(args)
-            .iter()
-            .map(|(t, m)| {
-                let mut p = ArgProbe::parse(t, *m, &fields).map_err(|e| usage(e.to_string()))?;
-                p.probe.agg = in_kernel(&p);
-                Ok(p)
-            })
-            .collect()
+        hits::parse_all(&Self::texts(args), strict, |(t, m), fields| {
+            let mut p = ArgProbe::parse(t, *m, fields)?;
+            p.probe.agg = in_kernel(&p);
+            Ok(p)
+        })
     }
 
     fn trace_probes(&self) -> Vec<trace::spec::TraceProbe> {
@@ -173,10 +169,8 @@ impl Argdist {
     fn sorted(&self, i: usize) -> Vec<(&Vec<Part>, u64)> {
         let mut rows: Vec<(&Vec<Part>, u64)> =
             self.seen[i].counts.iter().map(|(k, v)| (k, *v)).collect();
-        rows.sort_by(|a, b| {
-            a.1.cmp(&b.1)
-                .then_with(|| format!("{:?}", a.0).cmp(&format!("{:?}", b.0)))
-        });
+        // Fewest first; equal counts by their values.
+        rows.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(b.0)));
         if let Some(top) = self.args.top {
             let skip = rows.len().saturating_sub(top as usize);
             rows.drain(..skip);
@@ -309,8 +303,7 @@ impl Argdist {
 /// integer the kernel reads (an operand, maybe cast) and its whole filter
 /// is the kernel's; else None (each hit is sent and counted here).
 fn in_kernel(p: &ArgProbe) -> Option<trace::spec::Agg> {
-    let (_, all) = p.probe.kernel_terms(hits::TERMS);
-    if !all || p.exprs.len() > hits::AGG_VALS {
+    if !p.probe.filter_in_kernel || p.exprs.len() > hits::AGG_VALS {
         return None;
     }
     // "total calls": one key, with no values.

@@ -269,13 +269,6 @@ impl Capable {
     }
 }
 
-fn stack_cell(wanted: bool, labels: &[String]) -> Cell<'_> {
-    if !wanted {
-        return Cell::Null;
-    }
-    Cell::List(labels.iter().map(|l| l.as_bytes()).collect())
-}
-
 fn labels(frames: &[Rc<Frame>], label: impl Fn(&Frame) -> String) -> Vec<String> {
     frames.iter().map(|f| label(f)).collect()
 }
@@ -336,11 +329,11 @@ fn table(args: &Args) -> Table<Capable> {
         .columns([
             Column::json("ret", |t: &Capable| t.event.ret.into()),
             Column::json("kernel_stack", |t: &Capable| {
-                stack_cell(t.args.kernel_stack, &t.kstack)
+                Cell::frames(t.args.kernel_stack, &t.kstack)
             })
             .optional(),
             Column::json("user_stack", |t: &Capable| {
-                stack_cell(t.args.user_stack, &t.ustack)
+                Cell::frames(t.args.user_stack, &t.ustack)
             })
             .optional(),
         ])

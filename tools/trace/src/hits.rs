@@ -101,7 +101,7 @@ pub fn eval<'a>(
 /// make all of it.
 pub fn passes(p: &TraceProbe, ev: &types::tr_event, str_size: usize) -> bool {
     match &p.filter {
-        Some(f) if !p.kernel_terms(TERMS).1 => eval(p, f, ev, str_size).int() != 0,
+        Some(f) if !p.filter_in_kernel => eval(p, f, ev, str_size).int() != 0,
         _ => true,
     }
 }
@@ -244,20 +244,17 @@ pub fn fields_for(probe: &Probe, strict: bool) -> Result<Option<Vec<Field>>, Str
     }
 }
 
-/// Parses each text with `parse` (given the tracepoint fields' reader);
+/// Parses each item with `parse` (given the tracepoint fields' reader);
 /// errors are usage errors.
-pub fn parse_all(
-    texts: &[String],
+pub fn parse_all<I, T>(
+    items: &[I],
     strict: bool,
-    parse: impl Fn(
-        &str,
-        &dyn Fn(&Probe) -> Result<Option<Vec<Field>>, String>,
-    ) -> Result<TraceProbe, SpecError>,
-) -> Result<Vec<TraceProbe>> {
+    parse: impl Fn(&I, FieldsOf) -> Result<T, SpecError>,
+) -> Result<Vec<T>> {
     let fields = move |p: &Probe| fields_for(p, strict);
-    texts
+    items
         .iter()
-        .map(|t| parse(t, &fields).map_err(|e| usage(e.to_string())))
+        .map(|i| parse(i, &fields).map_err(|e| usage(e.to_string())))
         .collect()
 }
 

@@ -143,14 +143,15 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Trace>();
 
 pub(crate) struct Trace {
     args: Args,
-    probes: Vec<TraceProbe>,
+    /// Shared, so that an event borrows its probe while the tool formats.
+    probes: Rc<[TraceProbe]>,
     points: Points,
     event: Record<types::tr_event>,
     table: Table<Trace>,
     symbolizer: Symbolizer,
-    /// The current hit's message and stacks.
+    /// The current hit's probe (an index into `probes`), message and stacks.
+    current: usize,
     message: String,
-    func: String,
     kstack: Vec<String>,
     ustack: Vec<String>,
     printed: u64,
@@ -164,9 +165,11 @@ impl Trace {
         hits::eval(p, e, &self.event, self.args.string_size as usize)
     }
 
-    /// The message of the current hit of `p`.
-    fn format(&mut self, p: &TraceProbe) -> String {
-        let mut out = String::new();
+    /// The message of the current hit of `p`, into `message` (its buffer
+    /// kept from hit to hit).
+    fn format(&mut self, p: &TraceProbe) {
+        let mut out = std::mem::take(&mut self.message);
+        out.clear();
         let mut values = p.values.iter();
         for piece in &p.format {
             match piece {
@@ -188,7 +191,7 @@ impl Trace {
                 }
             }
         }
-        out
+        self.message = out;
     }
 
     fn ksym(&mut self, addr: u64) -> String {
@@ -207,9 +210,10 @@ impl Trace {
     }
 
     fn stacks(&mut self) {
+        // Fields borrowed apart: the record's addresses, the symbolizer.
         let e = &*self.event;
-        let kaddrs = e.kstack[..(e.kframes as usize).min(e.kstack.len())].to_vec();
-        let uaddrs = e.ustack[..(e.uframes as usize).min(e.ustack.len())].to_vec();
+        let kaddrs = &e.kstack[..(e.kframes as usize).min(e.kstack.len())];
+        let uaddrs = &e.ustack[..(e.uframes as usize).min(e.ustack.len())];
         let addr = self.args.address;
         let show = |f: &Frame, label: String| {
             if addr {
@@ -219,7 +223,7 @@ impl Trace {
             }
         };
         if self.args.kernel_stack {
-            let frames = self.symbolizer.kernel(&kaddrs);
+            let frames = self.symbolizer.kernel(kaddrs);
             self.kstack = trim_tracing_frames(&frames)
                 .iter()
                 .map(|f| show(f, format!("{} [kernel]", f.label(true))))
@@ -227,7 +231,7 @@ impl Trace {
         }
         if self.args.user_stack {
             let pid = self.event.stamps().head().pid;
-            let frames: Vec<Rc<Frame>> = self.symbolizer.user(pid, &uaddrs);
+            let frames: Vec<Rc<Frame>> = self.symbolizer.user(pid, uaddrs);
             self.ustack = frames.iter().map(|f| show(f, f.long_label())).collect();
         }
     }
@@ -305,7 +309,7 @@ impl Tool for Trace {
     fn new(args: Args) -> Result<Self> {
         // Tracepoints' fields are checked here where tracefs can be read,
         // else once privileged (configure).
-        let probes = parse_probes(&args.probes, false)?;
+        let probes: Rc<[TraceProbe]> = parse_probes(&args.probes, false)?.into();
         let containers = args.containers.containers;
         let table = table(&args, &probes).containers(containers);
         Ok(Trace {
@@ -314,8 +318,8 @@ impl Tool for Trace {
             event: Record::new(containers),
             table,
             symbolizer: Symbolizer::new(),
+            current: 0,
             message: String::new(),
-            func: String::new(),
             kstack: Vec::new(),
             ustack: Vec::new(),
             printed: 0,
@@ -337,7 +341,7 @@ impl Tool for Trace {
     }
 
     fn configure(&mut self, open: &mut OpenTraceSkel<'_>, _: &Setup) -> Result<()> {
-        self.probes = parse_probes(&self.args.probes, true)?;
+        self.probes = parse_probes(&self.args.probes, true)?.into();
         // With -U, entry probes go past the frame setup, where a frame
         // pointer walk finds the caller.
         self.points = Points::plan(&self.probes, self.args.pid, self.args.user_stack)?;
@@ -389,23 +393,24 @@ impl Tool for Trace {
         let Some(&i) = self.points.of_point.get(point) else {
             return Ok(());
         };
-        let p = self.probes[i].clone();
+        let probes = Rc::clone(&self.probes);
+        let p = &probes[i];
         if let Some(name) = &self.args.name {
             let comm = common::output::c_bytes(&self.event.stamps().head().comm);
             if !String::from_utf8_lossy(comm).contains(name.as_str()) {
                 return Ok(());
             }
         }
-        if !hits::passes(&p, &self.event, self.args.string_size as usize) {
+        if !hits::passes(p, &self.event, self.args.string_size as usize) {
             return Ok(());
         }
-        self.message = self.format(&p);
+        self.format(p);
         if let Some(m) = &self.args.msg_filter {
             if !self.message.contains(m.as_str()) {
                 return Ok(());
             }
         }
-        self.func = p.display.clone();
+        self.current = i;
         if self.args.kernel_stack || self.args.user_stack {
             self.stacks();
         }
@@ -499,24 +504,19 @@ fn table(args: &Args, probes: &[TraceProbe]) -> Table<Trace> {
             columns::tid(7),
             columns::cgroup_id(),
             columns::comm("COMM", 15),
-            Column::new("FUNC", 16, "func", |t: &Trace| t.func.as_str().into()),
+            Column::new("FUNC", 16, "func", |t: &Trace| {
+                t.probes[t.current].display.as_str().into()
+            }),
             msg,
             Column::json("kernel_stack", |t: &Trace| {
-                stack_cell(t.args.kernel_stack, &t.kstack)
+                Cell::frames(t.args.kernel_stack, &t.kstack)
             })
             .optional(),
             Column::json("user_stack", |t: &Trace| {
-                stack_cell(t.args.user_stack, &t.ustack)
+                Cell::frames(t.args.user_stack, &t.ustack)
             })
             .optional(),
         ])
-}
-
-fn stack_cell(wanted: bool, labels: &[String]) -> Cell<'_> {
-    if !wanted {
-        return Cell::Null;
-    }
-    Cell::List(labels.iter().map(|l| l.as_bytes()).collect())
 }
 
 #[cfg(test)]

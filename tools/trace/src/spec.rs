@@ -74,6 +74,9 @@ pub struct TraceProbe {
     /// argdist: its values counted in the kernel (where they are integers
     /// the kernel reads and its filter is the kernel's).
     pub agg: Option<Agg>,
+    /// The kernel makes the whole filter (or there is none): nothing is
+    /// left to check on each hit sent.
+    pub filter_in_kernel: bool,
 }
 
 /// What argdist has the kernel count.
@@ -434,6 +437,7 @@ impl TraceProbe {
             string_cols: Vec::new(),
             needs_entry: false,
             agg: None,
+            filter_in_kernel: true,
         };
         let known = fields.is_some();
         let fields = fields.unwrap_or_default();
@@ -447,6 +451,7 @@ impl TraceProbe {
             },
             &parts.string_values,
         )?;
+        tp.filter_in_kernel = tp.kernel_terms(crate::hits::TERMS).1;
         tp.needs_entry = tp
             .names
             .iter()
