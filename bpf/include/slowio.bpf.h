@@ -1,9 +1,9 @@
 /* Slow file I/O: a call timed from entry to return and reported when it
  * took at least min_latency_ns, with its file's name (slowio.h's record).
  *
- * Entries are kept per thread (a thread is in one call at a time): the
- * file and its position at entry, and the time. An open seen at the system
- * call has no file at entry: it is the descriptor returned, found at exit. */
+ * On the functions that do the work (fentry, kprobes), entries are kept per
+ * thread (a thread is in one call at a time): the file and its position at
+ * entry, and the time. At the system calls, below, the time alone. */
 #ifndef __SLOWIO_BPF_H
 #define __SLOWIO_BPF_H
 
@@ -13,6 +13,7 @@
 #include "fileio.bpf.h"
 #include "filters.bpf.h"
 #include "syscalls.bpf.h"
+#include "maps.bpf.h"
 
 const volatile __u64 min_latency_ns = 0;
 /* Without -a: regular files only. */
@@ -50,21 +51,18 @@ static __always_inline char slow_file_type(struct file *f)
 	return type;
 }
 
-/* A call on `f` begins; `f` may be NULL only for an open at the system
- * call. */
+/* A call on `f` begins. */
 static __always_inline void slow_enter(struct file *f, __u32 op, __u64 offset)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
 	struct slow_start s = {};
 
-	if ((!f && op != FOP_OPEN) || !task_allowed(id) || !cgroup_allowed())
+	if (!f || !task_allowed(id) || !cgroup_allowed())
 		return;
-	if (f) {
-		s.type = slow_file_type(f);
-		if (!s.type)
-			return;
-	}
+	s.type = slow_file_type(f);
+	if (!s.type)
+		return;
 	s.ts = bpf_ktime_get_ns();
 	s.file = f;
 	s.offset = offset;
@@ -91,16 +89,6 @@ static __always_inline void slow_exit(__s64 ret)
 		ret = (int)ret;
 	f = s->file;
 	e.type = s->type;
-	if (!f) {
-		/* An open at the system call: the descriptor it returned. */
-		f = ret >= 0 ? fd_file(ret) : 0;
-		if (!f)
-			goto done;
-		e.type = slow_file_type(f);
-		if (!e.type)
-			goto done;
-		ret = 0;
-	}
 	task_header_now(&e.task);
 	/* The completion: the time the latency ends at. */
 	e.task.ts_ns = now;
@@ -113,56 +101,132 @@ done:
 	bpf_map_delete_elem(&slow_starts, &tid);
 }
 
-/* The file's position (where a read or write without an offset starts). */
-static __always_inline __u64 file_pos(struct file *f)
-{
-	return f ? BPF_CORE_READ(f, f_pos) : 0;
-}
+/* The system call mode, for a kernel without fentry or kprobes on the
+ * functions that do the work: every system call passes sys_enter and
+ * sys_exit, so a call that is not slow must cost no more than noting when
+ * it began and finding, at its end, that it was quick. The entry keeps the
+ * time alone, in task local storage (5.11+; by thread in a hash map where
+ * the kernel has none); the exit finds the file, its type, its file
+ * system, its position and its name only for a call that took at least
+ * min_latency_ns. The arguments are still in the task's saved registers
+ * at exit. */
+TASK_START_MAPS();
 
-/* The system call mode, from tp_btf sys_enter: a call of a kind in the
- * tool's file_ops table begins. pread64, preadv, preadv2 and their writes
- * carry their offset as the fourth argument; reads and writes without one
- * start at the file's position; fsyncs at 0; opens are resolved at exit
- * from the descriptor returned. */
-static __always_inline void slow_sys_enter(struct pt_regs *regs, long id)
+/* A slow call ends: `nr` a kind in file_ops, `fd` and `off` its first and
+ * fourth arguments, `ret` its return. */
+static __always_inline void slow_sys_done(long nr, long fd, __u64 off, long ret, __u64 start,
+					  __u64 now)
 {
-	__u32 op = file_op(id);
+	__u32 op = file_op(nr);
+	struct slow_event e = {};
 	struct file *f;
 
-	if (op == FOP_NONE || compat_syscall())
+	if (compat_syscall())
 		return;
 	if (op == FOP_OPEN) {
-		slow_enter(0, op, 0);
-		return;
+		/* The descriptor it returned. */
+		f = ret >= 0 ? fd_file(ret) : 0;
+		ret = 0;
+	} else {
+		f = fd_file(fd);
 	}
-	f = fd_file(PT_REGS_PARM1_SYSCALL(regs));
-	if (op == FOP_FSYNC)
-		slow_enter(f, op, 0);
-	else
-		slow_enter(f, op,
-			   file_op_positional(id) ? PT_REGS_PARM4_SYSCALL(regs) : file_pos(f));
+	if (!f)
+		return;
+	e.type = slow_file_type(f);
+	if (!e.type)
+		return;
+	if (op == FOP_READ || op == FOP_WRITE) {
+		/* Where it started: its offset argument, or the position it
+		 * moved from (the file's position now, less what it did). */
+		if (file_op_positional(nr))
+			e.offset = off;
+		else
+			e.offset = BPF_CORE_READ(f, f_pos) - (ret > 0 ? ret : 0);
+	}
+	task_header_now(&e.task);
+	/* The completion: the time the latency ends at. */
+	e.task.ts_ns = now;
+	e.latency_ns = now - start;
+	e.ret = ret;
+	e.op = op;
+	file_name(f, e.name, sizeof(e.name));
+	emit(&e, sizeof(e));
 }
 
-/* ... and from tp_btf sys_exit, it returns. */
-static __always_inline void slow_sys_exit(struct pt_regs *regs, long ret)
+static __always_inline bool slow_sys_wanted(long nr)
 {
-	if (file_op(SYSCALL_NR(regs)) != FOP_NONE)
-		slow_exit(ret);
+	return file_op(nr) != FOP_NONE && task_allowed(bpf_get_current_pid_tgid()) &&
+	       cgroup_allowed();
 }
 
-/* The system call mode's two programs (fs_sys_enter, fs_sys_exit), for a
- * kernel without fentry or kprobes on the file system's functions. */
+/* The system call mode's programs: fs_sys_enter and fs_sys_exit (tp_btf,
+ * task storage), fs_raw_enter and fs_raw_exit (raw_tp, a hash by thread:
+ * kernels before 5.11). */
 #define SLOW_SYSCALL_PROGRAMS()						\
 	SEC("tp_btf/sys_enter")						\
-	int BPF_PROG(fs_sys_enter, struct pt_regs *regs, long id)	\
+	int BPF_PROG(fs_sys_enter, struct pt_regs *regs, long nr)	\
 	{								\
-		slow_sys_enter(regs, id);				\
+		__u64 *start;						\
+									\
+		if (!slow_sys_wanted(nr))				\
+			return 0;					\
+		start = bpf_task_storage_get(&start_storage,		\
+					     bpf_get_current_task_btf(), 0, \
+					     BPF_LOCAL_STORAGE_GET_F_CREATE); \
+		if (start)						\
+			*start = bpf_ktime_get_ns();			\
 		return 0;						\
 	}								\
 	SEC("tp_btf/sys_exit")						\
 	int BPF_PROG(fs_sys_exit, struct pt_regs *regs, long ret)	\
 	{								\
-		slow_sys_exit(regs, ret);				\
+		long nr = SYSCALL_NR(regs);				\
+		__u64 *start, began, now;				\
+									\
+		if (file_op(nr) == FOP_NONE)				\
+			return 0;					\
+		start = bpf_task_storage_get(&start_storage,		\
+					     bpf_get_current_task_btf(), 0, 0); \
+		if (!start || !*start)					\
+			return 0;					\
+		began = *start;						\
+		*start = 0;						\
+		now = bpf_ktime_get_ns();				\
+		if (now - began >= min_latency_ns)			\
+			slow_sys_done(nr, PT_REGS_PARM1_SYSCALL(regs),	\
+				      PT_REGS_PARM4_SYSCALL(regs), ret, began, now); \
+		return 0;						\
+	}								\
+	SEC("raw_tp/sys_enter")						\
+	int BPF_PROG(fs_raw_enter, struct pt_regs *regs, long nr)	\
+	{								\
+		__u32 tid = (__u32)bpf_get_current_pid_tgid();		\
+		__u64 now;						\
+									\
+		if (!slow_sys_wanted(nr))				\
+			return 0;					\
+		now = bpf_ktime_get_ns();				\
+		bpf_map_update_elem(&start, &tid, &now, BPF_ANY);	\
+		return 0;						\
+	}								\
+	SEC("raw_tp/sys_exit")						\
+	int BPF_PROG(fs_raw_exit, struct pt_regs *regs, long ret)	\
+	{								\
+		__u32 tid = (__u32)bpf_get_current_pid_tgid();		\
+		long nr = SYSCALL_NR_READ(regs);			\
+		__u64 *t, began, now;					\
+									\
+		if (file_op(nr) == FOP_NONE)				\
+			return 0;					\
+		t = bpf_map_lookup_elem(&start, &tid);			\
+		if (!t)							\
+			return 0;					\
+		began = *t;						\
+		bpf_map_delete_elem(&start, &tid);			\
+		now = bpf_ktime_get_ns();				\
+		if (now - began >= min_latency_ns)			\
+			slow_sys_done(nr, PT_REGS_PARM1_CORE_SYSCALL(regs), \
+				      PT_REGS_PARM4_CORE_SYSCALL(regs), ret, began, now); \
 		return 0;						\
 	}								\
 	struct slow_syscall_programs_end

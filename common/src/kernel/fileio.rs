@@ -113,4 +113,17 @@ impl Variant {
         }
         Ok(())
     }
+
+    /// The slow I/O tools' system call programs (slowio.bpf.h), loaded in
+    /// this mode only: tp_btf keeping each call's start in task storage,
+    /// or, before 5.11, raw_tp keeping it by thread in a hash map.
+    pub fn slow_syscall_programs(self, v: crate::kernel::probe::TaskStateVariants) -> Result<()> {
+        use crate::kernel::probe;
+        if self == Variant::Syscalls {
+            probe::task_state_variant(v)?;
+            return Ok(());
+        }
+        probe::load_when(false, v.btf.into_iter().chain(v.raw));
+        probe::create_when(false, v.storage_maps.into_iter().chain(v.hash_maps))
+    }
 }

@@ -588,7 +588,7 @@ pub fn current_task_btf() -> bool {
 
 /// True if tracing programs can keep state in task storage (5.11+).
 pub fn task_storage() -> bool {
-    map_type(libbpf_sys::BPF_MAP_TYPE_TASK_STORAGE)
+    !disabled("task_storage") && map_type(libbpf_sys::BPF_MAP_TYPE_TASK_STORAGE)
 }
 
 /// The hook kind [`task_state_variant`] chooses here: tp_btf where task

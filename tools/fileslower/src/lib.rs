@@ -109,10 +109,13 @@ impl Tool for Fileslower {
                 &mut p.fs_kretprobe_write,
             ],
         );
-        probe::load_when(
-            mode == Variant::Syscalls,
-            [&mut p.fs_sys_enter, &mut p.fs_sys_exit],
-        );
+        let m = &mut open.maps;
+        mode.slow_syscall_programs(probe::TaskStateVariants {
+            btf: vec![&mut p.fs_sys_enter, &mut p.fs_sys_exit],
+            raw: vec![&mut p.fs_raw_enter, &mut p.fs_raw_exit],
+            storage_maps: vec![&mut m.start_storage],
+            hash_maps: vec![&mut m.start],
+        })?;
         mode.check(&FUNCTIONS)
     }
 

@@ -100,8 +100,9 @@ fn fsslower_shows_each_operation() {
 }
 
 /// Kernels with fentry or kprobes: forced to the system call mode, as on
-/// this machine; and there as before 5.11, following the task's pointers
-/// with probe reads.
+/// this machine; and there as before 5.11: following the task's pointers
+/// with probe reads, and keeping each call's start by thread in a hash map
+/// (raw_tp) where there is no task storage.
 #[test]
 fn fsslower_system_call_mode() {
     let _turn = testkit::one_at_a_time();
@@ -111,6 +112,21 @@ fn fsslower_system_call_mode() {
         FSSLOWER,
         &["-t", "ext4"],
         &[("BPFTOOLS_DISABLE", "fentry,kprobe,current_task_btf")],
+    );
+    let raw = run_with_env(
+        FSSLOWER,
+        &["-t", "ext4", "--dry-run"],
+        &[("BPFTOOLS_DISABLE", "fentry,kprobe,task_storage")],
+    );
+    let hooks = raw.stdout.join("\n");
+    assert!(
+        hooks.contains("raw_tp sys_enter") && !hooks.contains("tp_btf"),
+        "{raw:?}"
+    );
+    check_each_operation(
+        FSSLOWER,
+        &["-t", "ext4"],
+        &[("BPFTOOLS_DISABLE", "fentry,kprobe,task_storage")],
     );
 }
 
