@@ -253,6 +253,36 @@ impl Peer {
             reference: false,
         }
     }
+
+    /// A floor: empty programs at `hooks` (`tp_btf/sys_enter`,
+    /// `raw_tp/sys_exit`), loaded by bpf(2) with no library: what any tool
+    /// on those hooks costs at least.
+    pub const fn floor_tp_btf(label: &'static str, hooks: &'static [&'static str]) -> Peer {
+        Peer {
+            runs: PeerRun::Floor {
+                label,
+                how: "xtask/src/bench/floor.c, empty programs (r0 = 0; exit) by bpf(2)",
+                hooks,
+            },
+            ready: Ready::Line("Attached"),
+            reference: true,
+        }
+    }
+
+    /// A floor as bpftrace attaches it: empty probes (`-e`), no arguments.
+    /// bpftrace 0.17 has no raw tracepoints: the classic raw_syscalls ones.
+    pub const fn floor_bpftrace(label: &'static str, program: &'static str) -> Peer {
+        Peer {
+            runs: PeerRun::BpftraceProgram {
+                label,
+                how: "bpftrace -e, empty programs",
+                args: &[],
+                program,
+            },
+            ready: Ready::Line("Attaching"),
+            reference: true,
+        }
+    }
 }
 
 /// How a peer is started.
@@ -284,6 +314,14 @@ pub enum PeerRun {
         label: &'static str,
         program: &'static str,
         args: &'static [&'static str],
+    },
+    /// Empty BPF programs attached at `hooks` with no library
+    /// (xtask/src/bench/floor.c), labelled: a floor. A hook is
+    /// `tp_btf/NAME` or `raw_tp/NAME` (`tp_btf/sys_enter`).
+    Floor {
+        label: &'static str,
+        how: &'static str,
+        hooks: &'static [&'static str],
     },
 }
 

@@ -22,7 +22,17 @@ pub const INFO: ToolInfo = ToolInfo {
             ready: Ready::Line("TIME(s)"),
             ..Ours::DEFAULT
         }],
-        peers: &[Peer::bcc(Ready::Line("TIME(s)"))],
+        peers: &[
+            Peer::bcc(Ready::Line("TIME(s)")),
+            Peer::floor_tp_btf(
+                "floor: empty tp_btf programs at sys_enter and sys_exit",
+                &["tp_btf/sys_enter", "tp_btf/sys_exit"],
+            ),
+            Peer::floor_bpftrace(
+                "floor: empty bpftrace programs at sys_enter and sys_exit",
+                "tracepoint:raw_syscalls:sys_enter {} tracepoint:raw_syscalls:sys_exit {}",
+            ),
+        ],
         extras: &[],
     }),
     man: include_str!("../man.roff"),

@@ -52,6 +52,14 @@ pub const INFO: ToolInfo = ToolInfo {
                 ready: Ready::Line("TIME"),
                 reference: false,
             },
+            Peer::floor_tp_btf(
+                "floor: empty tp_btf programs at sys_enter and sys_exit",
+                &["tp_btf/sys_enter", "tp_btf/sys_exit"],
+            ),
+            Peer::floor_bpftrace(
+                "floor: empty bpftrace programs at sys_enter and sys_exit",
+                "tracepoint:raw_syscalls:sys_enter {} tracepoint:raw_syscalls:sys_exit {}",
+            ),
         ],
         extras: &[],
     }),

@@ -2,20 +2,6 @@
 // `registry` items here).
 use registry::*;
 
-/// What any tool on every system call costs at least: empty programs.
-const fn floor(label: &'static str, program: &'static str) -> Peer {
-    Peer {
-        runs: PeerRun::BpftraceProgram {
-            label,
-            how: "bpftrace -e, empty programs",
-            args: &[],
-            program,
-        },
-        ready: Ready::Line("Attaching"),
-        reference: true,
-    }
-}
-
 pub const INFO: ToolInfo = ToolInfo {
     name: "syscount",
     aliases: &[],
@@ -61,11 +47,11 @@ pub const INFO: ToolInfo = ToolInfo {
                 reference: false,
             },
             Peer::bcc(Ready::Line("Tracing syscalls")),
-            floor(
+            Peer::floor_bpftrace(
                 "floor: empty program at sys_exit",
                 "tracepoint:raw_syscalls:sys_exit {}",
             ),
-            floor(
+            Peer::floor_bpftrace(
                 "floor: empty programs at sys_enter and sys_exit",
                 "tracepoint:raw_syscalls:sys_enter {} tracepoint:raw_syscalls:sys_exit {}",
             ),

@@ -22,6 +22,10 @@ pub struct Prog {
     /// The kernel's `enum bpf_prog_type`.
     pub ty: u32,
     pub name: String,
+    /// Nanoseconds spent in the program and its runs, counted while
+    /// kernel.bpf_stats_enabled is 1 (bpf_stats.rs).
+    pub run_time_ns: u64,
+    pub run_cnt: u64,
 }
 
 /// The kernel's names of program types (`enum bpf_prog_type`, in order).
@@ -123,8 +127,9 @@ pub fn loaded() -> Vec<Prog> {
         if fd < 0 {
             continue; // unloaded meanwhile
         }
-        // struct bpf_prog_info up to its name: type at 0, id at 4, name at 64.
-        let mut info = [0u8; 80];
+        // struct bpf_prog_info up to run_cnt: type at 0, id at 4, name at
+        // 64, run_time_ns at 192, run_cnt at 200 (linux/bpf.h, 5.1 on).
+        let mut info = [0u8; 208];
         let mut attr = [0u64; 8];
         // bpf_fd (u32), info_len (u32), info (u64).
         attr[0] = fd as u64 | ((info.len() as u64) << 32);
@@ -137,10 +142,13 @@ pub fn loaded() -> Vec<Prog> {
         }
         let name = &info[64..80];
         let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(16)];
+        let u64_at = |at: usize| u64::from_ne_bytes(info[at..at + 8].try_into().unwrap());
         progs.push(Prog {
             id,
             ty: u32::from_ne_bytes(info[0..4].try_into().unwrap_or_default()),
             name: String::from_utf8_lossy(name).into_owned(),
+            run_time_ns: u64_at(192),
+            run_cnt: u64_at(200),
         });
     }
 }
@@ -314,6 +322,8 @@ mod tests {
             id: 1,
             ty,
             name: "x".into(),
+            run_time_ns: 0,
+            run_cnt: 0,
         }
     }
 

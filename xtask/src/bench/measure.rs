@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
+use super::bpf_stats::{self, ProgStat};
 use super::proc::{self, Guarded};
 use super::workloads::{Probe, Workload};
 
@@ -107,6 +108,8 @@ pub struct Run {
     pub events_seen: Option<u64>,
     /// Lost or dropped events the tool reported, and anything odd.
     pub notes: Vec<String>,
+    /// The tracer's BPF programs' counters, read before it was stopped.
+    pub bpf_programs: Vec<ProgStat>,
 }
 
 pub fn untraced(w: &Workload) -> Result<Run> {
@@ -135,6 +138,8 @@ pub fn traced(w: &Workload, launch: &Launch) -> Result<Run> {
         Ready::Line(line) => Some(line.clone()),
         Ready::HoldsPrograms => None,
     };
+    // Its programs are the ones loaded after these.
+    let progs_before = bpf_stats::loaded_ids();
     let mut tracer = Tracer::spawn(cmd, ready_line, count)?;
     let startup = tracer.wait_ready(&launch.ready, w.probe.as_ref())?;
     let pid = tracer.proc.id();
@@ -152,6 +157,8 @@ pub fn traced(w: &Workload, launch: &Launch) -> Result<Run> {
     }
     let peak_rss_kib = proc::peak_rss_kib(pid);
     let cpu_at_stop = proc::cpu_ns(pid);
+    // While it is attached: stopping it unloads its programs.
+    let bpf_programs = bpf_stats::since(&progs_before);
     let exit = tracer.proc.interrupt(EXIT_LIMIT)?;
     // Counted once the readers have taken the last of its output.
     let mut out = tracer.finish();
@@ -174,6 +181,7 @@ pub fn traced(w: &Workload, launch: &Launch) -> Result<Run> {
         exit_ms: exit.map(|d| d.as_secs_f64() * 1e3),
         events_seen: w.events.as_ref().map(|_| events),
         notes: out.notes,
+        bpf_programs,
     })
 }
 

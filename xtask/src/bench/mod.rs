@@ -3,9 +3,11 @@
 //! interleaved rounds, with nothing foreign attached and nothing left
 //! running. Figures are medians and ranges across rounds; the results go to
 //! target/bench/results.json, which `cargo xtask bench-table` puts into
-//! README.md. Numbers, not assertions.
+//! README.md. kernel.bpf_stats_enabled is 1 while it runs, for each BPF
+//! program's run time (bpf_stats.rs). Numbers, not assertions.
 
 mod attach;
+mod bpf_stats;
 mod foreign;
 mod measure;
 mod memleak;
@@ -150,6 +152,10 @@ pub fn main(args: &[String]) -> Result<()> {
     }
     let bins = crate::build_release(&builds)?;
     proc::become_subreaper()?;
+    // Back to its old value when this goes out of scope, however main ends.
+    let _stats = bpf_stats::StatsEnabled::enable()
+        .map_err(|e| eprintln!("bench: {e:#}: the BPF programs' run times are not measured"))
+        .ok();
     let mut watch = foreign::Watch::start(opts.allow_foreign)?;
     let meta = Meta::now(opts.rounds);
     let mut done = Vec::new();
@@ -201,9 +207,11 @@ fn run(
     if let Err(why) = &headers {
         eprintln!("bench: no kernel header tree (BCC, bpftrace includes): {why}");
     }
+    let floor = peers::build_floor(&scratch.dir).map_err(|e| format!("{e:#}"));
     let peers = Peers {
         ours: bins.to_path_buf(),
         headers,
+        floor,
     };
     let benches: Vec<(&ToolInfo, &Bench)> = opts
         .tools
@@ -422,6 +430,9 @@ fn progress(run: &Run, w: &Workload) -> String {
     }
     if let Some(seen) = run.events_seen {
         s += &format!(", {seen} events seen");
+    }
+    if let Some(ns) = bpf_stats::figure(&bpf_stats::ns_a_run(&[&run.bpf_programs])) {
+        s += &format!(", BPF {ns} ns a run");
     }
     for n in &run.notes {
         s += &format!(" ({n})");

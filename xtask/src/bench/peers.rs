@@ -55,6 +55,8 @@ pub struct Peers {
     /// A kernel header tree for BCC and for bpftrace scripts that include
     /// kernel headers (Err: why there is none).
     pub headers: Result<PathBuf, String>,
+    /// floor.c, built (Err: why it is not).
+    pub floor: Result<PathBuf, String>,
 }
 
 const SBIN: &str = "/usr/sbin";
@@ -157,6 +159,31 @@ impl Peers {
                     ready,
                 }),
             }),
+            PeerRun::Floor { label, how, hooks } => {
+                let floor = |program: &PathBuf| -> Result<Condition, String> {
+                    let btf = if hooks.iter().any(|h| h.starts_with("tp_btf/")) {
+                        Some(vmlinux_btf()?)
+                    } else {
+                        None
+                    };
+                    Ok(Condition {
+                        label: label.into(),
+                        role,
+                        how: format!("{how}: {}", hooks.join(", ")),
+                        launch: Some(Launch {
+                            program: program.clone(),
+                            args: floor_args(hooks, btf.as_deref())?,
+                            env: Vec::new(),
+                            ready,
+                        }),
+                    })
+                };
+                self.floor
+                    .as_ref()
+                    .map_err(Clone::clone)
+                    .and_then(floor)
+                    .map_err(|e| (label.into(), e))
+            }
         }
     }
 
@@ -308,7 +335,8 @@ pub fn describe(tool: &ToolInfo) -> String {
             PeerRun::BpftraceScript => "bpftrace".to_string(),
             PeerRun::BpftraceProgram { label, .. }
             | PeerRun::OurTool { label, .. }
-            | PeerRun::Command { label, .. } => label.to_string(),
+            | PeerRun::Command { label, .. }
+            | PeerRun::Floor { label, .. } => label.to_string(),
         })
         .collect();
     let ours: Vec<&str> = b.ours.iter().map(|o| o.label).collect();
@@ -322,6 +350,65 @@ pub fn describe(tool: &ToolInfo) -> String {
         s += &format!("; extras {:?}", b.extras);
     }
     s
+}
+
+/// floor.c, built in `dir`.
+pub fn build_floor(dir: &Path) -> Result<PathBuf> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bench/floor.c");
+    testbed::compile_c(&src, &dir.join("bench-floor"), &["-O1"])
+}
+
+/// vmlinux's BTF, as bpftool dumps it raw (`[ID] KIND 'name' ...` a line).
+fn vmlinux_btf() -> Result<String, String> {
+    let out = Command::new("bpftool")
+        .args([
+            "btf",
+            "dump",
+            "file",
+            "/sys/kernel/btf/vmlinux",
+            "format",
+            "raw",
+        ])
+        .output()
+        .map_err(|e| format!("running bpftool: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "bpftool btf dump of /sys/kernel/btf/vmlinux failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// floor.c's arguments: `btf:NAME:ID` for `tp_btf/NAME`, ID being the
+/// typedef `btf_trace_NAME` in `btf` (a raw dump), and `raw:NAME` for
+/// `raw_tp/NAME`.
+fn floor_args(hooks: &[&str], btf: Option<&str>) -> Result<Vec<String>, String> {
+    hooks
+        .iter()
+        .map(|hook| match hook.split_once('/') {
+            Some(("tp_btf", name)) => {
+                let typedef = format!("btf_trace_{name}");
+                btf.and_then(|dump| typedef_id(dump, &typedef))
+                    .map(|id| format!("btf:{name}:{id}"))
+                    .ok_or_else(|| format!("vmlinux's BTF has no typedef {typedef}"))
+            }
+            Some(("raw_tp", name)) => Ok(format!("raw:{name}")),
+            _ => Err(format!("floor hook {hook}: not tp_btf/NAME or raw_tp/NAME")),
+        })
+        .collect()
+}
+
+/// The id of typedef `name` in a raw BTF dump: `[11324] TYPEDEF 'name' type_id=...`.
+fn typedef_id(dump: &str, name: &str) -> Option<u32> {
+    let wanted = format!("] TYPEDEF '{name}' ");
+    dump.lines()
+        .find(|l| l.contains(&wanted))?
+        .strip_prefix('[')?
+        .split(']')
+        .next()?
+        .parse()
+        .ok()
 }
 
 /// The tool's script in the bpftrace package, if it ships one.
@@ -419,6 +506,21 @@ fn merge_links(dst: &Path, srcs: &[PathBuf]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn floor_hooks_become_floor_c_arguments() {
+        let dump = "[11323] FUNC_PROTO '(anon)' ret_type_id=0 vlen=3\n\
+                    [11324] TYPEDEF 'btf_trace_sys_enter' type_id=11325\n\
+                    [11328] TYPEDEF 'btf_trace_sys_exit' type_id=11325\n";
+        assert_eq!(typedef_id(dump, "btf_trace_sys_exit"), Some(11328));
+        assert_eq!(typedef_id(dump, "btf_trace_sys"), None);
+        assert_eq!(
+            floor_args(&["tp_btf/sys_enter", "raw_tp/sys_exit"], Some(dump)),
+            Ok(vec!["btf:sys_enter:11324".into(), "raw:sys_exit".into()])
+        );
+        assert!(floor_args(&["tp_btf/sched_switch"], Some(dump)).is_err());
+        assert!(floor_args(&["kprobe/vfs_read"], None).is_err());
+    }
 
     #[test]
     fn merges_two_trees_with_the_later_winning() {

@@ -65,12 +65,14 @@ fn markdown_table(doc: &Value) -> Result<String> {
     out.push_str(&format!(
         "Medians [min–max] of {} ({} CPUs), interleaved; slowdown is the workload's time \
          traced over untraced in the same round. Where two figures stand, they are \
-         ours / the best peer's.\n\n",
+         ours / the best peer's. BPF ns a run: each BPF program's run time over its \
+         runs (kernel.bpf_stats_enabled), in the programs' name order. Other peers \
+         include the floors (empty programs), which are never the best peer.\n\n",
         runs.join("; "),
         doc["cpus"]
     ));
-    out.push_str("| tool | workload | slowdown, ours | best peer's slowdown | start-up ms | tool CPU ms | peak RSS MiB | exit ms |\n");
-    out.push_str("|---|---|---|---|---|---|---|---|\n");
+    out.push_str("| tool | workload | slowdown, ours | best peer's slowdown | start-up ms | tool CPU ms | peak RSS MiB | exit ms | BPF ns a run, each program | other peers |\n");
+    out.push_str("|---|---|---|---|---|---|---|---|---|---|\n");
     let mut not_run = Vec::new();
     for (name, t) in tools {
         let conds = t["conditions"].as_array().cloned().unwrap_or_default();
@@ -78,18 +80,8 @@ fn markdown_table(doc: &Value) -> Result<String> {
         let Some(ours) = find("ours") else { continue };
         let peer = t["best_peer"].as_str().and_then(find);
         let spread = |c: &Value, k: &str| Spread::from_json(&c[k]);
-        // Per-pair costs are thousands of times the bare malloc+free: the
-        // cost itself says more than the ratio.
         let per_pair = t["unit"] == Unit::NsPerPair.label();
-        let slow = |c: &Value| match (spread(c, "slowdown"), spread(c, "workload")) {
-            (Some(s), Some(w)) if per_pair => {
-                let us: Vec<f64> = w.values.iter().map(|ns| ns / 1e3).collect();
-                let us = Spread::of(&us).unwrap_or(w);
-                format!("{} µs per pair ({:.0}×)", us.show(2), s.median)
-            }
-            (Some(s), _) => s.show_as(2, "×"),
-            _ => "-".into(),
-        };
+        let slow = |c: &Value| slowdown_cell(c, per_pair);
         let pair = |k: &str, d: usize| {
             let m =
                 |c: &Value| spread(c, k).map_or("-".to_string(), |s| format!("{:.d$}", s.median));
@@ -112,13 +104,15 @@ fn markdown_table(doc: &Value) -> Result<String> {
             name.clone()
         };
         out.push_str(&format!(
-            "| {tool_cell} | {} | {} | {best} | {} | {} | {} | {} |\n",
+            "| {tool_cell} | {} | {} | {best} | {} | {} | {} | {} | {} | {} |\n",
             t["workload"].as_str().unwrap_or(""),
             slow(ours),
             pair("startup_ms", 0),
             pair("cpu_ms", 1),
             pair("peak_rss_mib", 1),
             pair("exit_ms", 0),
+            bpf_cell(ours, peer),
+            other_peers(&conds, peer, per_pair),
         ));
         for n in t["not_run"].as_array().into_iter().flatten() {
             not_run.push(format!("{name}/{}", n["label"].as_str().unwrap_or("?")));
@@ -133,13 +127,61 @@ fn markdown_table(doc: &Value) -> Result<String> {
     Ok(out)
 }
 
+/// A condition's slowdown: `1.40× [1.30–1.50]`. Per-pair costs are
+/// thousands of times the bare malloc+free: there the cost itself says
+/// more than the ratio.
+fn slowdown_cell(c: &Value, per_pair: bool) -> String {
+    let spread = |k: &str| Spread::from_json(&c[k]);
+    match (spread("slowdown"), spread("workload")) {
+        (Some(s), Some(w)) if per_pair => {
+            let us: Vec<f64> = w.values.iter().map(|ns| ns / 1e3).collect();
+            let us = Spread::of(&us).unwrap_or(w);
+            format!("{} µs per pair ({:.0}×)", us.show(2), s.median)
+        }
+        (Some(s), _) => s.show_as(2, "×"),
+        _ => "-".into(),
+    }
+}
+
+/// Each BPF program's ns a run, ours / the best peer's: `119+137 / 240`;
+/// `–` where a condition has none (results from before it was measured).
+fn bpf_cell(ours: &Value, peer: Option<&Value>) -> String {
+    let figure = |c: &Value| c["bpf_ns_a_run"].as_str().unwrap_or("–").to_string();
+    match peer {
+        Some(p) => format!("{} / {}", figure(ours), figure(p)),
+        None => figure(ours),
+    }
+}
+
+/// The peers and floors that ran, but the best peer: `2.12× [2.00–2.30]
+/// libbpf-tools; 1.40× [...] floor: ...`, in the tool's order; `–` if none.
+fn other_peers(conds: &[Value], best: Option<&Value>, per_pair: bool) -> String {
+    let others: Vec<String> = conds
+        .iter()
+        .filter(|c| c["role"] == "peer" || c["role"] == "reference")
+        .filter(|c| best.is_none_or(|b| b["label"] != c["label"]))
+        .map(|c| {
+            format!(
+                "{} {}",
+                slowdown_cell(c, per_pair),
+                c["label"].as_str().unwrap_or("?")
+            )
+        })
+        .collect();
+    if others.is_empty() {
+        "–".into()
+    } else {
+        others.join("; ")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
 
     #[test]
-    fn table_shows_ours_against_the_best_peer() {
+    fn table_shows_ours_against_the_best_peer_and_every_other_peer() {
         let s = |v: &[f64]| Spread::of(v).unwrap().to_json();
         let doc = json!({
             "cpus": 2,
@@ -148,20 +190,60 @@ mod tests {
                 "workload": "open loop",
                 "best_peer": "libbpf-tools",
                 "conditions": [
-                    { "label": "ours", "slowdown": s(&[1.3, 1.4, 1.5]), "startup_ms": s(&[20.0, 21.0, 22.0]),
-                      "cpu_ms": s(&[10.0, 10.0, 10.0]), "peak_rss_mib": s(&[5.0, 5.2, 5.4]), "exit_ms": s(&[3.0, 3.0, 3.0]) },
-                    { "label": "libbpf-tools", "slowdown": s(&[5.0, 5.3, 5.4]), "startup_ms": s(&[19.0, 19.0, 19.0]),
-                      "cpu_ms": s(&[90.0, 90.0, 90.0]), "peak_rss_mib": s(&[13.2, 13.2, 13.2]), "exit_ms": s(&[4.0, 4.0, 4.0]) }
+                    { "label": "untraced", "role": "untraced" },
+                    { "label": "ours", "role": "ours", "slowdown": s(&[1.3, 1.4, 1.5]), "startup_ms": s(&[20.0, 21.0, 22.0]),
+                      "cpu_ms": s(&[10.0, 10.0, 10.0]), "peak_rss_mib": s(&[5.0, 5.2, 5.4]), "exit_ms": s(&[3.0, 3.0, 3.0]),
+                      "bpf_ns_a_run": "119+137" },
+                    { "label": "libbpf-tools", "role": "peer", "slowdown": s(&[5.0, 5.3, 5.4]), "startup_ms": s(&[19.0, 19.0, 19.0]),
+                      "cpu_ms": s(&[90.0, 90.0, 90.0]), "peak_rss_mib": s(&[13.2, 13.2, 13.2]), "exit_ms": s(&[4.0, 4.0, 4.0]),
+                      "bpf_ns_a_run": "240" },
+                    { "label": "bcc", "role": "peer", "slowdown": s(&[6.0, 6.2, 6.1]) },
+                    { "label": "floor: empty tp_btf programs", "role": "reference", "slowdown": s(&[1.1, 1.2, 1.15]),
+                      "bpf_ns_a_run": "18+19" }
                 ],
-                "not_run": [ { "label": "bcc", "reason": "kprobes" } ]
+                "not_run": [ { "label": "bpftrace", "reason": "kprobes" } ]
             } }
         });
         let table = markdown_table(&doc).unwrap();
-        assert!(table.contains("| opensnoop | open loop | 1.40× [1.30–1.50] | 5.30× [5.00–5.40] libbpf-tools | 21 / 19 | 10.0 / 90.0 | 5.2 / 13.2 | 3 / 4 |"), "{table}");
+        assert!(table.contains("| opensnoop | open loop | 1.40× [1.30–1.50] | 5.30× [5.00–5.40] libbpf-tools | 21 / 19 | 10.0 / 90.0 | 5.2 / 13.2 | 3 / 4 | 119+137 / 240 | 6.10× [6.00–6.20] bcc; 1.15× [1.10–1.20] floor: empty tp_btf programs |"), "{table}");
         assert!(
             table.contains("3 rounds on Linux 6.18, 2026-01-02"),
             "{table}"
         );
-        assert!(table.contains("opensnoop/bcc"), "{table}");
+        assert!(table.contains("opensnoop/bpftrace"), "{table}");
+    }
+
+    #[test]
+    fn results_without_bpf_run_times_or_other_peers_show_dashes() {
+        let s = |v: &[f64]| Spread::of(v).unwrap().to_json();
+        let doc = json!({
+            "cpus": 2,
+            "tools": {
+                "execsnoop": {
+                    "rounds": 1, "kernel": "6.18", "date": "2026-01-02T00:00:00Z",
+                    "workload": "exec loop", "best_peer": "bcc",
+                    "conditions": [
+                        { "label": "ours", "role": "ours", "slowdown": s(&[1.2]) },
+                        { "label": "bcc", "role": "peer", "slowdown": s(&[1.5]) }
+                    ]
+                },
+                "runqlat": {
+                    "rounds": 1, "kernel": "6.18", "date": "2026-01-02T00:00:00Z",
+                    "workload": "sched pipe", "best_peer": null,
+                    "conditions": [
+                        { "label": "ours", "role": "ours", "slowdown": s(&[1.1]), "bpf_ns_a_run": "80" }
+                    ]
+                }
+            }
+        });
+        let table = markdown_table(&doc).unwrap();
+        assert!(
+            table.contains("| 1.50× bcc | - / - | - / - | - / - | - / - | – / – | – |"),
+            "{table}"
+        );
+        assert!(
+            table.contains("| no peer runs here | - | - | - | - | 80 | – |"),
+            "{table}"
+        );
     }
 }

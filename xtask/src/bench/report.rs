@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use serde_json::{json, Map, Value};
 
+use super::bpf_stats;
 use super::measure::Run;
 use super::peers::{Role, Unavailable};
 use super::stats::Spread;
@@ -54,6 +55,19 @@ impl ConditionResult {
     }
     fn events(&self) -> Option<Spread> {
         self.figure(|r| r.events_seen.map(|e| e as f64))
+    }
+    /// Each of its BPF programs' ns a run, by name, across rounds.
+    fn bpf_each(&self) -> Vec<(String, Spread)> {
+        let runs: Vec<&[bpf_stats::ProgStat]> = self
+            .runs
+            .iter()
+            .map(|r| r.bpf_programs.as_slice())
+            .collect();
+        bpf_stats::ns_a_run(&runs)
+    }
+    /// `119+137`: each program's median ns a run.
+    fn bpf_figure(&self) -> Option<String> {
+        bpf_stats::figure(&self.bpf_each())
     }
 
     fn notes(&self) -> Vec<String> {
@@ -145,6 +159,17 @@ impl ToolResult {
                     "exit_ms": spread(c.exit()),
                     "events_seen": spread(c.events()),
                     "notes": c.notes(),
+                    "bpf_ns_a_run": c.bpf_figure(),
+                    "bpf_ns_a_run_by_program": c
+                        .bpf_each()
+                        .into_iter()
+                        .map(|(name, s)| (name, s.to_json()))
+                        .collect::<Map<String, Value>>(),
+                    "bpf_programs_by_round": c
+                        .runs
+                        .iter()
+                        .map(|r| r.bpf_programs.iter().map(|p| p.to_json()).collect())
+                        .collect::<Vec<Vec<Value>>>(),
                 })
             })
             .collect();
@@ -183,7 +208,7 @@ impl ToolResult {
             if rounds == 1 { "" } else { "s" }
         );
         println!(
-            "   {:<26} {:>24} {:>20} {:>20} {:>20} {:>18} {:>18} {:>20}",
+            "   {:<26} {:>24} {:>20} {:>20} {:>20} {:>18} {:>18} {:>20} {:>16}",
             "condition",
             format!(
                 "workload, {}",
@@ -198,7 +223,8 @@ impl ToolResult {
             "tool CPU ms",
             "peak RSS MiB",
             "exit ms",
-            "events seen/sent"
+            "events seen/sent",
+            "BPF ns a run"
         );
         let show = |s: Option<Spread>, d: usize| s.map_or("-".to_string(), |s| s.show(d));
         for c in &self.conditions {
@@ -208,7 +234,7 @@ impl ToolResult {
                 _ => "-".into(),
             };
             println!(
-                "   {:<26} {:>24} {:>20} {:>20} {:>20} {:>18} {:>18} {:>20}",
+                "   {:<26} {:>24} {:>20} {:>20} {:>20} {:>18} {:>18} {:>20} {:>16}",
                 c.label,
                 show(c.value(), if self.unit == Unit::Millis { 1 } else { 0 }),
                 if c.role == Role::Untraced {
@@ -220,7 +246,8 @@ impl ToolResult {
                 show(c.cpu(), 1),
                 show(c.rss_mib(), 1),
                 show(c.exit(), 0),
-                events
+                events,
+                c.bpf_figure().unwrap_or_else(|| "-".into())
             );
         }
         for c in &self.conditions {

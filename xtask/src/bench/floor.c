@@ -1,0 +1,108 @@
+// A floor for the bench: empty BPF programs (r0 = 0; exit) attached at
+// tracepoints with bpf(2) alone, no library, held until SIGINT or SIGTERM.
+//
+//   floor btf:sys_enter:ID raw:sys_exit ...
+//
+// btf:NAME:ID  a tp_btf program; ID is vmlinux's BTF id of the typedef
+//              btf_trace_NAME (xtask finds it).
+// raw:NAME     a raw_tp program.
+#include <errno.h>
+#include <linux/bpf.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static char log_buf[65536];
+
+static int bpf(int cmd, union bpf_attr *attr)
+{
+	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
+}
+
+static void fail(const char *what, const char *hook, int err)
+{
+	fprintf(stderr, "floor: %s %s: errno %d (%s)\n", what, hook, err, strerror(err));
+	if (log_buf[0])
+		fprintf(stderr, "verifier log:\n%s\n", log_buf);
+	exit(1);
+}
+
+// Returns the attached program's fd (the link: closing it detaches).
+static int attach(const char *hook)
+{
+	char name[64];
+	unsigned int btf_id = 0;
+	int btf;
+	if (sscanf(hook, "btf:%63[^:]:%u", name, &btf_id) == 2)
+		btf = 1;
+	else if (sscanf(hook, "raw:%63s", name) == 1)
+		btf = 0;
+	else {
+		fprintf(stderr, "floor: %s: not btf:NAME:ID or raw:NAME\n", hook);
+		exit(2);
+	}
+
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	union bpf_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = btf ? BPF_PROG_TYPE_TRACING : BPF_PROG_TYPE_RAW_TRACEPOINT;
+	attr.insns = (unsigned long)insns;
+	attr.insn_cnt = sizeof(insns) / sizeof(insns[0]);
+	attr.license = (unsigned long)"GPL";
+	attr.log_buf = (unsigned long)log_buf;
+	attr.log_size = sizeof(log_buf);
+	attr.log_level = 1;
+	if (btf) {
+		attr.expected_attach_type = BPF_TRACE_RAW_TP;
+		attr.attach_btf_id = btf_id;
+	}
+	// floor_enter, floor_exit: what bpftool shows (15 bytes at most).
+	const char *short_name = strncmp(name, "sys_", 4) == 0 ? name + 4 : name;
+	snprintf(attr.prog_name, sizeof(attr.prog_name), "floor_%.9s", short_name);
+	log_buf[0] = 0;
+	int prog = bpf(BPF_PROG_LOAD, &attr);
+	if (prog < 0)
+		fail("loading", hook, errno);
+
+	memset(&attr, 0, sizeof(attr));
+	// tp_btf: the hook comes from attach_btf_id; the name must be 0.
+	attr.raw_tracepoint.name = btf ? 0 : (unsigned long)name;
+	attr.raw_tracepoint.prog_fd = prog;
+	log_buf[0] = 0;
+	int link = bpf(BPF_RAW_TRACEPOINT_OPEN, &attr);
+	if (link < 0)
+		fail("attaching", hook, errno);
+	return link;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: floor btf:NAME:BTF_ID | raw:NAME ...\n");
+		return 2;
+	}
+	// No SA_RESTART: pause() returns at SIGINT or SIGTERM.
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	for (int i = 1; i < argc; i++)
+		attach(argv[i]);
+	printf("Attached %d programs\n", argc - 1);
+	fflush(stdout);
+	pause();
+	// Exiting closes the fds: the programs are detached and freed.
+	return 0;
+}
