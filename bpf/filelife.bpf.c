@@ -6,7 +6,12 @@
  * not traceable at vfs_create and at vfs_open of a file the open created
  * (FMODE_CREATED). Its death is a successful vfs_unlink. Each in fentry
  * programs where the kernel allows, else kprobes: the VFS has no
- * tracepoints for either. */
+ * tracepoints for either.
+ *
+ * Where the kernel has neither (the tracepoint mode), a file system's own
+ * tracepoints: ext4's unlink, whose inode keeps its creation time
+ * (i_crtime), so the age is the file's true one, whether it was created
+ * before tracing or since. */
 #include <vmlinux.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
@@ -160,6 +165,42 @@ int BPF_KRETPROBE(fl_kretprobe_unlink, int ret)
 	if (ret == 0)
 		died(*d);
 	bpf_map_delete_elem(&unlinking, &tid);
+	return 0;
+}
+
+/* CLOCK_REALTIME less CLOCK_MONOTONIC when the tool started (the front end
+ * sets it): i_crtime is wall-clock time, bpf_ktime_get_ns monotonic. */
+const volatile __s64 mono_to_real_ns = 0;
+
+#define S_IFMT 00170000
+#define S_IFREG 0100000
+
+/* ext4 deleted a name (the dentry still holds its inode at the
+ * tracepoint): a regular file's age from its inode's creation time. */
+SEC("tp_btf/ext4_unlink_exit")
+int BPF_PROG(fl_ext4_unlink, struct dentry *dentry, int ret)
+{
+	struct ext4_inode_info *ei;
+	struct life_event e = {};
+	struct inode *inode;
+	__s64 born, now;
+
+	if (ret || !task_allowed(bpf_get_current_pid_tgid()) || !cgroup_allowed())
+		return 0;
+	/* Read, not loaded: a scalar, from which ext4's own inode is found
+	 * (pointer arithmetic on a BTF pointer is the verifier's to refuse). */
+	inode = BPF_CORE_READ(dentry, d_inode);
+	if (!inode || (BPF_CORE_READ(inode, i_mode) & S_IFMT) != S_IFREG)
+		return 0;
+	/* The inode is the vfs_inode member of ext4's own. */
+	ei = (void *)inode - bpf_core_field_offset(struct ext4_inode_info, vfs_inode);
+	born = BPF_CORE_READ(ei, i_crtime.tv_sec) * 1000000000LL +
+	       BPF_CORE_READ(ei, i_crtime.tv_nsec);
+	task_header_now(&e.task);
+	now = e.task.ts_ns + mono_to_real_ns;
+	e.age_ns = now > born ? now - born : 0;
+	bpf_probe_read_kernel_str(e.name, sizeof(e.name), BPF_CORE_READ(dentry, d_name.name));
+	emit(&e, sizeof(e));
 	return 0;
 }
 

@@ -9,7 +9,8 @@
 struct life_event {
 	/* The deleting thread; ts_ns is the deletion (ktime). */
 	struct task_header task;
-	/* From the creation. */
+	/* From the creation: its birth seen while tracing, or (the
+	 * tracepoint mode) the inode's own creation time. */
 	__u64 age_ns;
 	char name[LIFE_NAME_LEN];
 };

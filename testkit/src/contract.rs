@@ -16,7 +16,7 @@ pub struct Spec {
     /// the tool has one whose content is certain on any machine.
     pub final_report: Option<&'static str>,
     /// What the tool needs of the kernel to attach at all, where some
-    /// kernels lack it (filelife: fentry or kprobes), and whether this one
+    /// kernels lack it (fentry or kprobes, say), and whether this one
     /// has it: the checks that attach are skipped, and said, without it.
     pub needs: Option<Needs>,
     /// Option sets that cannot all hold, each with the names its usage

@@ -137,9 +137,8 @@ pub fn run(a: &Artifacts) -> Result<()> {
         )) else {
             continue;
         };
-        // A tool that cannot load on this kernel at all (filelife, without
-        // fentry or kprobes) fails the same way outside the root: the
-        // kernel's doing, not the package's.
+        // A tool that cannot load on this kernel at all fails the same way
+        // outside the root: the kernel's doing, not the package's.
         let outside = Command::new(root.join(format!("opt/{name}/sbin/{tool}")))
             .arg("--dry-run")
             .args(args.split_whitespace())

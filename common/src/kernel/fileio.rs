@@ -61,6 +61,43 @@ pub fn fill(file_ops: &dyn MapCore, wanted: &[u32]) -> Result<()> {
     Ok(())
 }
 
+/// The types of the file systems mounted now (the mount table's third
+/// field), less those that hold no files of their own (proc, sysfs,
+/// cgroup...), in name order.
+pub fn mounted_types() -> Vec<String> {
+    const PSEUDO: &[&str] = &[
+        "autofs",
+        "binfmt_misc",
+        "bpf",
+        "cgroup",
+        "cgroup2",
+        "configfs",
+        "debugfs",
+        "devpts",
+        "devtmpfs",
+        "efivarfs",
+        "fusectl",
+        "hugetlbfs",
+        "mqueue",
+        "nsfs",
+        "proc",
+        "pstore",
+        "rpc_pipefs",
+        "securityfs",
+        "selinuxfs",
+        "sysfs",
+        "tracefs",
+    ];
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+    let types: std::collections::BTreeSet<String> = mounts
+        .lines()
+        .filter_map(|l| l.split(' ').nth(2))
+        .filter(|t| !PSEUDO.contains(t))
+        .map(str::to_string)
+        .collect();
+    types.into_iter().collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -81,7 +81,8 @@ pub fn c_string(field: &[i8]) -> String {
     String::from_utf8_lossy(c_bytes(field)).into_owned()
 }
 
-fn clock_ns(clock: libc::clockid_t) -> u64 {
+/// Clock `clock` now, in ns.
+pub fn clock_ns(clock: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,

@@ -15,7 +15,8 @@ pub const INFO: ToolInfo = ToolInfo {
         "filelife_shows_a_files_age",
         "filelife_kprobe_mode",
         "filelife_without_security_inode_create",
-        "filelife_without_fentry_or_kprobes",
+        "filelife_tracepoint_mode_on_ext4",
+        "filelife_without_fentry_kprobes_or_tracepoints",
     ],
     // Its hooks (fentry, kprobes) do not exist on the bench's machine, nor
     // do its peers'.

@@ -5,16 +5,17 @@ mod info;
 use anyhow::{bail, Result};
 use clap::Parser;
 use common::cli::{self, CgroupArgs, CommonArgs, ContainerArgs, IdList};
-use common::kernel::fileio::Variant;
+use common::kernel::fileio::{self, Variant};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
 use common::kinds::event::{columns, Cell, Column, Record, Table};
+use common::note;
 use common::output::c_bytes;
 use common::run::lifecycle::{self, Setup, Tool};
 
 common::skeleton!("filelife");
-use skel::{types, FilelifeSkelBuilder, OpenFilelifeSkel};
+use skel::{types, FilelifeSkel, FilelifeSkelBuilder, OpenFilelifeSkel};
 
 common::event_record!(types::life_event, types::task_header);
 
@@ -29,7 +30,8 @@ EXAMPLES:
 #[derive(Parser, Debug)]
 #[command(name = "filelife", version, after_help = EXAMPLES)]
 pub(crate) struct Args {
-    /// Only files created by these processes (comma-separated pids)
+    /// Only files created by these processes (comma-separated pids; where
+    /// the kernel has neither fentry nor kprobes: deleted by them)
     #[arg(short = 'p', long, value_parser = cli::id_list)]
     pid: Option<IdList>,
     #[command(flatten)]
@@ -47,8 +49,13 @@ const VFS_CREATE: [&str; 3] = ["vfs_create", "vfs_open", "vfs_unlink"];
 
 pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Filelife>();
 
+/// The file systems the tracepoint mode covers, by their unlink tracepoint.
+const TRACEPOINT_FS: [(&str, &str); 1] = [("ext4", "ext4_unlink_exit")];
+
 pub(crate) struct Filelife {
     args: Args,
+    /// Where births and deaths are seen: fentry or kprobes on the VFS;
+    /// Syscalls stands for neither: the file systems' own tracepoints.
     mode: Variant,
     /// security_inode_create is hooked (else vfs_create and vfs_open).
     inode_create: bool,
@@ -91,11 +98,13 @@ impl Tool for Filelife {
     }
 
     fn configure(&mut self, open: &mut OpenFilelifeSkel<'_>, _: &Setup) -> Result<()> {
-        if self.mode == Variant::Syscalls {
+        let tracepoints = self.mode == Variant::Syscalls;
+        if tracepoints && tracepoint_fs().is_empty() {
             bail!(
                 "needs fentry or kprobes on vfs_unlink and on security_inode_create (or \
-                 vfs_create and vfs_open), and this kernel offers neither (fentry: {}, kprobes: \
-                 {}): no system call or tracepoint tells a file's creation and deletion apart",
+                 vfs_create and vfs_open), or a file system's unlink tracepoint as a BTF \
+                 tracepoint ({}), and this kernel offers none of them (fentry: {}, kprobes: {})",
+                TRACEPOINT_FS.map(|(_, tp)| tp).join(", "),
                 if probe::features().fentry {
                     "not on these functions"
                 } else {
@@ -109,6 +118,7 @@ impl Tool for Filelife {
             );
         }
         let rodata = maps::rodata(&mut open.maps.rodata_data)?;
+        rodata.mono_to_real_ns = mono_to_real_ns();
         rodata.create_args = probe::function_args("vfs_create").unwrap_or(4);
         rodata.unlink_args = probe::function_args("vfs_unlink").unwrap_or(3);
         let p = &mut open.progs;
@@ -129,6 +139,22 @@ impl Tool for Filelife {
             kprobe,
             [&mut p.fl_kprobe_unlink, &mut p.fl_kretprobe_unlink],
         );
+        let ext4 = tracepoint_fs().contains(&"ext4");
+        probe::load_when(tracepoints && ext4, [&mut p.fl_ext4_unlink]);
+        Ok(())
+    }
+
+    fn hook_notes(&self) -> Vec<String> {
+        match self.mode {
+            Variant::Syscalls => vec![tracepoint_note()],
+            _ => Vec::new(),
+        }
+    }
+
+    fn loaded(&mut self, _: &mut FilelifeSkel<'_>) -> Result<()> {
+        if self.mode == Variant::Syscalls {
+            note!("{}", tracepoint_note());
+        }
         Ok(())
     }
 
@@ -136,6 +162,47 @@ impl Tool for Filelife {
 }
 
 common::stamped_by_record!(Filelife);
+
+/// The file systems whose unlink tracepoint this kernel has as a BTF
+/// tracepoint.
+fn tracepoint_fs() -> Vec<&'static str> {
+    if !probe::features().has(probe::Hook::TpBtf) {
+        return Vec::new();
+    }
+    TRACEPOINT_FS
+        .iter()
+        .filter(|(_, tp)| probe::btf_tracepoint_exists(tp))
+        .map(|(fs, _)| *fs)
+        .collect()
+}
+
+/// The tracepoint mode in one line: what it sees, and which of the file
+/// systems mounted now it does not.
+fn tracepoint_note() -> String {
+    let covered = tracepoint_fs();
+    let others: Vec<String> = fileio::mounted_types()
+        .into_iter()
+        .filter(|t| !covered.contains(&t.as_str()))
+        .collect();
+    format!(
+        "tracepoint mode (no fentry or kprobes on the VFS here): files deleted on {}, aged from \
+         their inode's creation time (files created before tracing too), -p naming the \
+         deleting process; not seen in this mode: files on any other file system{}",
+        covered.join(", "),
+        if others.is_empty() {
+            String::new()
+        } else {
+            format!(" (mounted now: {})", others.join(", "))
+        }
+    )
+}
+
+/// CLOCK_REALTIME less CLOCK_MONOTONIC now: turns the kernel's monotonic
+/// timestamps into wall-clock time, which an inode's creation time is.
+fn mono_to_real_ns() -> i64 {
+    use common::output::clock_ns;
+    clock_ns(libc::CLOCK_REALTIME) as i64 - clock_ns(libc::CLOCK_MONOTONIC) as i64
+}
 
 /// BCC's columns: TIME PID COMM AGE(s) FILE.
 fn table(json: bool) -> Table<Filelife> {

@@ -4,10 +4,7 @@ testkit::contract_tests!(testkit::contract::Spec {
     bin: env!("CARGO_BIN_EXE_filelife"),
     args: &[],
     final_report: None,
-    needs: Some(("fentry or kprobes", || {
-        let f = common::kernel::probe::features();
-        f.fentry || f.kprobe
-    })),
+    needs: None,
     conflicts: &[],
     refused: &[&["-p", "x"], &["1"], &["-x"]],
 });

@@ -1,10 +1,14 @@
 //! filelife against a program that creates a file, keeps it 1.5 s and
 //! deletes it: one line, its age 1.5 s. Where the kernel has neither
-//! fentry nor kprobes (this project's own build machine), only the clear
-//! error is tested; the rest runs in the VMs.
+//! fentry nor kprobes (this project's own build machine), the tracepoint
+//! mode on an ext4 of the test's own; the fentry and kprobe modes in the
+//! VMs.
 
+use std::path::Path;
 use std::process::Command;
+use std::time::{Duration, Instant};
 
+use testkit::block::Mount;
 use testkit::{require_root, run_with_env, Finished};
 
 const BIN: &str = env!("CARGO_BIN_EXE_filelife");
@@ -16,48 +20,52 @@ fn hooks_present() -> bool {
     testkit::feature_present(f.fentry || f.kprobe, "fentry or kprobes", None)
 }
 
-/// life-work under `filelife --json -p PID`: what the tool printed and the
-/// file's name.
-fn traced_life(env: &[(&str, &str)]) -> (Finished, String) {
+/// life-work under `filelife --json -p PID`, its file in `dir` (the
+/// scratch directory if None), kept `kept` ms or ("old") existing before:
+/// what the tool printed and the file's name.
+fn traced_life(env: &[(&str, &str)], dir: Option<&Path>, kept: &str) -> (Finished, String) {
     let prog = testkit::build_c_program(
         env!("CARGO_MANIFEST_DIR"),
         env!("CARGO_TARGET_TMPDIR"),
         "life-work",
     );
     let name = testkit::unique("life");
-    let dir = testkit::scratch_dir(env!("CARGO_TARGET_TMPDIR"));
-    let f = testkit::trace_stopped(
-        Command::new(&prog)
-            .arg(dir.join(&name))
-            .arg(KEPT_MS.to_string()),
-        |pid| {
-            let mut tool = Command::new(BIN);
-            tool.args(["--json", "-p", &pid.to_string()])
-                .envs(env.iter().copied());
-            tool
-        },
+    let dir = dir.map_or_else(
+        || testkit::scratch_dir(env!("CARGO_TARGET_TMPDIR")),
+        Path::to_path_buf,
     );
+    let f = testkit::trace_stopped(Command::new(&prog).arg(dir.join(&name)).arg(kept), |pid| {
+        let mut tool = Command::new(BIN);
+        tool.args(["--json", "-p", &pid.to_string()])
+            .envs(env.iter().copied());
+        tool
+    });
     (f, name)
 }
 
-fn check_age(env: &[(&str, &str)]) {
-    let (f, name) = traced_life(env);
+/// The one line filelife printed: for file `name`, deleted by life-work.
+fn one_life(f: &Finished, name: &str) -> f64 {
     let rows = f.json();
     assert_eq!(rows.len(), 1, "{f:?}");
     let r = &rows[0];
-    assert_eq!(r["file"], name.as_str(), "{r}");
+    assert_eq!(r["file"], name, "{r}");
     assert_eq!(r["comm"], "life-work", "{r}");
-    let age = r["age_s"].as_f64().unwrap();
-    assert!((age - 1.5).abs() <= 0.2, "age {age}: {r}");
+    r["age_s"].as_f64().unwrap()
 }
 
+fn check_age(env: &[(&str, &str)], dir: Option<&Path>) {
+    let (f, name) = traced_life(env, dir, &KEPT_MS.to_string());
+    let age = one_life(&f, &name);
+    assert!((age - 1.5).abs() <= 0.2, "age {age}: {f:?}");
+}
+
+/// Whatever this kernel offers (here: ext4's tracepoint), on an ext4.
 #[test]
 fn filelife_shows_a_files_age() {
     let _turn = testkit::one_at_a_time();
     require_root();
-    if hooks_present() {
-        check_age(&[]);
-    }
+    let ext4 = Mount::ext4(env!("CARGO_TARGET_TMPDIR"), 64);
+    check_age(&[], Some(&ext4.dir));
 }
 
 /// Kernels with fentry: forced to kprobes and the return probe.
@@ -73,7 +81,7 @@ fn filelife_kprobe_mode() {
             f.stdout.join("\n").contains("kretprobe vfs_unlink"),
             "{f:?}"
         );
-        check_age(&env);
+        check_age(&env, None);
     }
 }
 
@@ -91,22 +99,82 @@ fn filelife_without_security_inode_create() {
             out.contains(" vfs_open") && !out.contains("security_inode_create"),
             "{f:?}"
         );
-        check_age(&env);
+        check_age(&env, None);
     }
 }
 
-/// Neither fentry nor kprobes (this machine; forced elsewhere): a clear
-/// error naming what is missing, exit 1, nothing left loaded.
+/// Neither fentry nor kprobes (this machine; forced elsewhere): ext4's
+/// unlink tracepoint, the age from the inode's creation time. A file made
+/// and deleted on the test's own ext4 shows its age; a file made before the
+/// tool started, its whole age (not the time since tracing began); one on
+/// tmpfs, nothing, and the note on stderr names tmpfs as not covered.
 #[test]
-fn filelife_without_fentry_or_kprobes() {
+fn filelife_tracepoint_mode_on_ext4() {
+    let _turn = testkit::one_at_a_time();
+    require_root();
+    let env = [("BPFTOOLS_DISABLE", "fentry,kprobe")];
+    let ext4 = Mount::ext4(env!("CARGO_TARGET_TMPDIR"), 64);
+    let tmpfs = Mount::tmpfs(env!("CARGO_TARGET_TMPDIR"));
+    let f = run_with_env(BIN, &["--dry-run"], &env);
+    let out = f.stdout.join("\n");
+    assert!(
+        out.contains("tp_btf ext4_unlink_exit") && out.contains("tracepoint mode"),
+        "{f:?}"
+    );
+    assert!(
+        out.contains("not seen in this mode") && out.contains("tmpfs"),
+        "{f:?}"
+    );
+    check_age(&env, Some(&ext4.dir));
+
+    // Made 1 s before tracing starts: its age at deletion is at least that
+    // and at most the time since it was made.
+    let name = testkit::unique("old");
+    let made = Instant::now();
+    std::fs::write(ext4.dir.join(&name), b"x").unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    let prog = testkit::build_c_program(
+        env!("CARGO_MANIFEST_DIR"),
+        env!("CARGO_TARGET_TMPDIR"),
+        "life-work",
+    );
+    let f = testkit::trace_stopped(
+        Command::new(&prog).arg(ext4.dir.join(&name)).arg("old"),
+        |pid| {
+            let mut tool = Command::new(BIN);
+            tool.args(["--json", "-p", &pid.to_string()]).envs(env);
+            tool
+        },
+    );
+    let lived = made.elapsed().as_secs_f64();
+    let age = one_life(&f, &name);
+    // i_crtime is the coarse clock (a tick, 10 ms at most, behind).
+    assert!(
+        age >= 0.99 && age <= lived + 0.02,
+        "age {age}, lived {lived}: {f:?}"
+    );
+    assert!(f.stderr.contains("tracepoint mode"), "{f:?}");
+
+    // tmpfs: not covered in this mode, and said so above.
+    let (f, _) = traced_life(&env, Some(&tmpfs.dir), "200");
+    assert_eq!(f.json().len(), 0, "{f:?}");
+}
+
+/// Neither fentry nor kprobes nor a file system's unlink tracepoint: a
+/// clear error naming what is missing, exit 1, nothing left loaded.
+#[test]
+fn filelife_without_fentry_kprobes_or_tracepoints() {
     let _turn = testkit::one_at_a_time();
     require_root();
     let before = testkit::loaded_program_ids();
+    let env = [("BPFTOOLS_DISABLE", "fentry,kprobe,ext4_unlink_exit")];
     for args in [&[][..], &["--dry-run"]] {
-        let f = run_with_env(BIN, args, &[("BPFTOOLS_DISABLE", "fentry,kprobe")]);
+        let f = run_with_env(BIN, args, &env);
         assert_eq!(f.status.code(), Some(1), "{f:?}");
         assert!(
-            f.stderr.contains("needs fentry or kprobes") && f.stderr.contains("vfs_unlink"),
+            f.stderr.contains("needs fentry or kprobes")
+                && f.stderr.contains("vfs_unlink")
+                && f.stderr.contains("ext4_unlink_exit"),
             "{f:?}"
         );
         assert_eq!(f.stderr.lines().count(), 1, "{f:?}");

@@ -1,10 +1,12 @@
 /* A file with a known life for filelife's tests: stops itself first, so
  * that the tool can start with -p on it, then on SIGCONT creates FILE,
- * keeps it MS milliseconds and deletes it.
- * Usage: life-work FILE MS */
+ * keeps it MS milliseconds and deletes it; with MS "old", FILE exists
+ * already and is only deleted.
+ * Usage: life-work FILE MS|old */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,6 +22,8 @@ int main(int argc, char **argv)
 	ts.tv_sec = ms / 1000;
 	ts.tv_nsec = (ms % 1000) * 1000000L;
 	raise(SIGSTOP);
+	if (!strcmp(argv[2], "old"))
+		return unlink(argv[1]) ? 1 : 0;
 	fd = open(argv[1], O_CREAT | O_EXCL | O_WRONLY, 0600);
 	if (fd < 0 || close(fd))
 		return 1;

@@ -126,11 +126,9 @@ impl Fs {
     /// True if a file system of this kind is mounted (the mount table's
     /// type field: nfs also as nfs4).
     fn mounted(self) -> bool {
-        let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
-        mounts.lines().any(|l| {
-            let kind = l.split(' ').nth(2).unwrap_or_default();
-            kind == self.name() || (self == Fs::Nfs && kind == "nfs4")
-        })
+        fileio::mounted_types()
+            .iter()
+            .any(|kind| kind == self.name() || (self == Fs::Nfs && kind == "nfs4"))
     }
 
     fn magic(self) -> u64 {

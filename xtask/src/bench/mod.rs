@@ -3,8 +3,9 @@
 //! interleaved rounds, with nothing foreign attached and nothing left
 //! running. Figures are medians and ranges across rounds; the results go to
 //! target/bench/results.json, which `cargo xtask bench-table` puts into
-//! README.md. kernel.bpf_stats_enabled is 1 while it runs, for each BPF
-//! program's run time (bpf_stats.rs). Numbers, not assertions.
+//! README.md. Each traced condition runs once more after the timed rounds
+//! with kernel.bpf_stats_enabled on, for its BPF programs' own run time
+//! (bpf_stats.rs). Numbers, not assertions.
 
 mod attach;
 mod bpf_stats;
@@ -152,10 +153,6 @@ pub fn main(args: &[String]) -> Result<()> {
     }
     let bins = crate::build_release(&builds)?;
     proc::become_subreaper()?;
-    // Back to its old value when this goes out of scope, however main ends.
-    let _stats = bpf_stats::StatsEnabled::enable()
-        .map_err(|e| eprintln!("bench: {e:#}: the BPF programs' run times are not measured"))
-        .ok();
     let mut watch = foreign::Watch::start(opts.allow_foreign)?;
     let meta = Meta::now(opts.rounds);
     let mut done = Vec::new();
@@ -385,12 +382,39 @@ fn rounds(
             }
         }
     }
+    // The programs' own run time: one more run of each traced condition
+    // with kernel.bpf_stats_enabled on, kept out of the timed rounds (it
+    // adds two clock reads to every program run, which would weigh on each
+    // condition's slowdown by its number of programs).
+    let mut bpf_runs: Vec<Vec<Vec<bpf_stats::ProgStat>>> =
+        conditions.iter().map(|_| Vec::new()).collect();
+    match bpf_stats::StatsEnabled::enable() {
+        Err(e) => println!("   bench: {e:#}: the BPF programs' run times are not measured"),
+        Ok(_on) => {
+            for &i in &active {
+                let c = &conditions[i];
+                let Some(launch) = &c.launch else { continue };
+                let before = watch.before_condition()?;
+                let result = measure::traced(w, launch);
+                watch.after_condition(&before, &format!("{tool}, {}", c.label))?;
+                match result {
+                    Ok(run) => {
+                        println!("   [bpf_stats] {:<22} {}", c.label, progress(&run, w));
+                        bpf_runs[i].push(run.bpf_programs);
+                    }
+                    Err(e) => println!("   [bpf_stats] {:<22} failed: {e:#}", c.label),
+                }
+            }
+        }
+    }
     let base: Vec<f64> = runs[0].iter().map(|r| r.value).collect();
     let conditions = conditions
         .into_iter()
         .zip(runs)
-        .filter(|(_, runs)| runs.len() == n)
-        .map(|(c, runs)| ConditionResult {
+        .zip(bpf_runs)
+        .filter(|((_, runs), _)| runs.len() == n)
+        .map(|((c, runs), bpf_runs)| ConditionResult {
+            bpf_runs,
             slowdowns: runs.iter().zip(&base).map(|(r, b)| r.value / b).collect(),
             startup_by: c.launch.as_ref().map(|l| l.ready.describe()),
             command: c.launch.as_ref().map(|l| l.shown()),

@@ -23,6 +23,9 @@ pub struct ConditionResult {
     pub runs: Vec<Run>,
     /// Traced over untraced, each within its round.
     pub slowdowns: Vec<f64>,
+    /// Its BPF programs' counters from the runs made with
+    /// kernel.bpf_stats_enabled on (after the timed rounds).
+    pub bpf_runs: Vec<Vec<bpf_stats::ProgStat>>,
 }
 
 impl ConditionResult {
@@ -58,11 +61,7 @@ impl ConditionResult {
     }
     /// Each of its BPF programs' ns a run, by name, across rounds.
     fn bpf_each(&self) -> Vec<(String, Spread)> {
-        let runs: Vec<&[bpf_stats::ProgStat]> = self
-            .runs
-            .iter()
-            .map(|r| r.bpf_programs.as_slice())
-            .collect();
+        let runs: Vec<&[bpf_stats::ProgStat]> = self.bpf_runs.iter().map(Vec::as_slice).collect();
         bpf_stats::ns_a_run(&runs)
     }
     /// `119+137`: each program's median ns a run.
@@ -165,10 +164,10 @@ impl ToolResult {
                         .into_iter()
                         .map(|(name, s)| (name, s.to_json()))
                         .collect::<Map<String, Value>>(),
-                    "bpf_programs_by_round": c
-                        .runs
+                    "bpf_programs_by_stats_run": c
+                        .bpf_runs
                         .iter()
-                        .map(|r| r.bpf_programs.iter().map(|p| p.to_json()).collect())
+                        .map(|r| r.iter().map(|p| p.to_json()).collect())
                         .collect::<Vec<Vec<Value>>>(),
                 })
             })
