@@ -8,8 +8,9 @@
  * programs where the kernel allows, else kprobes: the VFS has no
  * tracepoints for either.
  *
- * Where the kernel has neither (the tracepoint mode), a file system's own
- * tracepoints: ext4's unlink, whose inode keeps its creation time
+ * Where the kernel has neither (the tracepoint mode), the file systems' own
+ * tracepoints: ext4's unlink, and xfs's remove followed by the unlinking of
+ * the inode whose last name went. Both inodes keep their creation time
  * (i_crtime), so the age is the file's true one, whether it was created
  * before tracing or since. */
 #include <vmlinux.h>
@@ -200,6 +201,56 @@ int BPF_PROG(fl_ext4_unlink, struct dentry *dentry, int ret)
 	now = e.task.ts_ns + mono_to_real_ns;
 	e.age_ns = now > born ? now - born : 0;
 	bpf_probe_read_kernel_str(e.name, sizeof(e.name), BPF_CORE_READ(dentry, d_name.name));
+	emit(&e, sizeof(e));
+	return 0;
+}
+
+/* xfs: the name a thread is removing, from xfs_remove to the xfs_iunlink
+ * of the inode that lost its last link within it. LRU: a remove that fails
+ * before it leaves its entry (the thread's next remove replaces it). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 10240);
+	__type(key, __u32);
+	__type(value, const unsigned char *);
+} xfs_removing SEC(".maps");
+
+SEC("tp_btf/xfs_remove")
+int BPF_PROG(fl_xfs_remove, struct xfs_inode *dp, struct xfs_name *name)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	const unsigned char *s;
+
+	if (!task_allowed(id) || !cgroup_allowed())
+		return 0;
+	s = BPF_CORE_READ(name, name);
+	bpf_map_update_elem(&xfs_removing, &tid, &s, BPF_ANY);
+	return 0;
+}
+
+SEC("tp_btf/xfs_iunlink")
+int BPF_PROG(fl_xfs_iunlink, struct xfs_inode *ip)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	const unsigned char **name = bpf_map_lookup_elem(&xfs_removing, &tid);
+	struct life_event e = {};
+	__s64 born, now;
+
+	if (!name)
+		return 0;
+	/* Read while the remove that named it is still under way. */
+	bpf_probe_read_kernel_str(e.name, sizeof(e.name), *name);
+	bpf_map_delete_elem(&xfs_removing, &tid);
+	/* Before 5.10 the creation time was in i_d: not read there. */
+	if (!bpf_core_field_exists(ip->i_crtime) ||
+	    (BPF_CORE_READ(ip, i_vnode.i_mode) & S_IFMT) != S_IFREG)
+		return 0;
+	born = BPF_CORE_READ(ip, i_crtime.tv_sec) * 1000000000LL +
+	       BPF_CORE_READ(ip, i_crtime.tv_nsec);
+	task_header_now(&e.task);
+	now = e.task.ts_ns + mono_to_real_ns;
+	e.age_ns = now > born ? now - born : 0;
 	emit(&e, sizeof(e));
 	return 0;
 }

@@ -151,6 +151,31 @@ impl Mount {
         Mount::new(tmp_dir, &["-t", "ext4", &dev], Some(device))
     }
 
+    /// A fresh xfs of `mib` MiB (300 at least, mkfs.xfs's floor) on a loop
+    /// device; None where this kernel cannot mount xfs.
+    pub fn xfs(tmp_dir: &str, mib: usize) -> Option<Mount> {
+        let known = fs::read_to_string("/proc/filesystems").unwrap_or_default();
+        if !known
+            .lines()
+            .any(|l| l.trim_start_matches("nodev").trim() == "xfs")
+        {
+            let _ = Command::new("modprobe").arg("xfs").status();
+            let known = fs::read_to_string("/proc/filesystems").unwrap_or_default();
+            if !known.lines().any(|l| l.trim() == "xfs") {
+                return None;
+            }
+        }
+        let device = LoopDevice::new(tmp_dir, mib);
+        let status = Command::new("mkfs.xfs")
+            .args(["-q", "-f", &device.dev])
+            .stdout(Stdio::null())
+            .status()
+            .expect("mkfs.xfs (xfsprogs) is needed");
+        assert!(status.success(), "mkfs.xfs {}: {status}", device.dev);
+        let dev = device.dev.clone();
+        Some(Mount::new(tmp_dir, &["-t", "xfs", &dev], Some(device)))
+    }
+
     /// A tmpfs.
     pub fn tmpfs(tmp_dir: &str) -> Mount {
         Mount::new(tmp_dir, &["-t", "tmpfs", "tmpfs"], None)

@@ -278,7 +278,7 @@ fn run_tool(args: &[String]) -> Result<()> {
 /// and nftables (tcpretrans's lossy link), memleak's other allocators, and
 /// the real consumers of the tools' exports: Prometheus and promtool,
 /// go tool pprof; perf, which profile's samples are checked against;
-/// losetup, mount and mkfs.ext4 for the block and file system tools' own
+/// losetup, mount, mkfs.ext4 and mkfs.xfs for the block and file system tools' own
 /// devices (in Debian's base, named so a slimmer image still gets them).
 /// (clang, a build package, compiles the traced programs.)
 const TEST_PACKAGES: &[&str] = &[
@@ -287,6 +287,8 @@ const TEST_PACKAGES: &[&str] = &[
     "auditd",
     "mount",
     "e2fsprogs",
+    // mkfs.xfs: filelife's xfs tracepoints on an xfs of the test's own.
+    "xfsprogs",
     "bpftrace",
     "nftables",
     "libjemalloc2",

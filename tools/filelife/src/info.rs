@@ -16,6 +16,8 @@ pub const INFO: ToolInfo = ToolInfo {
         "filelife_kprobe_mode",
         "filelife_without_security_inode_create",
         "filelife_tracepoint_mode_on_ext4",
+        "filelife_tracepoint_mode_on_xfs",
+        "filelife_tracepoint_mode_names_tmpfs_unseen",
         "filelife_without_fentry_kprobes_or_tracepoints",
     ],
     // Its hooks (fentry, kprobes) do not exist on the bench's machine, nor

@@ -49,8 +49,12 @@ const VFS_CREATE: [&str; 3] = ["vfs_create", "vfs_open", "vfs_unlink"];
 
 pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Filelife>();
 
-/// The file systems the tracepoint mode covers, by their unlink tracepoint.
-const TRACEPOINT_FS: [(&str, &str); 1] = [("ext4", "ext4_unlink_exit")];
+/// The file systems the tracepoint mode covers, by the tracepoints that
+/// tell it a file's last name went.
+const TRACEPOINT_FS: [(&str, &[&str]); 2] = [
+    ("ext4", &["ext4_unlink_exit"]),
+    ("xfs", &["xfs_remove", "xfs_iunlink"]),
+];
 
 pub(crate) struct Filelife {
     args: Args,
@@ -104,7 +108,7 @@ impl Tool for Filelife {
                 "needs fentry or kprobes on vfs_unlink and on security_inode_create (or \
                  vfs_create and vfs_open), or a file system's unlink tracepoint as a BTF \
                  tracepoint ({}), and this kernel offers none of them (fentry: {}, kprobes: {})",
-                TRACEPOINT_FS.map(|(_, tp)| tp).join(", "),
+                TRACEPOINT_FS.map(|(_, tps)| tps.join(" and ")).join(", "),
                 if probe::features().fentry {
                     "not on these functions"
                 } else {
@@ -139,8 +143,15 @@ impl Tool for Filelife {
             kprobe,
             [&mut p.fl_kprobe_unlink, &mut p.fl_kretprobe_unlink],
         );
-        let ext4 = tracepoint_fs().contains(&"ext4");
-        probe::load_when(tracepoints && ext4, [&mut p.fl_ext4_unlink]);
+        let covered = tracepoint_fs();
+        probe::load_when(
+            tracepoints && covered.contains(&"ext4"),
+            [&mut p.fl_ext4_unlink],
+        );
+        probe::load_when(
+            tracepoints && covered.contains(&"xfs"),
+            [&mut p.fl_xfs_remove, &mut p.fl_xfs_iunlink],
+        );
         Ok(())
     }
 
@@ -171,7 +182,7 @@ fn tracepoint_fs() -> Vec<&'static str> {
     }
     TRACEPOINT_FS
         .iter()
-        .filter(|(_, tp)| probe::btf_tracepoint_exists(tp))
+        .filter(|(_, tps)| tps.iter().all(|tp| probe::btf_tracepoint_exists(tp)))
         .map(|(fs, _)| *fs)
         .collect()
 }
@@ -188,7 +199,7 @@ fn tracepoint_note() -> String {
         "tracepoint mode (no fentry or kprobes on the VFS here): files deleted on {}, aged from \
          their inode's creation time (files created before tracing too), -p naming the \
          deleting process; not seen in this mode: files on any other file system{}",
-        covered.join(", "),
+        covered.join(" and "),
         if others.is_empty() {
             String::new()
         } else {

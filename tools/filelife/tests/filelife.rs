@@ -103,35 +103,25 @@ fn filelife_without_security_inode_create() {
     }
 }
 
-/// Neither fentry nor kprobes (this machine; forced elsewhere): ext4's
-/// unlink tracepoint, the age from the inode's creation time. A file made
-/// and deleted on the test's own ext4 shows its age; a file made before the
-/// tool started, its whole age (not the time since tracing began); one on
-/// tmpfs, nothing, and the note on stderr names tmpfs as not covered.
-#[test]
-fn filelife_tracepoint_mode_on_ext4() {
-    let _turn = testkit::one_at_a_time();
-    require_root();
+/// Neither fentry nor kprobes (this machine; forced elsewhere): the file
+/// systems' own tracepoints, the age from the inode's creation time. On
+/// `fs`, a file made and deleted shows its age; a file made before the tool
+/// started, its whole age (not the time since tracing began).
+fn check_tracepoint_mode(fs: &Mount, hook: &str) {
     let env = [("BPFTOOLS_DISABLE", "fentry,kprobe")];
-    let ext4 = Mount::ext4(env!("CARGO_TARGET_TMPDIR"), 64);
-    let tmpfs = Mount::tmpfs(env!("CARGO_TARGET_TMPDIR"));
     let f = run_with_env(BIN, &["--dry-run"], &env);
     let out = f.stdout.join("\n");
     assert!(
-        out.contains("tp_btf ext4_unlink_exit") && out.contains("tracepoint mode"),
+        out.contains(&format!("tp_btf {hook}")) && out.contains("tracepoint mode"),
         "{f:?}"
     );
-    assert!(
-        out.contains("not seen in this mode") && out.contains("tmpfs"),
-        "{f:?}"
-    );
-    check_age(&env, Some(&ext4.dir));
+    check_age(&env, Some(&fs.dir));
 
     // Made 1 s before tracing starts: its age at deletion is at least that
     // and at most the time since it was made.
     let name = testkit::unique("old");
     let made = Instant::now();
-    std::fs::write(ext4.dir.join(&name), b"x").unwrap();
+    std::fs::write(fs.dir.join(&name), b"x").unwrap();
     std::thread::sleep(Duration::from_millis(1000));
     let prog = testkit::build_c_program(
         env!("CARGO_MANIFEST_DIR"),
@@ -139,7 +129,7 @@ fn filelife_tracepoint_mode_on_ext4() {
         "life-work",
     );
     let f = testkit::trace_stopped(
-        Command::new(&prog).arg(ext4.dir.join(&name)).arg("old"),
+        Command::new(&prog).arg(fs.dir.join(&name)).arg("old"),
         |pid| {
             let mut tool = Command::new(BIN);
             tool.args(["--json", "-p", &pid.to_string()]).envs(env);
@@ -148,16 +138,61 @@ fn filelife_tracepoint_mode_on_ext4() {
     );
     let lived = made.elapsed().as_secs_f64();
     let age = one_life(&f, &name);
-    // i_crtime is the coarse clock (a tick, 10 ms at most, behind).
+    // The creation time is the coarse clock's (a tick, 10 ms at most,
+    // behind).
     assert!(
         age >= 0.99 && age <= lived + 0.02,
         "age {age}, lived {lived}: {f:?}"
     );
     assert!(f.stderr.contains("tracepoint mode"), "{f:?}");
+}
 
-    // tmpfs: not covered in this mode, and said so above.
+#[test]
+fn filelife_tracepoint_mode_on_ext4() {
+    let _turn = testkit::one_at_a_time();
+    require_root();
+    let ext4 = Mount::ext4(env!("CARGO_TARGET_TMPDIR"), 64);
+    check_tracepoint_mode(&ext4, "ext4_unlink_exit");
+}
+
+/// xfs where its module is built in or loads, with its tracepoints in the
+/// kernel's BTF (a module's are in its own BTF: not looked up).
+#[test]
+fn filelife_tracepoint_mode_on_xfs() {
+    let _turn = testkit::one_at_a_time();
+    require_root();
+    let Some(xfs) = Mount::xfs(env!("CARGO_TARGET_TMPDIR"), 300) else {
+        testkit::feature_present(false, "xfs", None);
+        return;
+    };
+    let hooks = ["xfs_remove", "xfs_iunlink"];
+    let present = hooks
+        .iter()
+        .all(|h| common::kernel::probe::btf_tracepoint_exists(h));
+    if testkit::feature_present(present, "xfs's tracepoints in vmlinux BTF", None) {
+        check_tracepoint_mode(&xfs, "xfs_iunlink");
+    }
+}
+
+/// tmpfs keeps no tracepoints for this: not covered in the tracepoint
+/// mode, and the note on stderr names it among the file systems mounted.
+#[test]
+fn filelife_tracepoint_mode_names_tmpfs_unseen() {
+    let _turn = testkit::one_at_a_time();
+    require_root();
+    let env = [("BPFTOOLS_DISABLE", "fentry,kprobe")];
+    let tmpfs = Mount::tmpfs(env!("CARGO_TARGET_TMPDIR"));
     let (f, _) = traced_life(&env, Some(&tmpfs.dir), "200");
     assert_eq!(f.json().len(), 0, "{f:?}");
+    let note = f
+        .stderr
+        .lines()
+        .find(|l| l.contains("tracepoint mode"))
+        .unwrap_or_default();
+    assert!(
+        note.contains("not seen in this mode") && note.contains("tmpfs"),
+        "{f:?}"
+    );
 }
 
 /// Neither fentry nor kprobes nor a file system's unlink tracepoint: a
@@ -167,7 +202,10 @@ fn filelife_without_fentry_kprobes_or_tracepoints() {
     let _turn = testkit::one_at_a_time();
     require_root();
     let before = testkit::loaded_program_ids();
-    let env = [("BPFTOOLS_DISABLE", "fentry,kprobe,ext4_unlink_exit")];
+    let env = [(
+        "BPFTOOLS_DISABLE",
+        "fentry,kprobe,ext4_unlink_exit,xfs_iunlink",
+    )];
     for args in [&[][..], &["--dry-run"]] {
         let f = run_with_env(BIN, args, &env);
         assert_eq!(f.status.code(), Some(1), "{f:?}");
