@@ -269,6 +269,24 @@ impl Peer {
         }
     }
 
+    /// One empty tp_btf program at sys_exit: what a tool that counts at
+    /// each system call's exit costs at least.
+    pub const FLOOR_EXIT: Peer = Peer::floor_tp_btf(
+        "floor: empty tp_btf program at sys_exit",
+        &["tp_btf/sys_exit"],
+    );
+    /// Empty tp_btf programs at sys_enter and sys_exit: what timing each
+    /// system call costs at least.
+    pub const FLOOR_ENTER_EXIT: Peer = Peer::floor_tp_btf(
+        "floor: empty tp_btf programs at sys_enter and sys_exit",
+        &["tp_btf/sys_enter", "tp_btf/sys_exit"],
+    );
+    /// The same as bpftrace attaches them.
+    pub const FLOOR_BPFTRACE_ENTER_EXIT: Peer = Peer::floor_bpftrace(
+        "floor: empty bpftrace programs at sys_enter and sys_exit",
+        "tracepoint:raw_syscalls:sys_enter {} tracepoint:raw_syscalls:sys_exit {}",
+    );
+
     /// A floor as bpftrace attaches it: empty probes (`-e`), no arguments.
     /// bpftrace 0.17 has no raw tracepoints: the classic raw_syscalls ones.
     pub const fn floor_bpftrace(label: &'static str, program: &'static str) -> Peer {

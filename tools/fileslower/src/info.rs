@@ -18,20 +18,24 @@ pub const INFO: ToolInfo = ToolInfo {
     ],
     bench: Some(Bench {
         workload: Workload::ReadLoop { reads: 500_000 },
-        ours: &[Ours {
-            ready: Ready::Line("TIME(s)"),
-            ..Ours::DEFAULT
-        }],
+        // A threshold of 0 shows every call: the slow path (file, name, a
+        // record) on each.
+        ours: &[
+            Ours {
+                ready: Ready::Line("TIME(s)"),
+                ..Ours::DEFAULT
+            },
+            Ours {
+                label: "ours 0",
+                args: &["0"],
+                how: "release build, every call shown",
+                ready: Ready::Line("TIME(s)"),
+            },
+        ],
         peers: &[
             Peer::bcc(Ready::Line("TIME(s)")),
-            Peer::floor_tp_btf(
-                "floor: empty tp_btf programs at sys_enter and sys_exit",
-                &["tp_btf/sys_enter", "tp_btf/sys_exit"],
-            ),
-            Peer::floor_bpftrace(
-                "floor: empty bpftrace programs at sys_enter and sys_exit",
-                "tracepoint:raw_syscalls:sys_enter {} tracepoint:raw_syscalls:sys_exit {}",
-            ),
+            Peer::FLOOR_ENTER_EXIT,
+            Peer::FLOOR_BPFTRACE_ENTER_EXIT,
         ],
         extras: &[],
     }),

@@ -26,18 +26,9 @@ pub const INFO: ToolInfo = ToolInfo {
             Peer::libbpf_tools(Ready::Line("Tracing")),
             Peer::bcc(Ready::Line("Tracing")),
             // filetop's own: one program, at sys_exit.
-            Peer::floor_tp_btf(
-                "floor: empty tp_btf program at sys_exit",
-                &["tp_btf/sys_exit"],
-            ),
-            Peer::floor_tp_btf(
-                "floor: empty tp_btf programs at sys_enter and sys_exit",
-                &["tp_btf/sys_enter", "tp_btf/sys_exit"],
-            ),
-            Peer::floor_bpftrace(
-                "floor: empty bpftrace programs at sys_enter and sys_exit",
-                "tracepoint:raw_syscalls:sys_enter {} tracepoint:raw_syscalls:sys_exit {}",
-            ),
+            Peer::FLOOR_EXIT,
+            Peer::FLOOR_ENTER_EXIT,
+            Peer::FLOOR_BPFTRACE_ENTER_EXIT,
         ],
         extras: &[],
     }),

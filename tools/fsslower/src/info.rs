@@ -29,12 +29,22 @@ pub const INFO: ToolInfo = ToolInfo {
     ],
     bench: Some(Bench {
         workload: Workload::ReadLoop { reads: 500_000 },
-        ours: &[Ours {
-            label: "ours",
-            args: &["-t", "ext4"],
-            how: "release build",
-            ready: Ready::Line("TIME"),
-        }],
+        // -m 0 shows every call: the slow path (file, name, a record) on
+        // each.
+        ours: &[
+            Ours {
+                label: "ours",
+                args: &["-t", "ext4"],
+                how: "release build",
+                ready: Ready::Line("TIME"),
+            },
+            Ours {
+                label: "ours -m 0",
+                args: &["-t", "ext4", "-m", "0"],
+                how: "release build, every call shown",
+                ready: Ready::Line("TIME"),
+            },
+        ],
         peers: &[
             Peer {
                 runs: PeerRun::LibbpfTools {
@@ -52,14 +62,8 @@ pub const INFO: ToolInfo = ToolInfo {
                 ready: Ready::Line("TIME"),
                 reference: false,
             },
-            Peer::floor_tp_btf(
-                "floor: empty tp_btf programs at sys_enter and sys_exit",
-                &["tp_btf/sys_enter", "tp_btf/sys_exit"],
-            ),
-            Peer::floor_bpftrace(
-                "floor: empty bpftrace programs at sys_enter and sys_exit",
-                "tracepoint:raw_syscalls:sys_enter {} tracepoint:raw_syscalls:sys_exit {}",
-            ),
+            Peer::FLOOR_ENTER_EXIT,
+            Peer::FLOOR_BPFTRACE_ENTER_EXIT,
         ],
         extras: &[],
     }),

@@ -41,6 +41,7 @@ pub const INFO: ToolInfo = ToolInfo {
             Peer::libbpf_tools(Ready::FirstEvent),
             Peer::bpftrace(Ready::FirstEvent),
             Peer::bcc(Ready::FirstEvent),
+            Peer::FLOOR_EXIT,
         ],
         extras: &[],
     }),

@@ -26,6 +26,7 @@ pub const INFO: ToolInfo = ToolInfo {
             Peer::libbpf_tools(Ready::Line("READ/s")),
             Peer::bpftrace(Ready::Line("Tracing")),
             Peer::bcc(Ready::Line("READ/s")),
+            Peer::FLOOR_EXIT,
         ],
         extras: &[],
     }),
