@@ -67,6 +67,14 @@ static __always_inline bool ids_allowed(__u64 id)
 	return true;
 }
 
+/* True when -p, -t or a cgroup narrows what is traced: a hook that runs on
+ * every system call may then leave the others out at once, and otherwise
+ * put its checks off to the rare event it reports. */
+static __always_inline bool narrowed(void)
+{
+	return filter_pids || filter_tids || filter_cgroup;
+}
+
 /* For hooks in the task's own context (system calls, its own switches):
  * -p, -t, and never the tool's own process. */
 static __always_inline bool task_allowed(__u64 id)

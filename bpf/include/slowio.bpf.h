@@ -112,6 +112,11 @@ done:
  * at exit. */
 TASK_START_MAPS();
 
+static __always_inline bool slow_sys_allowed(void)
+{
+	return task_allowed(bpf_get_current_pid_tgid()) && cgroup_allowed();
+}
+
 /* A slow call ends: `nr` a kind in file_ops, `fd` and `off` its first and
  * fourth arguments, `ret` its return. */
 static __always_inline void slow_sys_done(long nr, long fd, __u64 off, long ret, __u64 start,
@@ -121,7 +126,7 @@ static __always_inline void slow_sys_done(long nr, long fd, __u64 off, long ret,
 	struct slow_event e = {};
 	struct file *f;
 
-	if (compat_syscall())
+	if (compat_syscall() || !slow_sys_allowed())
 		return;
 	if (op == FOP_OPEN) {
 		/* The descriptor it returned. */
@@ -153,10 +158,12 @@ static __always_inline void slow_sys_done(long nr, long fd, __u64 off, long ret,
 	emit(&e, sizeof(e));
 }
 
+/* Whether a call's start is kept: a kind timed, and, only where -p, -t or a
+ * cgroup narrows the tracing, of a task traced (else the few slow calls are
+ * checked at their exit: one helper call less on each). */
 static __always_inline bool slow_sys_wanted(long nr)
 {
-	return file_op(nr) != FOP_NONE && task_allowed(bpf_get_current_pid_tgid()) &&
-	       cgroup_allowed();
+	return file_op(nr) != FOP_NONE && (!narrowed() || slow_sys_allowed());
 }
 
 /* The system call mode's programs: fs_sys_enter and fs_sys_exit (tp_btf,
