@@ -327,6 +327,29 @@ fn test(cargo_args: &[String]) -> Result<()> {
     check(&mut cmd)
 }
 
+/// The running kernel's BTF as bpftool dumps it: `format` "c" (vmlinux.h)
+/// or "raw" (`[ID] KIND 'name' ...` a line).
+pub fn vmlinux_btf_dump(format: &str) -> Result<Vec<u8>> {
+    let out = Command::new("bpftool")
+        .args([
+            "btf",
+            "dump",
+            "file",
+            "/sys/kernel/btf/vmlinux",
+            "format",
+            format,
+        ])
+        .output()
+        .context("running bpftool")?;
+    if !out.status.success() {
+        bail!(
+            "bpftool btf dump of /sys/kernel/btf/vmlinux: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(out.stdout)
+}
+
 fn vmlinux() -> Result<()> {
     let arch = match env::consts::ARCH {
         "x86_64" => "x86_64",
@@ -336,22 +359,9 @@ fn vmlinux() -> Result<()> {
     if !installed("bpftool") {
         deps(&["bpftool"])?;
     }
-    let out = Command::new("bpftool")
-        .args([
-            "btf",
-            "dump",
-            "file",
-            "/sys/kernel/btf/vmlinux",
-            "format",
-            "c",
-        ])
-        .output()
-        .context("running bpftool")?;
-    if !out.status.success() {
-        bail!("bpftool: {}", String::from_utf8_lossy(&out.stderr));
-    }
+    let header = vmlinux_btf_dump("c")?;
     let path = root_dir().join("bpf/include").join(arch).join("vmlinux.h");
-    std::fs::write(&path, out.stdout)?;
+    std::fs::write(&path, header)?;
     eprintln!("xtask: wrote {}", path.display());
     Ok(())
 }

@@ -355,10 +355,11 @@ pub fn fentry_target(name: &str) -> bool {
     // which warns on stderr of every function it does not find there
     // (ext4's, where ext4 is a module, as on Debian); the module, from
     // /proc/kallsyms, only for a function the kernel's BTF lacks.
-    in_btf(None, &cname)
+    let func = libbpf_sys::BTF_KIND_FUNC;
+    in_btf(None, &cname, func)
         || kallsyms_text(name)
             .flatten()
-            .is_some_and(|m| in_btf(Some(&m), &cname))
+            .is_some_and(|m| in_btf(Some(&m), &cname, func))
 }
 
 /// True if a kprobe can attach to kernel function `name` here: there is a
@@ -378,8 +379,24 @@ fn kallsyms_text(name: &str) -> Option<Option<String>> {
     })
 }
 
-/// True if function `name` is in the kernel's BTF, or in `module`'s.
-fn in_btf(module: Option<&str>, name: &CString) -> bool {
+/// True if tracepoint `name` is a BTF tracepoint here (tp_btf, raw_tp):
+/// in the kernel's BTF, or in module `module`'s where it is loaded and has
+/// BTF of its own (5.11+; Debian builds ext4 and xfs as modules).
+pub fn btf_tracepoint_in_module(name: &str, module: &str) -> bool {
+    if btf_tracepoint_exists(name) {
+        return true;
+    }
+    let Ok(typedef) = CString::new(format!("btf_trace_{name}")) else {
+        return false;
+    };
+    !disabled(name)
+        && Path::new("/sys/kernel/btf").join(module).exists()
+        && in_btf(Some(module), &typedef, libbpf_sys::BTF_KIND_TYPEDEF)
+}
+
+/// True if `name`, of BTF kind `kind`, is in the kernel's BTF, or in
+/// `module`'s.
+fn in_btf(module: Option<&str>, name: &CString, kind: u32) -> bool {
     let path = match module {
         Some(m) => match CString::new(format!("/sys/kernel/btf/{m}")) {
             Ok(p) => Some(p),
@@ -398,12 +415,8 @@ fn in_btf(module: Option<&str>, name: &CString) -> bool {
                 Some(p) => libbpf_sys::btf__parse_split(p.as_ptr(), base),
                 None => base,
             };
-            let found = !btf.is_null()
-                && libbpf_sys::btf__find_by_name_kind(
-                    btf,
-                    name.as_ptr(),
-                    libbpf_sys::BTF_KIND_FUNC,
-                ) > 0;
+            let found =
+                !btf.is_null() && libbpf_sys::btf__find_by_name_kind(btf, name.as_ptr(), kind) > 0;
             if !btf.is_null() && btf != base {
                 libbpf_sys::btf__free(btf);
             }

@@ -182,7 +182,7 @@ fn tracepoint_fs() -> Vec<&'static str> {
     }
     TRACEPOINT_FS
         .iter()
-        .filter(|(_, tps)| tps.iter().all(|tp| probe::btf_tracepoint_exists(tp)))
+        .filter(|(fs, tps)| tps.iter().all(|tp| probe::btf_tracepoint_in_module(tp, fs)))
         .map(|(fs, _)| *fs)
         .collect()
 }

@@ -360,24 +360,9 @@ pub fn build_floor(dir: &Path) -> Result<PathBuf> {
 
 /// vmlinux's BTF, as bpftool dumps it raw (`[ID] KIND 'name' ...` a line).
 fn vmlinux_btf() -> Result<String, String> {
-    let out = Command::new("bpftool")
-        .args([
-            "btf",
-            "dump",
-            "file",
-            "/sys/kernel/btf/vmlinux",
-            "format",
-            "raw",
-        ])
-        .output()
-        .map_err(|e| format!("running bpftool: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "bpftool btf dump of /sys/kernel/btf/vmlinux failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    crate::vmlinux_btf_dump("raw")
+        .map(|out| String::from_utf8_lossy(&out).into_owned())
+        .map_err(|e| format!("{e:#}"))
 }
 
 /// floor.c's arguments: `btf:NAME:ID` for `tp_btf/NAME`, ID being the
