@@ -186,7 +186,9 @@ int BPF_PROG(fl_ext4_unlink, struct dentry *dentry, int ret)
 	struct inode *inode;
 	__s64 born, now;
 
-	if (ret || !task_allowed(bpf_get_current_pid_tgid()) || !cgroup_allowed())
+	/* Checked before any use: a module's tracepoint arguments may be
+	 * NULL to the verifier (6.12), which then refuses arithmetic on them. */
+	if (!dentry || ret || !task_allowed(bpf_get_current_pid_tgid()) || !cgroup_allowed())
 		return 0;
 	/* Read, not loaded: a scalar, from which ext4's own inode is found
 	 * (pointer arithmetic on a BTF pointer is the verifier's to refuse). */
@@ -222,7 +224,7 @@ int BPF_PROG(fl_xfs_remove, struct xfs_inode *dp, struct xfs_name *name)
 	__u32 tid = (__u32)id;
 	const unsigned char *s;
 
-	if (!task_allowed(id) || !cgroup_allowed())
+	if (!name || !task_allowed(id) || !cgroup_allowed())
 		return 0;
 	s = BPF_CORE_READ(name, name);
 	bpf_map_update_elem(&xfs_removing, &tid, &s, BPF_ANY);
@@ -237,7 +239,7 @@ int BPF_PROG(fl_xfs_iunlink, struct xfs_inode *ip)
 	struct life_event e = {};
 	__s64 born, now;
 
-	if (!name)
+	if (!name || !ip)
 		return 0;
 	/* Read while the remove that named it is still under way. */
 	bpf_probe_read_kernel_str(e.name, sizeof(e.name), *name);
