@@ -90,20 +90,52 @@ fn named(mut progs: Vec<(u32, String, u64, u64)>) -> Vec<ProgStat> {
 }
 
 /// Per program name, in name order, the ns a run across rounds (`runs`:
-/// each round's counters); a program that did not run in a round is left
-/// out of that round.
+/// each round's counters). Left out of a round: a program that did not run,
+/// and one that ran less than a hundredth as often as that round's busiest
+/// (a new task's first wakeup, an exec: a few costly runs that are no part
+/// of the cost per event).
 pub fn ns_a_run(runs: &[&[ProgStat]]) -> Vec<(String, Spread)> {
     let mut by_name: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
-    for p in runs.iter().flat_map(|r| r.iter()).filter(|p| p.run_cnt > 0) {
-        by_name
-            .entry(&p.name)
-            .or_default()
-            .push(p.run_time_ns as f64 / p.run_cnt as f64);
+    for r in runs {
+        let most = r.iter().map(|p| p.run_cnt).max().unwrap_or(0);
+        for p in r
+            .iter()
+            .filter(|p| p.run_cnt > 0 && p.run_cnt.saturating_mul(100) >= most)
+        {
+            by_name
+                .entry(&p.name)
+                .or_default()
+                .push(p.run_time_ns as f64 / p.run_cnt as f64);
+        }
     }
     by_name
         .into_iter()
         .filter_map(|(name, v)| Some((name.to_string(), Spread::of(&v)?)))
         .collect()
+}
+
+/// The figure from counters as results.json keeps them (a list per run of
+/// `{name, run_time_ns, run_cnt}`); None where there are none.
+pub fn figure_of_json(runs: &Value) -> Option<String> {
+    let runs: Vec<Vec<ProgStat>> = runs
+        .as_array()?
+        .iter()
+        .map(|run| {
+            run.as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|p| {
+                    Some(ProgStat {
+                        name: p["name"].as_str()?.to_string(),
+                        run_time_ns: p["run_time_ns"].as_u64()?,
+                        run_cnt: p["run_cnt"].as_u64()?,
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    let slices: Vec<&[ProgStat]> = runs.iter().map(Vec::as_slice).collect();
+    figure(&ns_a_run(&slices))
 }
 
 /// `119+137`: each program's median ns a run, rounded, in name order.
@@ -153,6 +185,36 @@ mod tests {
         let each = ns_a_run(&runs);
         assert_eq!(each[0].0, "floor_enter");
         assert_eq!(figure(&each).as_deref(), Some("119+137"));
+    }
+
+    #[test]
+    fn rare_programs_are_left_out_of_the_figure() {
+        let round = [
+            stat("rq_switch", 1960, 10),
+            stat("rq_wakeup", 1820, 10),
+            stat("rq_wakeup_new", 7121, 2),
+        ];
+        let round_big = [
+            stat("rq_switch", 196_000, 1000),
+            stat("rq_wakeup_new", 7121, 2),
+        ];
+        assert_eq!(
+            figure(&ns_a_run(&[&round[..]])).as_deref(),
+            Some("196+182+3560")
+        );
+        assert_eq!(figure(&ns_a_run(&[&round_big[..]])).as_deref(), Some("196"));
+    }
+
+    #[test]
+    fn figure_from_stored_counters() {
+        let runs = json!([[
+            { "name": "b", "run_time_ns": 2000, "run_cnt": 10 },
+            { "name": "a", "run_time_ns": 1000, "run_cnt": 10 },
+            { "name": "new", "run_time_ns": 7000, "run_cnt": 0 }
+        ]]);
+        assert_eq!(figure_of_json(&runs).as_deref(), Some("100+200"));
+        assert_eq!(figure_of_json(&json!(null)), None);
+        assert_eq!(figure_of_json(&json!([[]])), None);
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::fs;
 use anyhow::{Context, Result};
 use serde_json::Value;
 
+use super::bpf_stats;
 use super::report::results_path;
 use super::stats::Spread;
 use super::workloads::Unit;
@@ -146,7 +147,13 @@ fn slowdown_cell(c: &Value, per_pair: bool) -> String {
 /// Each BPF program's ns a run, ours / the best peer's: `119+137 / 240`;
 /// `–` where a condition has none (results from before it was measured).
 fn bpf_cell(ours: &Value, peer: Option<&Value>) -> String {
-    let figure = |c: &Value| c["bpf_ns_a_run"].as_str().unwrap_or("–").to_string();
+    // From the stored counters where there are some (the figure's rule may
+    // have changed since), else the figure stored.
+    let figure = |c: &Value| {
+        bpf_stats::figure_of_json(&c["bpf_programs_by_stats_run"])
+            .or_else(|| c["bpf_ns_a_run"].as_str().map(str::to_string))
+            .unwrap_or_else(|| "–".into())
+    };
     match peer {
         Some(p) => format!("{} / {}", figure(ours), figure(p)),
         None => figure(ours),
