@@ -22,6 +22,7 @@
 #include "task.bpf.h"
 #include "files.bpf.h"
 #include "filters.bpf.h"
+#include "syscalls.bpf.h"
 
 /* vfs_create's and vfs_unlink's argument counts, from the kernel's BTF:
  * 5.12 put a user namespace (6.3: an idmap) before their arguments. */
@@ -169,22 +170,43 @@ int BPF_KRETPROBE(fl_kretprobe_unlink, int ret)
 	return 0;
 }
 
-/* CLOCK_REALTIME less CLOCK_MONOTONIC when the tool started (the front end
- * sets it): i_crtime is wall-clock time, bpf_ktime_get_ns monotonic. */
-const volatile __s64 mono_to_real_ns = 0;
+/* CLOCK_REALTIME less CLOCK_BOOTTIME when the tool started (the front end
+ * sets it): i_crtime is wall-clock time; the boot clock keeps counting
+ * through a suspend, which the monotonic one does not. */
+const volatile __s64 boot_to_real_ns = 0;
+/* The unlink, unlinkat and rmdir system calls' numbers here (the front end
+ * sets them): xfs's deaths are told apart from a rename's by them. */
+const volatile __u32 sys_unlink = -1, sys_unlinkat = -1, sys_rmdir = -1;
 
 #define S_IFMT 00170000
 #define S_IFREG 0100000
 
+/* The age of a file created at `born_s`.`born_ns` (its inode's creation
+ * time, wall clock), now; 0 where the inode keeps none (ext4's 128-byte
+ * inodes read back from disk, xfs v4). */
+static __always_inline __u64 age_now(__s64 born_s, __s64 born_ns)
+{
+	__s64 born = born_s * 1000000000LL + born_ns, now;
+
+	if (!born)
+		return 0;
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_ktime_get_boot_ns))
+		now = bpf_ktime_get_boot_ns();
+	else
+		now = bpf_ktime_get_ns();
+	now += boot_to_real_ns;
+	return now > born ? now - born : 1;
+}
+
 /* ext4 deleted a name (the dentry still holds its inode at the
- * tracepoint): a regular file's age from its inode's creation time. */
+ * tracepoint): a regular file whose last link it was, aged from its
+ * inode's creation time. */
 SEC("tp_btf/ext4_unlink_exit")
 int BPF_PROG(fl_ext4_unlink, struct dentry *dentry, int ret)
 {
 	struct ext4_inode_info *ei;
 	struct life_event e = {};
 	struct inode *inode;
-	__s64 born, now;
 
 	/* Checked before any use: a module's tracepoint arguments may be
 	 * NULL to the verifier (6.12), which then refuses arithmetic on them. */
@@ -193,23 +215,25 @@ int BPF_PROG(fl_ext4_unlink, struct dentry *dentry, int ret)
 	/* Read, not loaded: a scalar, from which ext4's own inode is found
 	 * (pointer arithmetic on a BTF pointer is the verifier's to refuse). */
 	inode = BPF_CORE_READ(dentry, d_inode);
-	if (!inode || (BPF_CORE_READ(inode, i_mode) & S_IFMT) != S_IFREG)
+	if (!inode || (BPF_CORE_READ(inode, i_mode) & S_IFMT) != S_IFREG ||
+	    BPF_CORE_READ(inode, i_nlink))
 		return 0;
 	/* The inode is the vfs_inode member of ext4's own. */
 	ei = (void *)inode - bpf_core_field_offset(struct ext4_inode_info, vfs_inode);
-	born = BPF_CORE_READ(ei, i_crtime.tv_sec) * 1000000000LL +
-	       BPF_CORE_READ(ei, i_crtime.tv_nsec);
+	e.age_ns = age_now(BPF_CORE_READ(ei, i_crtime.tv_sec), BPF_CORE_READ(ei, i_crtime.tv_nsec));
+	if (!e.age_ns)
+		return 0;
 	task_header_now(&e.task);
-	now = e.task.ts_ns + mono_to_real_ns;
-	e.age_ns = now > born ? now - born : 0;
 	bpf_probe_read_kernel_str(e.name, sizeof(e.name), BPF_CORE_READ(dentry, d_name.name));
 	emit(&e, sizeof(e));
 	return 0;
 }
 
 /* xfs: the name a thread is removing, from xfs_remove to the xfs_iunlink
- * of the inode that lost its last link within it. LRU: a remove that fails
- * before it leaves its entry (the thread's next remove replaces it). */
+ * of the inode that lost its last link within it. LRU: a remove that
+ * unlinks no inode (another link is left, or it failed) leaves its entry,
+ * which the thread's next remove replaces; an iunlink outside an unlink or
+ * rmdir (a rename over a file, O_TMPFILE) does not read it. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 10240);
@@ -231,15 +255,31 @@ int BPF_PROG(fl_xfs_remove, struct xfs_inode *dp, struct xfs_name *name)
 	return 0;
 }
 
+/* True if the current task is in an unlink, unlinkat or rmdir system call
+ * (its saved registers: bpf_task_pt_regs, 5.15+; before, assumed). */
+static __always_inline bool in_unlink(void)
+{
+	struct pt_regs *regs;
+	__u32 nr;
+
+	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
+		return true;
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	nr = SYSCALL_NR_READ(regs);
+	return nr == sys_unlink || nr == sys_unlinkat || nr == sys_rmdir;
+}
+
 SEC("tp_btf/xfs_iunlink")
 int BPF_PROG(fl_xfs_iunlink, struct xfs_inode *ip)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	const unsigned char **name = bpf_map_lookup_elem(&xfs_removing, &tid);
+	const unsigned char **name;
 	struct life_event e = {};
-	__s64 born, now;
 
-	if (!name || !ip)
+	if (!ip || !in_unlink())
+		return 0;
+	name = bpf_map_lookup_elem(&xfs_removing, &tid);
+	if (!name)
 		return 0;
 	/* Read while the remove that named it is still under way. */
 	bpf_probe_read_kernel_str(e.name, sizeof(e.name), *name);
@@ -248,11 +288,10 @@ int BPF_PROG(fl_xfs_iunlink, struct xfs_inode *ip)
 	if (!bpf_core_field_exists(ip->i_crtime) ||
 	    (BPF_CORE_READ(ip, i_vnode.i_mode) & S_IFMT) != S_IFREG)
 		return 0;
-	born = BPF_CORE_READ(ip, i_crtime.tv_sec) * 1000000000LL +
-	       BPF_CORE_READ(ip, i_crtime.tv_nsec);
+	e.age_ns = age_now(BPF_CORE_READ(ip, i_crtime.tv_sec), BPF_CORE_READ(ip, i_crtime.tv_nsec));
+	if (!e.age_ns)
+		return 0;
 	task_header_now(&e.task);
-	now = e.task.ts_ns + mono_to_real_ns;
-	e.age_ns = now > born ? now - born : 0;
 	emit(&e, sizeof(e));
 	return 0;
 }

@@ -4,8 +4,9 @@
  *
  * On vfs_read/vfs_write where the kernel allows: fentry and fexit, else a
  * kprobe and a kretprobe. Where it has neither, at the read and write
- * system calls (sys_enter and sys_exit as tp_btf), the file found from the
- * descriptor at entry: the latency then includes the system call's own. */
+ * system calls (sys_enter and sys_exit: tp_btf, raw_tp before 5.11), the
+ * file found from the descriptor at the exit of a slow call: the latency
+ * then includes the system call's own. */
 #include <vmlinux.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>

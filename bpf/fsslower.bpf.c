@@ -6,8 +6,9 @@
  * kernel allows: fentry and fexit, their targets set by the front end for
  * the file system chosen; else kprobes and a kretprobe, attached by the
  * front end. Where it has neither, at the system calls that reach them
- * (sys_enter and sys_exit as tp_btf), the file found from the descriptor
- * and kept when its superblock's magic is the file system's. */
+ * (sys_enter and sys_exit: tp_btf, raw_tp before 5.11), the file found
+ * from the descriptor at the exit of a slow call and kept when its
+ * superblock's magic is the file system's. */
 #include <vmlinux.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>

@@ -141,12 +141,16 @@ static __always_inline void slow_sys_done(long nr, long fd, __u64 off, long ret,
 	if (!e.type)
 		return;
 	if (op == FOP_READ || op == FOP_WRITE) {
-		/* Where it started: its offset argument, or the position it
-		 * moved from (the file's position now, less what it did). */
-		if (file_op_positional(nr))
+		/* Where it started: its offset argument (preadv2's -1 is the
+		 * file's position), or the position it moved from: the
+		 * position now, less what it did (a pipe's stays at 0). */
+		if (file_op_positional(nr) && off != (__u64)-1) {
 			e.offset = off;
-		else
-			e.offset = BPF_CORE_READ(f, f_pos) - (ret > 0 ? ret : 0);
+		} else {
+			__u64 pos = BPF_CORE_READ(f, f_pos), done = ret > 0 ? ret : 0;
+
+			e.offset = pos >= done ? pos - done : 0;
+		}
 	}
 	task_header_now(&e.task);
 	/* The completion: the time the latency ends at. */

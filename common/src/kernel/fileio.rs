@@ -79,6 +79,7 @@ pub fn mounted_types() -> Vec<String> {
         "fusectl",
         "hugetlbfs",
         "mqueue",
+        "nfsd",
         "nsfs",
         "proc",
         "pstore",

@@ -122,7 +122,10 @@ impl Tool for Filelife {
             );
         }
         let rodata = maps::rodata(&mut open.maps.rodata_data)?;
-        rodata.mono_to_real_ns = mono_to_real_ns();
+        rodata.boot_to_real_ns = boot_to_real_ns();
+        rodata.sys_unlink = syscall_nr(UNLINK);
+        rodata.sys_unlinkat = libc::SYS_unlinkat as u32;
+        rodata.sys_rmdir = syscall_nr(RMDIR);
         rodata.create_args = probe::function_args("vfs_create").unwrap_or(4);
         rodata.unlink_args = probe::function_args("vfs_unlink").unwrap_or(3);
         let p = &mut open.progs;
@@ -191,9 +194,16 @@ fn tracepoint_fs() -> Vec<&'static str> {
 /// systems mounted now it does not.
 fn tracepoint_note() -> String {
     let covered = tracepoint_fs();
+    // ext3 is ext4's driver's; read-only kinds delete nothing; overlay's
+    // files are its layers' (seen where those are covered).
+    let counted = |t: &str| {
+        !(covered.contains(&t)
+            || (t == "ext3" && covered.contains(&"ext4"))
+            || ["overlay", "squashfs", "iso9660", "erofs"].contains(&t))
+    };
     let others: Vec<String> = fileio::mounted_types()
         .into_iter()
-        .filter(|t| !covered.contains(&t.as_str()))
+        .filter(|t| counted(t))
         .collect();
     format!(
         "tracepoint mode (no fentry or kprobes on the VFS here): files deleted on {}, aged from \
@@ -208,11 +218,26 @@ fn tracepoint_note() -> String {
     )
 }
 
-/// CLOCK_REALTIME less CLOCK_MONOTONIC now: turns the kernel's monotonic
+/// CLOCK_REALTIME less CLOCK_BOOTTIME now: turns the kernel's boot-clock
 /// timestamps into wall-clock time, which an inode's creation time is.
-fn mono_to_real_ns() -> i64 {
+fn boot_to_real_ns() -> i64 {
     use common::output::clock_ns;
-    clock_ns(libc::CLOCK_REALTIME) as i64 - clock_ns(libc::CLOCK_MONOTONIC) as i64
+    clock_ns(libc::CLOCK_REALTIME) as i64 - clock_ns(libc::CLOCK_BOOTTIME) as i64
+}
+
+/// unlink(2) and rmdir(2) have numbers of their own on x86-64; arm64 has
+/// unlinkat alone (u32::MAX: no such call).
+#[cfg(target_arch = "x86_64")]
+const UNLINK: Option<i64> = Some(libc::SYS_unlink);
+#[cfg(target_arch = "x86_64")]
+const RMDIR: Option<i64> = Some(libc::SYS_rmdir);
+#[cfg(not(target_arch = "x86_64"))]
+const UNLINK: Option<i64> = None;
+#[cfg(not(target_arch = "x86_64"))]
+const RMDIR: Option<i64> = None;
+
+fn syscall_nr(nr: Option<i64>) -> u32 {
+    nr.map_or(u32::MAX, |n| n as u32)
 }
 
 /// BCC's columns: TIME PID COMM AGE(s) FILE.

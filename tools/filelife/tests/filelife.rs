@@ -138,6 +138,7 @@ fn check_tracepoint_mode(fs: &Mount, hook: &str) {
     );
     let lived = made.elapsed().as_secs_f64();
     let age = one_life(&f, &name);
+    check_no_false_deaths(fs, &prog, &env);
     // The creation time is the coarse clock's (a tick, 10 ms at most,
     // behind).
     assert!(
@@ -145,6 +146,24 @@ fn check_tracepoint_mode(fs: &Mount, hook: &str) {
         "age {age}, lived {lived}: {f:?}"
     );
     assert!(f.stderr.contains("tracepoint mode"), "{f:?}");
+}
+
+/// A name deleted while another link keeps its file, then a rename over a
+/// third file: no file's last link went by an unlink, so no line.
+fn check_no_false_deaths(fs: &Mount, prog: &Path, env: &[(&str, &str)]) {
+    let name = testkit::unique("linked");
+    let file = fs.dir.join(&name);
+    std::fs::write(&file, b"x").unwrap();
+    std::fs::hard_link(&file, fs.dir.join(format!("{name}.link"))).unwrap();
+    std::fs::write(fs.dir.join(format!("{name}.over")), b"y").unwrap();
+    let f = testkit::trace_stopped(Command::new(prog).arg(&file).arg("relink"), |pid| {
+        let mut tool = Command::new(BIN);
+        tool.args(["--json", "-p", &pid.to_string()])
+            .envs(env.iter().copied());
+        tool
+    });
+    assert_eq!(f.json().len(), 0, "{f:?}");
+    std::fs::remove_file(fs.dir.join(format!("{name}.over"))).unwrap();
 }
 
 #[test]

@@ -14,23 +14,34 @@ use super::stats::Spread;
 
 const SYSCTL: &str = "/proc/sys/kernel/bpf_stats_enabled";
 
-/// kernel.bpf_stats_enabled set to 1; its old value back on drop, on every
-/// way out of the bench (a panic unwinds through it too).
-pub struct StatsEnabled {
+/// kernel.bpf_stats_enabled set to a value; its old value back on drop, on
+/// every return or panic (not on a signal that kills the bench: the next
+/// bench sets it to 0 for its timed rounds in any case).
+pub struct StatsSysctl {
     old: String,
 }
 
-impl StatsEnabled {
-    pub fn enable() -> Result<StatsEnabled> {
+impl StatsSysctl {
+    /// On: for the runs that measure the programs' run time.
+    pub fn enable() -> Result<StatsSysctl> {
+        StatsSysctl::set("1")
+    }
+
+    /// Off: for the timed rounds (two clock reads per program run else).
+    pub fn disable() -> Result<StatsSysctl> {
+        StatsSysctl::set("0")
+    }
+
+    fn set(value: &str) -> Result<StatsSysctl> {
         let old = fs::read_to_string(SYSCTL).with_context(|| format!("reading {SYSCTL}"))?;
-        fs::write(SYSCTL, "1").with_context(|| format!("writing 1 to {SYSCTL}"))?;
-        Ok(StatsEnabled {
+        fs::write(SYSCTL, value).with_context(|| format!("writing {value} to {SYSCTL}"))?;
+        Ok(StatsSysctl {
             old: old.trim().to_string(),
         })
     }
 }
 
-impl Drop for StatsEnabled {
+impl Drop for StatsSysctl {
     fn drop(&mut self) {
         if let Err(e) = fs::write(SYSCTL, &self.old) {
             eprintln!("bench: could not put {SYSCTL} back to {}: {e}", self.old);

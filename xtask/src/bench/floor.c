@@ -92,17 +92,23 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: floor btf:NAME:BTF_ID | raw:NAME ...\n");
 		return 2;
 	}
-	// No SA_RESTART: pause() returns at SIGINT or SIGTERM.
+	// SIGINT and SIGTERM held until sigsuspend waits for them: one that
+	// comes while attaching or printing is not lost.
 	struct sigaction sa;
+	sigset_t stop, old;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stop, &old);
 	for (int i = 1; i < argc; i++)
 		attach(argv[i]);
 	printf("Attached %d programs\n", argc - 1);
 	fflush(stdout);
-	pause();
+	sigsuspend(&old);
 	// Exiting closes the fds: the programs are detached and freed.
 	return 0;
 }

@@ -329,6 +329,9 @@ fn rounds(
     let mut order_log = Vec::new();
     // Not counted: a first run pays for cold caches (and the first transfer
     // in a new network namespace for more).
+    // Off for the timed rounds (left on by an interrupted bench, it would
+    // slow every program run); back to what it was after them.
+    let stats_off = bpf_stats::StatsSysctl::disable().ok();
     let warm = measure::untraced(w).context("the workload's warm-up run")?;
     println!("   [warm-up] {:<24} {}", "untraced", progress(&warm, w));
     for round in 0..n {
@@ -388,7 +391,8 @@ fn rounds(
     // condition's slowdown by its number of programs).
     let mut bpf_runs: Vec<Vec<Vec<bpf_stats::ProgStat>>> =
         conditions.iter().map(|_| Vec::new()).collect();
-    match bpf_stats::StatsEnabled::enable() {
+    drop(stats_off);
+    match bpf_stats::StatsSysctl::enable() {
         Err(e) => println!("   bench: {e:#}: the BPF programs' run times are not measured"),
         Ok(_on) => {
             for &i in &active {
