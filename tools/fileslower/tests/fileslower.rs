@@ -142,8 +142,14 @@ fn fileslower_dry_run_and_bcc_header() {
     );
     assert!(f.status.success(), "{f:?}");
     let out = f.stdout.join("\n");
+    // tp_btf with task storage (5.11+), else raw_tp.
+    let hook = if common::kernel::probe::task_storage() {
+        "tp_btf"
+    } else {
+        "raw_tp"
+    };
     assert!(
-        out.contains("tp_btf sys_enter") && out.contains("tp_btf sys_exit"),
+        out.contains(&format!("{hook} sys_enter")) && out.contains(&format!("{hook} sys_exit")),
         "{out}"
     );
     let f = run(BIN, &["--dry-run"]);

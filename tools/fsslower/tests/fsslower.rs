@@ -253,20 +253,26 @@ fn fsslower_dry_run() {
     let f = run(EXT4SLOWER, &["--dry-run"]);
     assert!(f.status.success(), "{f:?}");
     let out = f.stdout.join("\n");
+    // The system call mode: tp_btf with task storage (5.11+), else raw_tp.
+    let hook = if common::kernel::probe::task_storage() {
+        "tp_btf"
+    } else {
+        "raw_tp"
+    };
     let fentry = common::kernel::probe::fentry_target("ext4_file_read_iter");
     let kprobe = common::kernel::probe::kprobe_target("ext4_file_read_iter");
     let expected = if fentry {
-        "fentry ext4_file_read_iter (fs_fentry_read)"
+        "fentry ext4_file_read_iter (fs_fentry_read)".to_string()
     } else if kprobe {
-        "kprobe ext4_file_read_iter (fs_kprobe_read)"
+        "kprobe ext4_file_read_iter (fs_kprobe_read)".to_string()
     } else {
-        "tp_btf sys_exit"
+        format!("{hook} sys_exit")
     };
-    assert!(out.contains(expected), "{out}");
+    assert!(out.contains(&expected), "{out}");
     let f = run_with_env(FSSLOWER, &["-t", "xfs", "--dry-run"], &[SYSCALLS]);
     let out = f.stdout.join("\n");
     assert!(
-        out.contains("tp_btf sys_exit") && out.contains("xfs file systems"),
+        out.contains(&format!("{hook} sys_exit")) && out.contains("xfs file systems"),
         "{out}"
     );
 }
