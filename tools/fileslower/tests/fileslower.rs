@@ -87,20 +87,28 @@ fn fileslower_system_call_mode_sees_the_same() {
     check_copy(&[("BPFTOOLS_DISABLE", "fentry,kprobe")]);
 }
 
-/// dd reading a pipe whose writer sleeps 300 ms first.
+/// dd reading a pipe that stays empty for 300 ms after dd blocks in its
+/// read (timed from then: under TCG, dd's start alone can outlast a fixed
+/// sleep, and its read would then not block at all).
 fn blocked_read(dd: &Path) {
-    let mut writer = Command::new("sh")
-        .args(["-c", "sleep 0.3; echo x"])
-        .stdout(Stdio::piped())
+    use std::io::Write;
+    let mut reader = Command::new(dd)
+        .args(["of=/dev/null", "status=none"])
+        .stdin(Stdio::piped())
         .spawn()
         .unwrap();
-    let pipe = writer.stdout.take().unwrap();
-    let status = Command::new(dd)
-        .args(["of=/dev/null", "status=none"])
-        .stdin(pipe)
-        .status()
-        .unwrap();
-    assert!(status.success() && writer.wait().unwrap().success());
+    let syscall = format!("/proc/{}/syscall", reader.id());
+    let reading = format!("{} ", libc::SYS_read);
+    let blocked = (0..1000).any(|_| {
+        std::thread::sleep(Duration::from_millis(5));
+        std::fs::read_to_string(&syscall).is_ok_and(|s| s.starts_with(&reading))
+    });
+    assert!(blocked, "dd never blocked in read(2)");
+    std::thread::sleep(Duration::from_millis(300));
+    let mut pipe = reader.stdin.take().unwrap();
+    pipe.write_all(b"x\n").unwrap();
+    drop(pipe);
+    assert!(reader.wait().unwrap().success());
 }
 
 #[test]
