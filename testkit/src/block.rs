@@ -140,40 +140,40 @@ pub struct Mount {
 impl Mount {
     /// A fresh ext4 file system of `mib` MiB on a loop device.
     pub fn ext4(tmp_dir: &str, mib: usize) -> Mount {
-        let device = LoopDevice::new(tmp_dir, mib);
-        let status = Command::new("mkfs.ext4")
-            .args(["-q", "-F", &device.dev])
-            .stdout(Stdio::null())
-            .status()
-            .expect("mkfs.ext4 (e2fsprogs) is needed");
-        assert!(status.success(), "mkfs.ext4 {}: {status}", device.dev);
-        let dev = device.dev.clone();
-        Mount::new(tmp_dir, &["-t", "ext4", &dev], Some(device))
+        Mount::formatted(tmp_dir, mib, "ext4", "-F", "e2fsprogs")
     }
 
     /// A fresh xfs of `mib` MiB (300 at least, mkfs.xfs's floor) on a loop
     /// device; None where this kernel cannot mount xfs.
     pub fn xfs(tmp_dir: &str, mib: usize) -> Option<Mount> {
-        let known = fs::read_to_string("/proc/filesystems").unwrap_or_default();
-        if !known
-            .lines()
-            .any(|l| l.trim_start_matches("nodev").trim() == "xfs")
-        {
+        let known = || {
+            fs::read_to_string("/proc/filesystems")
+                .unwrap_or_default()
+                .lines()
+                .any(|l| l.trim() == "xfs")
+        };
+        if !known() {
             let _ = Command::new("modprobe").arg("xfs").status();
-            let known = fs::read_to_string("/proc/filesystems").unwrap_or_default();
-            if !known.lines().any(|l| l.trim() == "xfs") {
+            if !known() {
                 return None;
             }
         }
+        Some(Mount::formatted(tmp_dir, mib, "xfs", "-f", "xfsprogs"))
+    }
+
+    /// A loop device of `mib` MiB made file system `kind` by mkfs.`kind`
+    /// (`force`: its option to write over what is there; `package`: where
+    /// mkfs comes from), mounted.
+    fn formatted(tmp_dir: &str, mib: usize, kind: &str, force: &str, package: &str) -> Mount {
         let device = LoopDevice::new(tmp_dir, mib);
-        let status = Command::new("mkfs.xfs")
-            .args(["-q", "-f", &device.dev])
+        let status = Command::new(format!("mkfs.{kind}"))
+            .args(["-q", force, &device.dev])
             .stdout(Stdio::null())
             .status()
-            .expect("mkfs.xfs (xfsprogs) is needed");
-        assert!(status.success(), "mkfs.xfs {}: {status}", device.dev);
+            .unwrap_or_else(|e| panic!("mkfs.{kind} ({package}) is needed: {e}"));
+        assert!(status.success(), "mkfs.{kind} {}: {status}", device.dev);
         let dev = device.dev.clone();
-        Some(Mount::new(tmp_dir, &["-t", "xfs", &dev], Some(device)))
+        Mount::new(tmp_dir, &["-t", kind, &dev], Some(device))
     }
 
     /// A tmpfs.

@@ -63,6 +63,9 @@ pub(crate) struct Filelife {
     mode: Variant,
     /// security_inode_create is hooked (else vfs_create and vfs_open).
     inode_create: bool,
+    /// In the tracepoint mode, the file systems whose tracepoints this
+    /// kernel has (looked up once: a module's BTF is parsed for it).
+    covered: Vec<&'static str>,
     event: Record<types::life_event>,
     table: Table<Filelife>,
 }
@@ -88,11 +91,17 @@ impl Tool for Filelife {
         })
         .map(|(mode, functions)| (mode, functions.len() == INODE_CREATE.len()))
         .unwrap_or((Variant::Syscalls, false));
+        let covered = if mode == Variant::Syscalls {
+            tracepoint_fs()
+        } else {
+            Vec::new()
+        };
         Ok(Filelife {
             table: table(args.common.json).containers(containers),
             args,
             mode,
             inode_create,
+            covered,
             event: Record::new(containers),
         })
     }
@@ -103,7 +112,7 @@ impl Tool for Filelife {
 
     fn configure(&mut self, open: &mut OpenFilelifeSkel<'_>, _: &Setup) -> Result<()> {
         let tracepoints = self.mode == Variant::Syscalls;
-        if tracepoints && tracepoint_fs().is_empty() {
+        if tracepoints && self.covered.is_empty() {
             bail!(
                 "needs fentry or kprobes on vfs_unlink and on security_inode_create (or \
                  vfs_create and vfs_open), or a file system's unlink tracepoint as a BTF \
@@ -146,7 +155,7 @@ impl Tool for Filelife {
             kprobe,
             [&mut p.fl_kprobe_unlink, &mut p.fl_kretprobe_unlink],
         );
-        let covered = tracepoint_fs();
+        let covered = &self.covered;
         probe::load_when(
             tracepoints && covered.contains(&"ext4"),
             [&mut p.fl_ext4_unlink],
@@ -160,14 +169,14 @@ impl Tool for Filelife {
 
     fn hook_notes(&self) -> Vec<String> {
         match self.mode {
-            Variant::Syscalls => vec![tracepoint_note()],
+            Variant::Syscalls => vec![tracepoint_note(&self.covered)],
             _ => Vec::new(),
         }
     }
 
     fn loaded(&mut self, _: &mut FilelifeSkel<'_>) -> Result<()> {
         if self.mode == Variant::Syscalls {
-            note!("{}", tracepoint_note());
+            note!("{}", tracepoint_note(&self.covered));
         }
         Ok(())
     }
@@ -192,8 +201,7 @@ fn tracepoint_fs() -> Vec<&'static str> {
 
 /// The tracepoint mode in one line: what it sees, and which of the file
 /// systems mounted now it does not.
-fn tracepoint_note() -> String {
-    let covered = tracepoint_fs();
+fn tracepoint_note(covered: &[&str]) -> String {
     // ext3 is ext4's driver's; read-only kinds delete nothing; overlay's
     // files are its layers' (seen where those are covered).
     let counted = |t: &str| {
