@@ -2,6 +2,7 @@
 //! test sets up, and to the disk that holds the build directory.
 
 use std::fs;
+use std::io::Write;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -73,7 +74,13 @@ fn biolatency_sees_the_real_disk_and_names_it() {
     let dir = testkit::scratch_dir(env!("CARGO_TARGET_TMPDIR"));
     let disk = disk_of(&dir);
     let file = dir.join(unique("bio-real"));
-    fs::write(&file, vec![0u8; 4096 * WRITES as usize]).unwrap();
+    // On disk before tracing: a direct write over dirty page cache makes the
+    // kernel write those pages first, and where it cannot drop them (writeback
+    // under way) ext4 does that write through the cache: no I/O while traced.
+    let mut f = fs::File::create(&file).unwrap();
+    f.write_all(&vec![0u8; 4096 * WRITES as usize]).unwrap();
+    f.sync_all().unwrap();
+    drop(f);
     let tool = start(&["--json", "-D"]);
     direct_writes(&file, WRITES);
     let finished = tool.stop();
