@@ -107,7 +107,7 @@ int BPF_PROG(filetop_sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	f = fd_file(PT_REGS_PARM1_SYSCALL(regs));
 	if (f)
-		account(f, BPF_CORE_READ(f, f_inode), op, ret);
+		account(f, fd_file_inode(f), op, ret);
 	return 0;
 }
 

@@ -15,11 +15,20 @@
  * to it are dead code, which the verifier does not check. */
 const volatile bool current_task_btf = false;
 
+/* The kernel has bpf_rdonly_cast (6.2+), which the verifier turns into a
+ * move: a pointer cast with it is read with direct (fault-safe) loads
+ * rather than a probe-read helper call each. */
+static __always_inline bool fast_file_loads(void)
+{
+	return current_task_btf && bpf_ksym_exists(bpf_rdonly_cast);
+}
+
 /* The file open at `fd` in the current task, or NULL, from a tp_btf
  * program: the task's pointers followed with direct loads where the kernel
  * allows (a helper call each costs more than the rest of a read's
- * accounting), else with probe reads; the descriptor's slot with one probe
- * read. */
+ * accounting), else with probe reads; the descriptor's slot read through a
+ * cast to kiocb, whose first member is a struct file pointer (6.2+), else
+ * with one probe read. */
 static __always_inline struct file *fd_file(long fd)
 {
 	struct fdtable *fdt;
@@ -31,6 +40,8 @@ static __always_inline struct file *fd_file(long fd)
 		if (fd < 0 || fd >= fdt->max_fds)
 			return 0;
 		fds = fdt->fd;
+		if (fast_file_loads())
+			return bpf_core_cast(&fds[fd], struct kiocb)->ki_filp;
 	} else {
 		fdt = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), files, fdt);
 		if (!fdt || fd < 0 || fd >= BPF_CORE_READ(fdt, max_fds))
@@ -39,6 +50,14 @@ static __always_inline struct file *fd_file(long fd)
 	}
 	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
 	return f;
+}
+
+/* The inode of `f`, from fd_file. */
+static __always_inline struct inode *fd_file_inode(struct file *f)
+{
+	if (fast_file_loads())
+		return bpf_core_cast(f, struct file)->f_inode;
+	return BPF_CORE_READ(f, f_inode);
 }
 
 #endif

@@ -105,12 +105,42 @@ done:
  * functions that do the work: every system call passes sys_enter and
  * sys_exit, so a call that is not slow must cost no more than noting when
  * it began and finding, at its end, that it was quick. The entry keeps the
- * time alone, in task local storage (5.11+; by thread in a hash map where
- * the kernel has none); the exit finds the file, its type, its file
- * system, its position and its name only for a call that took at least
- * min_latency_ns. The arguments are still in the task's saved registers
- * at exit. */
-TASK_START_MAPS();
+ * time alone (and the jiffies), in task local storage (5.11+; by thread in
+ * a hash map where the kernel has none); the exit finds the file, its
+ * type, its file system, its position and its name only for a call that
+ * took at least min_latency_ns. The arguments are still in the task's
+ * saved registers at exit. */
+struct sys_start {
+	__u64 ns;
+	__u64 jiffies;
+};
+
+TASK_START_MAPS_OF(struct sys_start);
+
+/* The kernel's tick in nanoseconds (common::kernel::probe::tick_ns), 0
+ * where not known. */
+const volatile __u64 tick_ns = 0;
+
+/* A call's start: the clock (a helper call of some 20 ns, the cost of this
+ * mode that no program can avoid) and, where the tick is known, jiffies
+ * (a load). */
+static __always_inline void sys_start_now(struct sys_start *s)
+{
+	s->ns = bpf_ktime_get_ns();
+	if (tick_ns)
+		s->jiffies = bpf_jiffies64();
+}
+
+/* Whether a call that began at `s` surely took less than min_latency_ns,
+ * known from jiffies without reading the clock again. A call that began
+ * with jiffies at J0 began after tick J0; at its end jiffies J1 is at most
+ * a tick behind (a CPU coming out of idle brings it up to date first), so
+ * it took less than J1 - J0 + 2 ticks. With the default 10 ms and 250 Hz,
+ * every call that saw no tick or one: all but the slow. */
+static __always_inline bool sys_surely_quick(const struct sys_start *s)
+{
+	return tick_ns && (bpf_jiffies64() - s->jiffies + 2) * tick_ns < min_latency_ns;
+}
 
 static __always_inline bool slow_sys_allowed(void)
 {
@@ -177,7 +207,7 @@ static __always_inline bool slow_sys_wanted(long nr)
 	SEC("tp_btf/sys_enter")						\
 	int BPF_PROG(fs_sys_enter, struct pt_regs *regs, long nr)	\
 	{								\
-		__u64 *start;						\
+		struct sys_start *start;				\
 									\
 		if (!slow_sys_wanted(nr))				\
 			return 0;					\
@@ -185,23 +215,26 @@ static __always_inline bool slow_sys_wanted(long nr)
 					     bpf_get_current_task_btf(), 0, \
 					     BPF_LOCAL_STORAGE_GET_F_CREATE); \
 		if (start)						\
-			*start = bpf_ktime_get_ns();			\
+			sys_start_now(start);				\
 		return 0;						\
 	}								\
 	SEC("tp_btf/sys_exit")						\
 	int BPF_PROG(fs_sys_exit, struct pt_regs *regs, long ret)	\
 	{								\
 		long nr = SYSCALL_NR(regs);				\
-		__u64 *start, began, now;				\
+		struct sys_start *start;				\
+		__u64 began, now;					\
 									\
 		if (file_op(nr) == FOP_NONE)				\
 			return 0;					\
 		start = bpf_task_storage_get(&start_storage,		\
 					     bpf_get_current_task_btf(), 0, 0); \
-		if (!start || !*start)					\
+		if (!start || !start->ns)				\
 			return 0;					\
-		began = *start;						\
-		*start = 0;						\
+		began = start->ns;					\
+		start->ns = 0;						\
+		if (sys_surely_quick(start))				\
+			return 0;					\
 		now = bpf_ktime_get_ns();				\
 		if (now - began >= min_latency_ns)			\
 			slow_sys_done(nr, PT_REGS_PARM1_SYSCALL(regs),	\
@@ -212,12 +245,12 @@ static __always_inline bool slow_sys_wanted(long nr)
 	int BPF_PROG(fs_raw_enter, struct pt_regs *regs, long nr)	\
 	{								\
 		__u32 tid = (__u32)bpf_get_current_pid_tgid();		\
-		__u64 now;						\
+		struct sys_start s = {};				\
 									\
 		if (!slow_sys_wanted(nr))				\
 			return 0;					\
-		now = bpf_ktime_get_ns();				\
-		bpf_map_update_elem(&start, &tid, &now, BPF_ANY);	\
+		sys_start_now(&s);					\
+		bpf_map_update_elem(&start, &tid, &s, BPF_ANY);		\
 		return 0;						\
 	}								\
 	SEC("raw_tp/sys_exit")						\
@@ -225,19 +258,22 @@ static __always_inline bool slow_sys_wanted(long nr)
 	{								\
 		__u32 tid = (__u32)bpf_get_current_pid_tgid();		\
 		long nr = SYSCALL_NR_READ(regs);			\
-		__u64 *t, began, now;					\
+		struct sys_start *t, s;					\
+		__u64 now;						\
 									\
 		if (file_op(nr) == FOP_NONE)				\
 			return 0;					\
 		t = bpf_map_lookup_elem(&start, &tid);			\
 		if (!t)							\
 			return 0;					\
-		began = *t;						\
+		s = *t;							\
 		bpf_map_delete_elem(&start, &tid);			\
+		if (sys_surely_quick(&s))				\
+			return 0;					\
 		now = bpf_ktime_get_ns();				\
-		if (now - began >= min_latency_ns)			\
+		if (now - s.ns >= min_latency_ns)			\
 			slow_sys_done(nr, PT_REGS_PARM1_CORE_SYSCALL(regs), \
-				      PT_REGS_PARM4_CORE_SYSCALL(regs), ret, began, now); \
+				      PT_REGS_PARM4_CORE_SYSCALL(regs), ret, s.ns, now); \
 		return 0;						\
 	}								\
 	struct slow_syscall_programs_end

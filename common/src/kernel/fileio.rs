@@ -113,6 +113,29 @@ mod tests {
     }
 }
 
+/// How the system call mode's exit tells a quick call (slowio.bpf.h's
+/// sys_surely_quick), for `-v` and `--dry-run`: from jiffies where the
+/// kernel's tick is known and the threshold spans two ticks or more, else
+/// by a second clock read.
+pub fn quick_calls_note(min_latency_ns: u64) -> String {
+    match crate::kernel::probe::tick_ns() {
+        Some(tick) if min_latency_ns > 2 * tick => format!(
+            "a call's end reads the clock only once jiffies has moved {} or more since its \
+             start ({} Hz): before that, the call is surely under the threshold",
+            // The smallest d with (d + 2) * tick >= min_latency_ns.
+            (min_latency_ns - 1) / tick - 1,
+            1_000_000_000 / tick
+        ),
+        Some(tick) => format!(
+            "a call's end reads the clock: the threshold is two ticks or less ({} Hz)",
+            1_000_000_000 / tick
+        ),
+        None => "a call's end reads the clock: the kernel's tick is not known \
+                 (no /boot/config-RELEASE or /proc/config.gz)"
+            .to_string(),
+    }
+}
+
 /// Where a file tool sees the VFS calls it counts or times.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Variant {

@@ -585,6 +585,46 @@ pub fn task_pt_regs() -> bool {
     })
 }
 
+/// The length of the kernel's tick (1/CONFIG_HZ s) in nanoseconds, from its
+/// build configuration (/boot/config-RELEASE, else /proc/config.gz); None
+/// where neither is there, where programs cannot read jiffies (before 5.5),
+/// or with `BPFTOOLS_DISABLE=jiffies`. A program that reads jiffies (one
+/// load) can then bound a time from above without a clock read (a helper
+/// call of 20-odd ns).
+pub fn tick_ns() -> Option<u64> {
+    static TICK: OnceLock<Option<u64>> = OnceLock::new();
+    *TICK.get_or_init(|| {
+        if disabled("jiffies")
+            || !helper(
+                libbpf_sys::BPF_PROG_TYPE_RAW_TRACEPOINT,
+                libbpf_sys::BPF_FUNC_jiffies64,
+            )
+        {
+            return None;
+        }
+        let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok()?;
+        let config = std::fs::read_to_string(format!("/boot/config-{}", release.trim()))
+            .ok()
+            .or_else(|| {
+                let gz = std::fs::File::open("/proc/config.gz").ok()?;
+                let mut text = String::new();
+                std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(gz), &mut text)
+                    .ok()?;
+                Some(text)
+            })?;
+        config_hz(&config).map(|hz| 1_000_000_000 / hz)
+    })
+}
+
+/// CONFIG_HZ of a kernel configuration's text.
+fn config_hz(config: &str) -> Option<u64> {
+    config
+        .lines()
+        .find_map(|l| l.strip_prefix("CONFIG_HZ="))
+        .and_then(|v| v.trim().parse().ok())
+        .filter(|&hz| hz > 0)
+}
+
 /// True if tracing programs can have the current task as a BTF pointer
 /// (bpf_get_current_task_btf, 5.11+), to follow its pointers with direct
 /// loads.
@@ -734,6 +774,14 @@ pub fn pick(candidates: &[Hook]) -> Option<Hook> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn config_hz_is_read_from_the_configuration() {
+        let config = "# CONFIG_HZ_100 is not set\nCONFIG_HZ_250=y\nCONFIG_HZ=250\nCONFIG_HZ_PERIODIC=n\n";
+        assert_eq!(config_hz(config), Some(250));
+        assert_eq!(config_hz("CONFIG_HZ_1000=y\n"), None);
+        assert_eq!(config_hz("CONFIG_HZ=0\n"), None);
+    }
 
     #[test]
     fn tracepoint_arguments_are_counted_from_btf() {

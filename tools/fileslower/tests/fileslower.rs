@@ -87,10 +87,10 @@ fn fileslower_system_call_mode_sees_the_same() {
     check_copy(&[("BPFTOOLS_DISABLE", "fentry,kprobe")]);
 }
 
-/// dd reading a pipe that stays empty for 300 ms after dd blocks in its
-/// read (timed from then: under TCG, dd's start alone can outlast a fixed
-/// sleep, and its read would then not block at all).
-fn blocked_read(dd: &Path) {
+/// dd reading a pipe that stays empty for `ms` after dd blocks in its read
+/// (timed from then: under TCG, dd's start alone can outlast a fixed sleep,
+/// and its read would then not block at all).
+fn blocked_read(dd: &Path, ms: u64) {
     use std::io::Write;
     let mut reader = Command::new(dd)
         .args(["of=/dev/null", "status=none"])
@@ -104,7 +104,7 @@ fn blocked_read(dd: &Path) {
         std::fs::read_to_string(&syscall).is_ok_and(|s| s.starts_with(&reading))
     });
     assert!(blocked, "dd never blocked in read(2)");
-    std::thread::sleep(Duration::from_millis(300));
+    std::thread::sleep(Duration::from_millis(ms));
     let mut pipe = reader.stdin.take().unwrap();
     pipe.write_all(b"x\n").unwrap();
     drop(pipe);
@@ -117,10 +117,10 @@ fn fileslower_threshold_and_other_files() {
     require_root();
     let dd: PathBuf = unique_copy("fsp", "/bin/dd");
     let tool = Traced::start(BIN, &["--json", "-a", "100"]);
-    blocked_read(&dd);
+    blocked_read(&dd, 300);
     let all = stop_and_check_unloaded(tool);
     let tool = Traced::start(BIN, &["--json", "100"]);
-    blocked_read(&dd);
+    blocked_read(&dd, 300);
     let regular = stop_and_check_unloaded(tool);
     let rows = all.json();
     let slow = of_comm(&rows, comm(&dd));
@@ -137,6 +137,27 @@ fn fileslower_threshold_and_other_files() {
         of_comm(&regular.json(), comm(&dd)).is_empty(),
         "a pipe needs -a"
     );
+}
+
+/// A read just over the default 10 ms in the system call mode, whose exit
+/// tells quick calls from jiffies where it knows the tick: seen, as with
+/// jiffies turned off (the clock read at each call's end).
+#[test]
+fn fileslower_a_call_just_over_the_threshold_is_seen() {
+    let _turn = testkit::one_at_a_time();
+    require_root();
+    let dd: PathBuf = unique_copy("fsq", "/bin/dd");
+    for disable in ["fentry,kprobe", "fentry,kprobe,jiffies"] {
+        let env = ("BPFTOOLS_DISABLE", disable);
+        let tool = Traced::start_command(Command::new(BIN).args(["--json", "-a"]).envs([env]));
+        blocked_read(&dd, 15);
+        let rows = stop_and_check_unloaded(tool).json();
+        let slow = of_comm(&rows, comm(&dd));
+        assert_eq!(slow.len(), 1, "{env:?}: the read alone: {rows:#?}");
+        assert_eq!(slow[0]["op"], "R");
+        let ms = slow[0]["latency_ms"].as_f64().unwrap();
+        assert!(ms >= 15.0, "{env:?}: {ms} ms");
+    }
 }
 
 #[test]

@@ -213,6 +213,7 @@ impl Tool for Fsslower {
         rodata.regular_only = true;
         rodata.current_task_btf = probe::current_task_btf();
         rodata.min_latency_ns = self.min_ms().saturating_mul(1_000_000);
+        rodata.tick_ns = probe::tick_ns().unwrap_or(0);
         let mode = self.mode;
         // The file system's own operations need no magic to tell them.
         rodata.fs_magic = if mode == Variant::Syscalls {
@@ -272,7 +273,10 @@ impl Tool for Fsslower {
 
     fn hook_notes(&self) -> Vec<String> {
         match self.mode {
-            Variant::Syscalls => vec![self.syscall_note()],
+            Variant::Syscalls => vec![
+                self.syscall_note(),
+                fileio::quick_calls_note(self.min_ms().saturating_mul(1_000_000)),
+            ],
             _ => Vec::new(),
         }
     }
