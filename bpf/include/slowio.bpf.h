@@ -105,41 +105,63 @@ done:
  * functions that do the work: every system call passes sys_enter and
  * sys_exit, so a call that is not slow must cost no more than noting when
  * it began and finding, at its end, that it was quick. The entry keeps the
- * time alone (and the jiffies), in task local storage (5.11+; by thread in
- * a hash map where the kernel has none); the exit finds the file, its
- * type, its file system, its position and its name only for a call that
- * took at least min_latency_ns. The arguments are still in the task's
- * saved registers at exit. */
+ * time (and where it can, its CPU's run queue clock), in task local
+ * storage (5.11+; by thread in a hash map where the kernel has none); the
+ * exit finds the file, its type, its file system, its position and its
+ * name only for a call that took at least min_latency_ns. The arguments
+ * are still in the task's saved registers at exit. */
 struct sys_start {
 	__u64 ns;
-	__u64 jiffies;
+	/* The run queue the call began on (its CPU's) and its clock then:
+	 * tp_btf, where the tick is known. */
+	__u64 rq;
+	__u64 rq_clock;
 };
 
 TASK_START_MAPS_OF(struct sys_start);
 
-/* The kernel's tick in nanoseconds (common::kernel::probe::tick_ns), 0
- * where not known. */
+/* The kernel's tick in nanoseconds (common::kernel::fileio::
+ * quick_call_tick_ns), 0 where the run queue clock cannot bound a call. */
 const volatile __u64 tick_ns = 0;
 
-/* A call's start: the clock (a helper call of some 20 ns, the cost of this
- * mode that no program can avoid) and, where the tick is known, jiffies
- * (a load). */
-static __always_inline void sys_start_now(struct sys_start *s)
+/* The current CPU's run queue, from a tp_btf program: the task's CFS queue
+ * points to it (CONFIG_FAIR_GROUP_SCHED; else none). */
+static __always_inline struct rq *sys_this_rq(void)
 {
+	if (!tick_ns || !bpf_core_field_exists(struct sched_entity, cfs_rq))
+		return 0;
+	return bpf_get_current_task_btf()->se.cfs_rq->rq;
+}
+
+/* A call's start, from a tp_btf program: the clock (a helper call of some
+ * 20 ns, the one cost of this mode that no program can do without) and the
+ * run queue's clock (loads). */
+static __always_inline void sys_start_btf(struct sys_start *s)
+{
+	struct rq *rq = sys_this_rq();
+
 	s->ns = bpf_ktime_get_ns();
-	if (tick_ns)
-		s->jiffies = bpf_jiffies64();
+	if (rq) {
+		s->rq = (__u64)rq;
+		s->rq_clock = rq->clock;
+	}
 }
 
 /* Whether a call that began at `s` surely took less than min_latency_ns,
- * known from jiffies without reading the clock again. A call that began
- * with jiffies at J0 began after tick J0; at its end jiffies J1 is at most
- * a tick behind (a CPU coming out of idle brings it up to date first), so
- * it took less than J1 - J0 + 2 ticks. With the default 10 ms and 250 Hz,
- * every call that saw no tick or one: all but the slow. */
+ * known without reading the clock again. A run queue's clock is the
+ * scheduler's clock when its CPU last scheduled or ticked: at the start it
+ * is no later than the start; at the end, on the same CPU (where the task
+ * has run since it was last scheduled, so that CPU ticks), at most a tick
+ * behind. So a call took less than the difference and a tick; one more
+ * tick of margin. The global jiffies would do as well but for the stalls
+ * the kernel itself allows for (a VM's timekeeping CPU preempted: five
+ * ticks). With the default 10 ms and 250 Hz: every call that saw no tick
+ * of its CPU, all but the slow. */
 static __always_inline bool sys_surely_quick(const struct sys_start *s)
 {
-	return tick_ns && (bpf_jiffies64() - s->jiffies + 2) * tick_ns < min_latency_ns;
+	struct rq *rq = sys_this_rq();
+
+	return rq && (__u64)rq == s->rq && rq->clock - s->rq_clock + 2 * tick_ns < min_latency_ns;
 }
 
 static __always_inline bool slow_sys_allowed(void)
@@ -215,7 +237,7 @@ static __always_inline bool slow_sys_wanted(long nr)
 					     bpf_get_current_task_btf(), 0, \
 					     BPF_LOCAL_STORAGE_GET_F_CREATE); \
 		if (start)						\
-			sys_start_now(start);				\
+			sys_start_btf(start);				\
 		return 0;						\
 	}								\
 	SEC("tp_btf/sys_exit")						\
@@ -249,7 +271,7 @@ static __always_inline bool slow_sys_wanted(long nr)
 									\
 		if (!slow_sys_wanted(nr))				\
 			return 0;					\
-		sys_start_now(&s);					\
+		s.ns = bpf_ktime_get_ns();				\
 		bpf_map_update_elem(&start, &tid, &s, BPF_ANY);		\
 		return 0;						\
 	}								\
@@ -258,22 +280,20 @@ static __always_inline bool slow_sys_wanted(long nr)
 	{								\
 		__u32 tid = (__u32)bpf_get_current_pid_tgid();		\
 		long nr = SYSCALL_NR_READ(regs);			\
-		struct sys_start *t, s;					\
-		__u64 now;						\
+		struct sys_start *t;					\
+		__u64 began, now;					\
 									\
 		if (file_op(nr) == FOP_NONE)				\
 			return 0;					\
 		t = bpf_map_lookup_elem(&start, &tid);			\
 		if (!t)							\
 			return 0;					\
-		s = *t;							\
+		began = t->ns;						\
 		bpf_map_delete_elem(&start, &tid);			\
-		if (sys_surely_quick(&s))				\
-			return 0;					\
 		now = bpf_ktime_get_ns();				\
-		if (now - s.ns >= min_latency_ns)			\
+		if (now - began >= min_latency_ns)			\
 			slow_sys_done(nr, PT_REGS_PARM1_CORE_SYSCALL(regs), \
-				      PT_REGS_PARM4_CORE_SYSCALL(regs), ret, s.ns, now); \
+				      PT_REGS_PARM4_CORE_SYSCALL(regs), ret, began, now); \
 		return 0;						\
 	}								\
 	struct slow_syscall_programs_end

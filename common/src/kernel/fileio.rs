@@ -113,26 +113,41 @@ mod tests {
     }
 }
 
-/// How the system call mode's exit tells a quick call (slowio.bpf.h's
-/// sys_surely_quick), for `-v` and `--dry-run`: from jiffies where the
-/// kernel's tick is known and the threshold spans two ticks or more, else
-/// by a second clock read.
+/// The tick that bounds a system call's time from its CPU's run queue
+/// clock (slowio.bpf.h's sys_surely_quick), and why there is none: the
+/// kernel's tick where known, and where every CPU that runs a task ticks
+/// (none runs without a tick: nohz_full). The run queue is found through
+/// the task's CFS queue (CONFIG_FAIR_GROUP_SCHED, which distributions set;
+/// without it every call's end reads the clock).
+pub fn quick_call_tick_ns() -> std::result::Result<u64, &'static str> {
+    if crate::kernel::probe::disabled("tick") {
+        return Err("turned off (BPFTOOLS_DISABLE=tick)");
+    }
+    let tickless = std::fs::read_to_string("/sys/devices/system/cpu/nohz_full")
+        .is_ok_and(|cpus| !matches!(cpus.trim(), "" | "(null)"));
+    if tickless {
+        return Err("CPUs run tasks without a tick (nohz_full)");
+    }
+    crate::kernel::probe::tick_ns()
+        .ok_or("the kernel's tick is not known (no /boot/config-RELEASE or /proc/config.gz)")
+}
+
+/// How the system call mode's exit tells a quick call, for `-v` and
+/// `--dry-run`.
 pub fn quick_calls_note(min_latency_ns: u64) -> String {
-    match crate::kernel::probe::tick_ns() {
-        Some(tick) if min_latency_ns > 2 * tick => format!(
-            "a call's end reads the clock only once jiffies has moved {} or more since its \
-             start ({} Hz): before that, the call is surely under the threshold",
-            // The smallest d with (d + 2) * tick >= min_latency_ns.
-            (min_latency_ns - 1) / tick - 1,
+    match quick_call_tick_ns() {
+        Ok(tick) if min_latency_ns > 2 * tick => format!(
+            "a call that ends on the CPU it began on, that CPU's run queue clock less than \
+             {:.1} ms on (the threshold less two ticks at {} Hz), is known quick without a \
+             second clock read",
+            (min_latency_ns - 2 * tick) as f64 / 1e6,
             1_000_000_000 / tick
         ),
-        Some(tick) => format!(
-            "a call's end reads the clock: the threshold is two ticks or less ({} Hz)",
+        Ok(tick) => format!(
+            "every call's end reads the clock: the threshold is two ticks or less ({} Hz)",
             1_000_000_000 / tick
         ),
-        None => "a call's end reads the clock: the kernel's tick is not known \
-                 (no /boot/config-RELEASE or /proc/config.gz)"
-            .to_string(),
+        Err(why) => format!("every call's end reads the clock: {why}"),
     }
 }
 

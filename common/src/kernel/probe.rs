@@ -587,21 +587,10 @@ pub fn task_pt_regs() -> bool {
 
 /// The length of the kernel's tick (1/CONFIG_HZ s) in nanoseconds, from its
 /// build configuration (/boot/config-RELEASE, else /proc/config.gz); None
-/// where neither is there, where programs cannot read jiffies (before 5.5),
-/// or with `BPFTOOLS_DISABLE=jiffies`. A program that reads jiffies (one
-/// load) can then bound a time from above without a clock read (a helper
-/// call of 20-odd ns).
+/// where neither is there.
 pub fn tick_ns() -> Option<u64> {
     static TICK: OnceLock<Option<u64>> = OnceLock::new();
     *TICK.get_or_init(|| {
-        if disabled("jiffies")
-            || !helper(
-                libbpf_sys::BPF_PROG_TYPE_RAW_TRACEPOINT,
-                libbpf_sys::BPF_FUNC_jiffies64,
-            )
-        {
-            return None;
-        }
         let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok()?;
         let config = std::fs::read_to_string(format!("/boot/config-{}", release.trim()))
             .ok()
@@ -627,13 +616,15 @@ fn config_hz(config: &str) -> Option<u64> {
 
 /// True if tracing programs can have the current task as a BTF pointer
 /// (bpf_get_current_task_btf, 5.11+), to follow its pointers with direct
-/// loads.
+/// loads. Probed with a raw_tp program, which has the same tracing helpers:
+/// libbpf cannot probe a helper for tracing (fentry, tp_btf) programs,
+/// which need an attach target, and says no.
 pub fn current_task_btf() -> bool {
     static HAS: OnceLock<bool> = OnceLock::new();
     *HAS.get_or_init(|| {
         !disabled("current_task_btf")
             && helper(
-                libbpf_sys::BPF_PROG_TYPE_TRACING,
+                libbpf_sys::BPF_PROG_TYPE_RAW_TRACEPOINT,
                 libbpf_sys::BPF_FUNC_get_current_task_btf,
             )
     })

@@ -89,7 +89,7 @@ impl Tool for Fileslower {
         rodata.regular_only = !self.args.all_files;
         rodata.current_task_btf = probe::current_task_btf();
         rodata.min_latency_ns = self.args.min_ms.saturating_mul(1_000_000);
-        rodata.tick_ns = probe::tick_ns().unwrap_or(0);
+        rodata.tick_ns = fileio::quick_call_tick_ns().unwrap_or(0);
         let p = &mut open.progs;
         let mode = self.mode;
         probe::load_when(

@@ -140,14 +140,14 @@ fn fileslower_threshold_and_other_files() {
 }
 
 /// A read just over the default 10 ms in the system call mode, whose exit
-/// tells quick calls from jiffies where it knows the tick: seen, as with
-/// jiffies turned off (the clock read at each call's end).
+/// tells quick calls from the run queue's clock where it knows the tick:
+/// seen, as with that turned off (the clock read at each call's end).
 #[test]
 fn fileslower_a_call_just_over_the_threshold_is_seen() {
     let _turn = testkit::one_at_a_time();
     require_root();
     let dd: PathBuf = unique_copy("fsq", "/bin/dd");
-    for disable in ["fentry,kprobe", "fentry,kprobe,jiffies"] {
+    for disable in ["fentry,kprobe", "fentry,kprobe,tick"] {
         let env = ("BPFTOOLS_DISABLE", disable);
         let tool = Traced::start_command(Command::new(BIN).args(["--json", "-a"]).envs([env]));
         blocked_read(&dd, 15);

@@ -213,7 +213,7 @@ impl Tool for Fsslower {
         rodata.regular_only = true;
         rodata.current_task_btf = probe::current_task_btf();
         rodata.min_latency_ns = self.min_ms().saturating_mul(1_000_000);
-        rodata.tick_ns = probe::tick_ns().unwrap_or(0);
+        rodata.tick_ns = fileio::quick_call_tick_ns().unwrap_or(0);
         let mode = self.mode;
         // The file system's own operations need no magic to tell them.
         rodata.fs_magic = if mode == Variant::Syscalls {
