@@ -124,21 +124,22 @@ TASK_START_MAPS_OF(struct sys_start);
  * quick_call_tick_ns), 0 where the run queue clock cannot bound a call. */
 const volatile __u64 tick_ns = 0;
 
-/* The current CPU's run queue, from a tp_btf program: the task's CFS queue
- * points to it (CONFIG_FAIR_GROUP_SCHED; else none). */
-static __always_inline struct rq *sys_this_rq(void)
+/* The run queue of the CPU that `task` (the current task) runs on, from a
+ * tp_btf program: its CFS queue points to it (CONFIG_FAIR_GROUP_SCHED;
+ * else none). */
+static __always_inline struct rq *sys_this_rq(struct task_struct *task)
 {
 	if (!tick_ns || !bpf_core_field_exists(struct sched_entity, cfs_rq))
 		return 0;
-	return bpf_get_current_task_btf()->se.cfs_rq->rq;
+	return task->se.cfs_rq->rq;
 }
 
 /* A call's start, from a tp_btf program: the clock (a helper call of some
  * 20 ns, the one cost of this mode that no program can do without) and the
  * run queue's clock (loads). */
-static __always_inline void sys_start_btf(struct sys_start *s)
+static __always_inline void sys_start_btf(struct sys_start *s, struct task_struct *task)
 {
-	struct rq *rq = sys_this_rq();
+	struct rq *rq = sys_this_rq(task);
 
 	s->ns = bpf_ktime_get_ns();
 	if (rq) {
@@ -157,9 +158,9 @@ static __always_inline void sys_start_btf(struct sys_start *s)
  * the kernel itself allows for (a VM's timekeeping CPU preempted: five
  * ticks). With the default 10 ms and 250 Hz: every call that saw no tick
  * of its CPU, all but the slow. */
-static __always_inline bool sys_surely_quick(const struct sys_start *s)
+static __always_inline bool sys_surely_quick(const struct sys_start *s, struct task_struct *task)
 {
-	struct rq *rq = sys_this_rq();
+	struct rq *rq = sys_this_rq(task);
 
 	return rq && (__u64)rq == s->rq && rq->clock - s->rq_clock + 2 * tick_ns < min_latency_ns;
 }
@@ -229,33 +230,35 @@ static __always_inline bool slow_sys_wanted(long nr)
 	SEC("tp_btf/sys_enter")						\
 	int BPF_PROG(fs_sys_enter, struct pt_regs *regs, long nr)	\
 	{								\
+		struct task_struct *task;				\
 		struct sys_start *start;				\
 									\
 		if (!slow_sys_wanted(nr))				\
 			return 0;					\
-		start = bpf_task_storage_get(&start_storage,		\
-					     bpf_get_current_task_btf(), 0, \
+		task = bpf_get_current_task_btf();			\
+		start = bpf_task_storage_get(&start_storage, task, 0,	\
 					     BPF_LOCAL_STORAGE_GET_F_CREATE); \
 		if (start)						\
-			sys_start_btf(start);				\
+			sys_start_btf(start, task);			\
 		return 0;						\
 	}								\
 	SEC("tp_btf/sys_exit")						\
 	int BPF_PROG(fs_sys_exit, struct pt_regs *regs, long ret)	\
 	{								\
 		long nr = SYSCALL_NR(regs);				\
+		struct task_struct *task;				\
 		struct sys_start *start;				\
 		__u64 began, now;					\
 									\
 		if (file_op(nr) == FOP_NONE)				\
 			return 0;					\
-		start = bpf_task_storage_get(&start_storage,		\
-					     bpf_get_current_task_btf(), 0, 0); \
+		task = bpf_get_current_task_btf();			\
+		start = bpf_task_storage_get(&start_storage, task, 0, 0); \
 		if (!start || !start->ns)				\
 			return 0;					\
 		began = start->ns;					\
 		start->ns = 0;						\
-		if (sys_surely_quick(start))				\
+		if (sys_surely_quick(start, task))			\
 			return 0;					\
 		now = bpf_ktime_get_ns();				\
 		if (now - began >= min_latency_ns)			\
