@@ -255,8 +255,8 @@ impl Peer {
     }
 
     /// A floor: empty programs at `hooks` (`tp_btf/sys_enter`,
-    /// `raw_tp/sys_exit`), loaded by bpf(2) with no library: what any tool
-    /// on those hooks costs at least.
+    /// `raw_tp/sys_exit`; `+clock` after one: it reads the clock), loaded by
+    /// bpf(2) with no library: what any tool on those hooks costs at least.
     pub const fn floor_tp_btf(label: &'static str, hooks: &'static [&'static str]) -> Peer {
         Peer {
             runs: PeerRun::Floor {
@@ -280,6 +280,12 @@ impl Peer {
     pub const FLOOR_ENTER_EXIT: Peer = Peer::floor_tp_btf(
         "floor: empty tp_btf programs at sys_enter and sys_exit",
         &["tp_btf/sys_enter", "tp_btf/sys_exit"],
+    );
+    /// A clock read at sys_enter and an empty program at sys_exit: what
+    /// timing each system call costs at least (a start must be read).
+    pub const FLOOR_CLOCK_ENTER_EXIT: Peer = Peer::floor_tp_btf(
+        "floor: a clock read at sys_enter, empty at sys_exit (tp_btf)",
+        &["tp_btf/sys_enter+clock", "tp_btf/sys_exit"],
     );
     /// The same as bpftrace attaches them.
     pub const FLOOR_BPFTRACE_ENTER_EXIT: Peer = Peer::floor_bpftrace(

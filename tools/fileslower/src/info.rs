@@ -35,6 +35,7 @@ pub const INFO: ToolInfo = ToolInfo {
         peers: &[
             Peer::bcc(Ready::Line("TIME(s)")),
             Peer::FLOOR_ENTER_EXIT,
+            Peer::FLOOR_CLOCK_ENTER_EXIT,
             Peer::FLOOR_BPFTRACE_ENTER_EXIT,
         ],
         extras: &[],

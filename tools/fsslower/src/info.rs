@@ -63,6 +63,7 @@ pub const INFO: ToolInfo = ToolInfo {
                 reference: false,
             },
             Peer::FLOOR_ENTER_EXIT,
+            Peer::FLOOR_CLOCK_ENTER_EXIT,
             Peer::FLOOR_BPFTRACE_ENTER_EXIT,
         ],
         extras: &[],

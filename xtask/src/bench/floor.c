@@ -6,6 +6,8 @@
 // btf:NAME:ID  a tp_btf program; ID is vmlinux's BTF id of the typedef
 //              btf_trace_NAME (xtask finds it).
 // raw:NAME     a raw_tp program.
+// ...:clock    the program reads the clock (bpf_ktime_get_ns) first: the
+//              least a program that times something does.
 #include <errno.h>
 #include <linux/bpf.h>
 #include <signal.h>
@@ -33,27 +35,34 @@ static void fail(const char *what, const char *hook, int err)
 // Returns the attached program's fd (the link: closing it detaches).
 static int attach(const char *hook)
 {
-	char name[64];
+	char name[64], what[8] = "";
 	unsigned int btf_id = 0;
 	int btf;
-	if (sscanf(hook, "btf:%63[^:]:%u", name, &btf_id) == 2)
+	if (sscanf(hook, "btf:%63[^:]:%u:%7s", name, &btf_id, what) >= 2)
 		btf = 1;
-	else if (sscanf(hook, "raw:%63s", name) == 1)
+	else if (sscanf(hook, "raw:%63[^:]:%7s", name, what) >= 1)
 		btf = 0;
 	else {
 		fprintf(stderr, "floor: %s: not btf:NAME:ID or raw:NAME\n", hook);
 		exit(2);
 	}
+	int clock = strcmp(what, "clock") == 0;
+	if (what[0] && !clock) {
+		fprintf(stderr, "floor: %s: only :clock may follow\n", hook);
+		exit(2);
+	}
 
 	struct bpf_insn insns[] = {
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_ktime_get_ns },
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
 	union bpf_attr attr;
 	memset(&attr, 0, sizeof(attr));
 	attr.prog_type = btf ? BPF_PROG_TYPE_TRACING : BPF_PROG_TYPE_RAW_TRACEPOINT;
-	attr.insns = (unsigned long)insns;
-	attr.insn_cnt = sizeof(insns) / sizeof(insns[0]);
+	// Without the clock, from the second instruction on.
+	attr.insns = (unsigned long)(clock ? insns : insns + 1);
+	attr.insn_cnt = sizeof(insns) / sizeof(insns[0]) - !clock;
 	attr.license = (unsigned long)"GPL";
 	attr.log_buf = (unsigned long)log_buf;
 	attr.log_size = sizeof(log_buf);

@@ -367,19 +367,26 @@ fn vmlinux_btf() -> Result<String, String> {
 
 /// floor.c's arguments: `btf:NAME:ID` for `tp_btf/NAME`, ID being the
 /// typedef `btf_trace_NAME` in `btf` (a raw dump), and `raw:NAME` for
-/// `raw_tp/NAME`.
+/// `raw_tp/NAME`; `:clock` after either for a hook ending in `+clock`.
 fn floor_args(hooks: &[&str], btf: Option<&str>) -> Result<Vec<String>, String> {
     hooks
         .iter()
-        .map(|hook| match hook.split_once('/') {
-            Some(("tp_btf", name)) => {
-                let typedef = format!("btf_trace_{name}");
-                btf.and_then(|dump| typedef_id(dump, &typedef))
-                    .map(|id| format!("btf:{name}:{id}"))
-                    .ok_or_else(|| format!("vmlinux's BTF has no typedef {typedef}"))
+        .map(|hook| {
+            // `+clock`: the program reads the clock (floor.c's `:clock`).
+            let (hook, clock) = match hook.strip_suffix("+clock") {
+                Some(h) => (h, ":clock"),
+                None => (*hook, ""),
+            };
+            match hook.split_once('/') {
+                Some(("tp_btf", name)) => {
+                    let typedef = format!("btf_trace_{name}");
+                    btf.and_then(|dump| typedef_id(dump, &typedef))
+                        .map(|id| format!("btf:{name}:{id}{clock}"))
+                        .ok_or_else(|| format!("vmlinux's BTF has no typedef {typedef}"))
+                }
+                Some(("raw_tp", name)) => Ok(format!("raw:{name}{clock}")),
+                _ => Err(format!("floor hook {hook}: not tp_btf/NAME or raw_tp/NAME")),
             }
-            Some(("raw_tp", name)) => Ok(format!("raw:{name}")),
-            _ => Err(format!("floor hook {hook}: not tp_btf/NAME or raw_tp/NAME")),
         })
         .collect()
 }
@@ -502,6 +509,10 @@ mod tests {
         assert_eq!(
             floor_args(&["tp_btf/sys_enter", "raw_tp/sys_exit"], Some(dump)),
             Ok(vec!["btf:sys_enter:11324".into(), "raw:sys_exit".into()])
+        );
+        assert_eq!(
+            floor_args(&["tp_btf/sys_enter+clock", "raw_tp/sys_exit+clock"], Some(dump)),
+            Ok(vec!["btf:sys_enter:11324:clock".into(), "raw:sys_exit:clock".into()])
         );
         assert!(floor_args(&["tp_btf/sched_switch"], Some(dump)).is_err());
         assert!(floor_args(&["kprobe/vfs_read"], None).is_err());
