@@ -115,20 +115,25 @@ mod tests {
 
 /// The tick that bounds a system call's time from its CPU's run queue
 /// clock (slowio.bpf.h's sys_surely_quick), and why there is none: the
-/// kernel's tick where known, and where every CPU that runs a task ticks
-/// (none runs without a tick: nohz_full). The run queue is found through
+/// kernel's tick where known, where the programs are tp_btf (task storage),
+/// and where every CPU that runs a task ticks (none runs without a tick:
+/// nohz_full). The run queue is found through
 /// the task's CFS queue (CONFIG_FAIR_GROUP_SCHED, which distributions set;
 /// without it every call's end reads the clock).
 pub fn quick_call_tick_ns() -> std::result::Result<u64, &'static str> {
-    if crate::kernel::probe::disabled("tick") {
+    use crate::kernel::probe;
+    if probe::disabled("tick") {
         return Err("turned off (BPFTOOLS_DISABLE=tick)");
+    }
+    if probe::task_state_hook() != Some(probe::Hook::TpBtf) {
+        return Err("raw_tp programs (no task storage: before 5.11) read no run queue");
     }
     let tickless = std::fs::read_to_string("/sys/devices/system/cpu/nohz_full")
         .is_ok_and(|cpus| !matches!(cpus.trim(), "" | "(null)"));
     if tickless {
         return Err("CPUs run tasks without a tick (nohz_full)");
     }
-    crate::kernel::probe::tick_ns()
+    probe::tick_ns()
         .ok_or("the kernel's tick is not known (no /boot/config-RELEASE or /proc/config.gz)")
 }
 

@@ -768,7 +768,8 @@ mod tests {
 
     #[test]
     fn config_hz_is_read_from_the_configuration() {
-        let config = "# CONFIG_HZ_100 is not set\nCONFIG_HZ_250=y\nCONFIG_HZ=250\nCONFIG_HZ_PERIODIC=n\n";
+        let config =
+            "# CONFIG_HZ_100 is not set\nCONFIG_HZ_250=y\nCONFIG_HZ=250\nCONFIG_HZ_PERIODIC=n\n";
         assert_eq!(config_hz(config), Some(250));
         assert_eq!(config_hz("CONFIG_HZ_1000=y\n"), None);
         assert_eq!(config_hz("CONFIG_HZ=0\n"), None);

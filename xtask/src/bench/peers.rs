@@ -511,8 +511,14 @@ mod tests {
             Ok(vec!["btf:sys_enter:11324".into(), "raw:sys_exit".into()])
         );
         assert_eq!(
-            floor_args(&["tp_btf/sys_enter+clock", "raw_tp/sys_exit+clock"], Some(dump)),
-            Ok(vec!["btf:sys_enter:11324:clock".into(), "raw:sys_exit:clock".into()])
+            floor_args(
+                &["tp_btf/sys_enter+clock", "raw_tp/sys_exit+clock"],
+                Some(dump)
+            ),
+            Ok(vec![
+                "btf:sys_enter:11324:clock".into(),
+                "raw:sys_exit:clock".into()
+            ])
         );
         assert!(floor_args(&["tp_btf/sched_switch"], Some(dump)).is_err());
         assert!(floor_args(&["kprobe/vfs_read"], None).is_err());

@@ -277,6 +277,10 @@ mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 mount -t tmpfs tmpfs /lib/modules
 mkdir -p /lib/modules/{release}
 mount --bind {modules} /lib/modules/{release}
+# The kernel's configuration where distributions keep it (the tools read
+# CONFIG_HZ there), over this machine's /boot.
+mount -t tmpfs tmpfs /boot
+cp {config} /boot/ || echo "vmtest: no kernel configuration"
 hostname vmtest
 ip link set lo up
 for m in {test_modules}; do modprobe -q $m 2>/dev/null; done
@@ -292,6 +296,10 @@ echo "vmtest: Linux $(uname -r), $(nproc) CPUs"
 "#,
         release = kernel.release,
         modules = kernel.modules.display(),
+        config = kernel
+            .vmlinuz
+            .with_file_name(format!("config-{}", kernel.release))
+            .display(),
         test_modules = TEST_MODULES.join(" "),
         results = results.display(),
     );
