@@ -15,20 +15,26 @@
  * to it are dead code, which the verifier does not check. */
 const volatile bool current_task_btf = false;
 
-/* The kernel has bpf_rdonly_cast (6.2+), which the verifier turns into a
- * move: a pointer cast with it is read with direct (fault-safe) loads
- * rather than a probe-read helper call each. */
+/* Set by the front end (common::kernel::probe::rdonly_cast): the kernel has
+ * the bpf_rdonly_cast kfunc (6.2+), which the verifier turns into a move.
+ * A rodata flag rather than bpf_ksym_exists, whose load of a kfunc's
+ * address kernels before 6.4 refuse even in dead code. */
+const volatile bool rdonly_cast = false;
+
+/* A pointer cast with bpf_rdonly_cast is read with direct (fault-safe)
+ * loads rather than a probe-read helper call each. The descriptor's slot
+ * is read as a kiocb, whose first member is a struct file pointer. */
 static __always_inline bool fast_file_loads(void)
 {
-	return current_task_btf && bpf_ksym_exists(bpf_rdonly_cast);
+	return current_task_btf && rdonly_cast &&
+	       bpf_core_field_offset(struct kiocb, ki_filp) == 0;
 }
 
 /* The file open at `fd` in the current task, or NULL, from a tp_btf
  * program: the task's pointers followed with direct loads where the kernel
  * allows (a helper call each costs more than the rest of a read's
- * accounting), else with probe reads; the descriptor's slot read through a
- * cast to kiocb, whose first member is a struct file pointer (6.2+), else
- * with one probe read. */
+ * accounting), else with probe reads; the descriptor's slot with a direct
+ * load where fast_file_loads(), else with one probe read. */
 static __always_inline struct file *fd_file(long fd)
 {
 	struct fdtable *fdt;

@@ -141,11 +141,15 @@ static __always_inline void sys_start_btf(struct sys_start *s, struct task_struc
 {
 	struct rq *rq = sys_this_rq(task);
 
-	s->ns = bpf_ktime_get_ns();
+	/* The run queue's clock first: a tick (or a VM's stolen time) between
+	 * the two reads must not leave it later than the start. */
 	if (rq) {
 		s->rq = (__u64)rq;
 		s->rq_clock = rq->clock;
+	} else {
+		s->rq = 0;
 	}
+	s->ns = bpf_ktime_get_ns();
 }
 
 /* Whether a call that began at `s` surely took less than min_latency_ns,

@@ -115,11 +115,10 @@ mod tests {
 
 /// The tick that bounds a system call's time from its CPU's run queue
 /// clock (slowio.bpf.h's sys_surely_quick), and why there is none: the
-/// kernel's tick where known, where the programs are tp_btf (task storage),
-/// and where every CPU that runs a task ticks (none runs without a tick:
-/// nohz_full). The run queue is found through
-/// the task's CFS queue (CONFIG_FAIR_GROUP_SCHED, which distributions set;
-/// without it every call's end reads the clock).
+/// kernel's tick where its configuration is there, where the programs are
+/// tp_btf (task storage), where the run queue is found through the task's
+/// CFS queue (CONFIG_FAIR_GROUP_SCHED), and where every CPU that runs a
+/// task ticks (none runs without a tick: nohz_full).
 pub fn quick_call_tick_ns() -> std::result::Result<u64, &'static str> {
     use crate::kernel::probe;
     if probe::disabled("tick") {
@@ -128,13 +127,24 @@ pub fn quick_call_tick_ns() -> std::result::Result<u64, &'static str> {
     if probe::task_state_hook() != Some(probe::Hook::TpBtf) {
         return Err("raw_tp programs (no task storage: before 5.11) read no run queue");
     }
-    let tickless = std::fs::read_to_string("/sys/devices/system/cpu/nohz_full")
-        .is_ok_and(|cpus| !matches!(cpus.trim(), "" | "(null)"));
-    if tickless {
-        return Err("CPUs run tasks without a tick (nohz_full)");
+    let Some(tick) = probe::tick_ns() else {
+        return Err("the kernel's tick is not known (no /boot/config-RELEASE or /proc/config.gz)");
+    };
+    if probe::kernel_config_value("CONFIG_FAIR_GROUP_SCHED") != Some("y") {
+        return Err(
+            "the kernel has no CONFIG_FAIR_GROUP_SCHED (the run queue is found through it)",
+        );
     }
-    probe::tick_ns()
-        .ok_or("the kernel's tick is not known (no /boot/config-RELEASE or /proc/config.gz)")
+    // Listed only where the kernel can run CPUs without a tick; "(null)"
+    // where it runs none so.
+    let tickless = match std::fs::read_to_string("/sys/devices/system/cpu/nohz_full") {
+        Ok(cpus) => !matches!(cpus.trim(), "" | "(null)"),
+        Err(_) => probe::kernel_config_value("CONFIG_NO_HZ_FULL") == Some("y"),
+    };
+    if tickless {
+        return Err("CPUs may run tasks without a tick (nohz_full)");
+    }
+    Ok(tick)
 }
 
 /// How the system call mode's exit tells a quick call, for `-v` and

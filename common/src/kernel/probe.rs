@@ -585,33 +585,46 @@ pub fn task_pt_regs() -> bool {
     })
 }
 
-/// The length of the kernel's tick (1/CONFIG_HZ s) in nanoseconds, from its
-/// build configuration (/boot/config-RELEASE, else /proc/config.gz); None
-/// where neither is there.
-pub fn tick_ns() -> Option<u64> {
-    static TICK: OnceLock<Option<u64>> = OnceLock::new();
-    *TICK.get_or_init(|| {
-        let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok()?;
-        let config = std::fs::read_to_string(format!("/boot/config-{}", release.trim()))
-            .ok()
-            .or_else(|| {
-                let gz = std::fs::File::open("/proc/config.gz").ok()?;
-                let mut text = String::new();
-                std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(gz), &mut text)
-                    .ok()?;
-                Some(text)
-            })?;
-        config_hz(&config).map(|hz| 1_000_000_000 / hz)
-    })
+/// The kernel's build configuration, where distributions keep it
+/// (/boot/config-RELEASE, else /proc/config.gz), read once; None where
+/// neither is there.
+fn kernel_config() -> Option<&'static str> {
+    static CONFIG: OnceLock<Option<String>> = OnceLock::new();
+    CONFIG
+        .get_or_init(|| {
+            let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok()?;
+            std::fs::read_to_string(format!("/boot/config-{}", release.trim()))
+                .ok()
+                .or_else(|| {
+                    let gz = std::fs::File::open("/proc/config.gz").ok()?;
+                    let mut text = String::new();
+                    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(gz), &mut text)
+                        .ok()?;
+                    Some(text)
+                })
+        })
+        .as_deref()
 }
 
-/// CONFIG_HZ of a kernel configuration's text.
-fn config_hz(config: &str) -> Option<u64> {
+/// The value of option `name` (`CONFIG_HZ`) in the kernel's configuration:
+/// None where it is not set or the configuration is not there.
+pub fn kernel_config_value(name: &str) -> Option<&'static str> {
+    config_value(kernel_config()?, name)
+}
+
+/// The value of option `name` in a configuration's text.
+fn config_value<'a>(config: &'a str, name: &str) -> Option<&'a str> {
     config
         .lines()
-        .find_map(|l| l.strip_prefix("CONFIG_HZ="))
-        .and_then(|v| v.trim().parse().ok())
-        .filter(|&hz| hz > 0)
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix('='))
+        .map(str::trim)
+}
+
+/// The length of the kernel's tick (1/CONFIG_HZ s) in nanoseconds, from its
+/// configuration.
+pub fn tick_ns() -> Option<u64> {
+    let hz: u64 = kernel_config_value("CONFIG_HZ")?.parse().ok()?;
+    (hz > 0).then(|| 1_000_000_000 / hz)
 }
 
 /// True if tracing programs can have the current task as a BTF pointer
@@ -628,6 +641,15 @@ pub fn current_task_btf() -> bool {
                 libbpf_sys::BPF_FUNC_get_current_task_btf,
             )
     })
+}
+
+/// True if the kernel has the bpf_rdonly_cast kfunc (6.2+) and tracing
+/// programs the current task as a BTF pointer: files.bpf.h then reads a
+/// descriptor's file with direct loads.
+pub fn rdonly_cast() -> bool {
+    !disabled("rdonly_cast")
+        && current_task_btf()
+        && vmlinux_type("bpf_rdonly_cast", libbpf_sys::BTF_KIND_FUNC).is_some()
 }
 
 /// True if tracing programs can keep state in task storage (5.11+).
@@ -767,12 +789,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn config_hz_is_read_from_the_configuration() {
+    fn config_values_are_read_from_the_configuration() {
         let config =
-            "# CONFIG_HZ_100 is not set\nCONFIG_HZ_250=y\nCONFIG_HZ=250\nCONFIG_HZ_PERIODIC=n\n";
-        assert_eq!(config_hz(config), Some(250));
-        assert_eq!(config_hz("CONFIG_HZ_1000=y\n"), None);
-        assert_eq!(config_hz("CONFIG_HZ=0\n"), None);
+            "# CONFIG_HZ_100 is not set\nCONFIG_HZ_250=y\nCONFIG_HZ=250\nCONFIG_NO_HZ_FULL=y\n";
+        assert_eq!(config_value(config, "CONFIG_HZ"), Some("250"));
+        assert_eq!(config_value(config, "CONFIG_NO_HZ_FULL"), Some("y"));
+        assert_eq!(config_value(config, "CONFIG_HZ_100"), None);
+        assert_eq!(config_value(config, "CONFIG_FAIR_GROUP_SCHED"), None);
     }
 
     #[test]

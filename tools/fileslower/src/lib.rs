@@ -88,8 +88,11 @@ impl Tool for Fileslower {
         let rodata = maps::rodata(&mut open.maps.rodata_data)?;
         rodata.regular_only = !self.args.all_files;
         rodata.current_task_btf = probe::current_task_btf();
+        rodata.rdonly_cast = probe::rdonly_cast();
         rodata.min_latency_ns = self.args.min_ms.saturating_mul(1_000_000);
-        rodata.tick_ns = fileio::quick_call_tick_ns().unwrap_or(0);
+        if self.mode == Variant::Syscalls {
+            rodata.tick_ns = fileio::quick_call_tick_ns().unwrap_or(0);
+        }
         let p = &mut open.progs;
         let mode = self.mode;
         probe::load_when(

@@ -113,6 +113,7 @@ impl Tool for Filetop {
         let rodata = maps::rodata(&mut open.maps.rodata_data)?;
         rodata.regular_only = !self.args.all_files;
         rodata.current_task_btf = probe::current_task_btf();
+        rodata.rdonly_cast = probe::rdonly_cast();
         let p = &mut open.progs;
         let mode = self.mode;
         probe::load_when(

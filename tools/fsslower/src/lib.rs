@@ -212,8 +212,11 @@ impl Tool for Fsslower {
         let rodata = maps::rodata(&mut open.maps.rodata_data)?;
         rodata.regular_only = true;
         rodata.current_task_btf = probe::current_task_btf();
+        rodata.rdonly_cast = probe::rdonly_cast();
         rodata.min_latency_ns = self.min_ms().saturating_mul(1_000_000);
-        rodata.tick_ns = fileio::quick_call_tick_ns().unwrap_or(0);
+        if self.mode == Variant::Syscalls {
+            rodata.tick_ns = fileio::quick_call_tick_ns().unwrap_or(0);
+        }
         let mode = self.mode;
         // The file system's own operations need no magic to tell them.
         rodata.fs_magic = if mode == Variant::Syscalls {

@@ -83,7 +83,9 @@ impl Tool for Vfsstat {
     }
 
     fn configure(&mut self, open: &mut OpenVfsstatSkel<'_>, _: &Setup) -> Result<()> {
-        maps::rodata(&mut open.maps.rodata_data)?.current_task_btf = probe::current_task_btf();
+        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
+        rodata.current_task_btf = probe::current_task_btf();
+        rodata.rdonly_cast = probe::rdonly_cast();
         let p = &mut open.progs;
         probe::load_when(
             self.mode == Variant::Fentry,

@@ -279,8 +279,7 @@ mkdir -p /lib/modules/{release}
 mount --bind {modules} /lib/modules/{release}
 # The kernel's configuration where distributions keep it (the tools read
 # CONFIG_HZ there), over this machine's /boot.
-mount -t tmpfs tmpfs /boot
-cp {config} /boot/ || echo "vmtest: no kernel configuration"
+mount -t tmpfs tmpfs /boot && cp {config} /boot/ || echo "vmtest: no kernel configuration"
 hostname vmtest
 ip link set lo up
 for m in {test_modules}; do modprobe -q $m 2>/dev/null; done
