@@ -25,7 +25,25 @@ const volatile __s32 only_cpu = -1;
  * alone. */
 const volatile bool placed_in_pid = false;
 
-static __always_inline int hit(void *ctx)
+/* Entry probes of user functions go past the frame setup where there is
+ * one (the front end's plan); at a function without one the probe stays
+ * at the entry, where the caller's return address is on top of the stack
+ * and %rbp is still the caller's: the walk would skip the caller. */
+const volatile bool entry_callers = false;
+
+/* The return address on top of the user stack, where a uprobe is at a
+ * function's first instruction: there %rbp (the caller's frame, above)
+ * differs from %rsp, which equals it past a frame setup. */
+static __always_inline __u64 entry_caller(struct pt_regs *regs)
+{
+	__u64 sp = PT_REGS_SP(regs), ret = 0;
+
+	if (PT_REGS_FP(regs) == sp || bpf_probe_read_user(&ret, sizeof(ret), (void *)sp))
+		return 0;
+	return ret;
+}
+
+static __always_inline int hit(void *ctx, bool uprobe)
 {
 	__u64 id = bpf_get_current_pid_tgid(), seq;
 	__u32 pid = id >> 32;
@@ -41,6 +59,8 @@ static __always_inline int hit(void *ctx)
 	if (per_container)
 		key.cgroup_id = bpf_get_current_cgroup_id();
 	seq = take_stacks(ctx, (struct task_struct *)bpf_get_current_task(), pid, &key);
+	if (uprobe && entry_callers && key.user_stack_id >= 0)
+		key.entry_caller = entry_caller(ctx);
 	count_stacks(&key, seq, 1);
 	return 0;
 }
@@ -48,37 +68,37 @@ static __always_inline int hit(void *ctx)
 SEC("uprobe.multi")
 int sc_umulti(struct pt_regs *ctx)
 {
-	return hit(ctx);
+	return hit(ctx, true);
 }
 
 SEC("uprobe")
 int sc_uprobe(struct pt_regs *ctx)
 {
-	return hit(ctx);
+	return hit(ctx, true);
 }
 
 SEC("usdt")
 int sc_usdt(struct pt_regs *ctx)
 {
-	return hit(ctx);
+	return hit(ctx, false);
 }
 
 SEC("tracepoint")
 int sc_tp(void *ctx)
 {
-	return hit(ctx);
+	return hit(ctx, false);
 }
 
 SEC("kprobe.multi")
 int sc_kmulti(struct pt_regs *ctx)
 {
-	return hit(ctx);
+	return hit(ctx, false);
 }
 
 SEC("kprobe")
 int sc_kprobe(struct pt_regs *ctx)
 {
-	return hit(ctx);
+	return hit(ctx, false);
 }
 
 /* Keeps the error enum in BTF for the front end. */

@@ -27,6 +27,10 @@ struct stack_key {
 	__s32 kern_stack_id;
 	char comm[TASK_COMM_LEN];
 	__u64 cgroup_id;
+	/* At a user function's first instruction (stackcount): the return
+	 * address on top of the stack, the immediate caller, which the frame
+	 * pointer walk skips there (its frame is not pushed yet); else 0. */
+	__u64 entry_caller;
 };
 
 /* --unwind dwarf: a count sent to the front end instead of added in the

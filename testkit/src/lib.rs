@@ -9,6 +9,7 @@ pub mod outfiles;
 pub mod pingpong;
 pub mod pprof;
 pub mod prometheus;
+pub mod stacks;
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
@@ -644,6 +645,7 @@ impl Namespaced {
             .arg(&dir)
             .arg(&inside)
             .args(args)
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
             .expect("unshare (util-linux)");
@@ -671,6 +673,20 @@ impl Namespaced {
             inside,
             dir,
         }
+    }
+}
+
+impl Namespaced {
+    /// Writes `line` to the program's standard input.
+    pub fn send_line(&mut self, line: &str) {
+        use std::io::Write;
+        let stdin = self.unshare.stdin.as_mut().expect("a piped stdin");
+        writeln!(stdin, "{line}").expect("writing to the namespaced program");
+    }
+
+    /// Waits for the program (and so its namespace) to end.
+    pub fn wait(&mut self) -> ExitStatus {
+        self.unshare.wait().expect("waiting for unshare")
     }
 }
 

@@ -10,5 +10,6 @@ pub mod filters;
 pub mod maps;
 pub mod perf;
 pub mod probe;
+pub mod sideband;
 pub mod tcp;
 pub mod tracefs;

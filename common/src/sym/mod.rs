@@ -10,11 +10,12 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use blazesym::symbolize::source::{Kernel, Process, Source};
+use blazesym::symbolize::source::{Elf, Kernel, Process, Source};
 use blazesym::symbolize::{Input, Symbolized, Symbolizer as Blaze};
 use blazesym::{MaybeDefault, Pid};
 
 mod format;
+pub mod mappings;
 pub use format::{
     folded_line, folded_stack, part_json, write_multi_line, Joined, Part, Side, Stack,
 };
@@ -146,6 +147,11 @@ pub struct Symbolizer {
     warmed: bool,
     /// file:line wanted (and so DWARF read).
     lines: bool,
+    /// The processes' mappings as the kernel reported them
+    /// ([`Symbolizer::follow_mappings`]).
+    mappings: Option<mappings::Mappings>,
+    /// Side-band records lost, as last said.
+    lost_said: u64,
 }
 
 impl Default for Symbolizer {
@@ -176,6 +182,8 @@ impl Symbolizer {
             verbose: false,
             warmed: false,
             lines,
+            mappings: None,
+            lost_said: 0,
         }
     }
 
@@ -187,10 +195,40 @@ impl Symbolizer {
         self
     }
 
+    /// Follows every process's mappings from now on, from the kernel's
+    /// records (perf's side band): the processes that exec or fork from
+    /// now on are symbolized after they exit, their files after they are
+    /// deleted. Call it before attaching; where the side band cannot be
+    /// opened, says so and carries on with /proc alone.
+    pub fn follow_mappings(&mut self) {
+        // BPFTOOLS_DISABLE=sideband: /proc alone, as before (to compare).
+        if crate::kernel::probe::disabled("sideband") {
+            return;
+        }
+        match mappings::Mappings::start() {
+            Ok(m) => self.mappings = Some(m),
+            Err(e) => crate::note!(
+                "the stacks of processes that exit before the report may be [unknown]: {e:#}"
+            ),
+        }
+    }
+
+    /// Side-band records the kernel lost for a full ring since the last
+    /// call, to be said.
+    pub fn mappings_lost(&mut self) -> u64 {
+        let total = self.mappings.as_ref().map_or(0, mappings::Mappings::lost);
+        total - std::mem::replace(&mut self.lost_said, total)
+    }
+
     /// One batch of addresses as frames; `[unknown]` where the batch or an
     /// address could not be symbolized.
     fn frames(&self, src: &Source, addrs: &[u64], what: &str) -> Vec<Frame> {
-        let results = match self.blaze.symbolize(src, Input::AbsAddr(addrs)) {
+        self.frames_of(src, Input::AbsAddr(addrs), what)
+    }
+
+    fn frames_of(&self, src: &Source, input: Input<&[u64]>, what: &str) -> Vec<Frame> {
+        let addrs = *input.as_inner_ref();
+        let results = match self.blaze.symbolize(src, input) {
             Ok(r) => Some(r),
             Err(e) => {
                 if self.verbose {
@@ -287,6 +325,10 @@ impl Symbolizer {
         if todo.is_empty() || pid == 0 {
             return;
         }
+        self.prefetch_mapped(pid, &mut todo);
+        if todo.is_empty() {
+            return;
+        }
         let mut process = Process::new(Pid::from(pid));
         // Without lines, names from the symbol tables alone: DWARF would
         // cost a parse of each binary's debug info for the rare stripped
@@ -303,6 +345,54 @@ impl Symbolizer {
         for (addr, frame) in todo.iter().zip(frames) {
             self.user.insert((pid, *addr), Rc::new(frame));
         }
+    }
+
+    /// Symbolizes the addresses of `todo` that the side band places in a
+    /// file of process `pid`'s, file by file, and leaves the rest in
+    /// `todo`.
+    fn prefetch_mapped(&mut self, pid: u32, todo: &mut Vec<u64>) {
+        let Some(m) = &self.mappings else { return };
+        m.sync();
+        let Some(places) = m.translate(pid, todo) else {
+            return;
+        };
+        let mut by_file: HashMap<*const mappings::MappedFile, Vec<usize>> = HashMap::new();
+        for (i, place) in places.iter().enumerate() {
+            if let Some((file, _)) = place {
+                by_file
+                    .entry(std::sync::Arc::as_ptr(file))
+                    .or_default()
+                    .push(i);
+            }
+        }
+        for indexes in by_file.values() {
+            let Some((file, _)) = &places[indexes[0]] else {
+                continue;
+            };
+            // A file that could not be opened: /proc may still have it.
+            let Some(path) = file.open_path() else {
+                continue;
+            };
+            let offsets: Vec<u64> = indexes
+                .iter()
+                .filter_map(|i| places[*i].as_ref().map(|(_, off)| *off))
+                .collect();
+            let src = Source::Elf(Elf {
+                debug_syms: self.lines,
+                ..Elf::new(path)
+            });
+            let what = format!("addresses of process {pid} in {}", file.path);
+            let frames = self.frames_of(&src, Input::FileOffset(&offsets), &what);
+            for (i, frame) in indexes.iter().zip(frames) {
+                let frame = Frame {
+                    addr: todo[*i],
+                    module: Some(file.name().to_string()),
+                    ..frame
+                };
+                self.user.insert((pid, todo[*i]), Rc::new(frame));
+            }
+        }
+        todo.retain(|a| !self.user.contains_key(&(pid, *a)));
     }
 
     /// The frames of a kernel stack, leaf first (prefetched or not).

@@ -633,3 +633,25 @@ fn containers_root_each_blocked_stack_at_its_container() {
         assert_eq!(o["pod"].as_str(), want.pod.as_deref(), "{o}");
     }
 }
+
+/// offcputime over everything (-f -U) while processes sleep 100 ms each
+/// on a busy machine: their blocked time is named down to the function.
+fn short_lived(lives: testkit::stacks::Lives) {
+    let args = |_: &std::path::Path| ["-f", "-U"].map(String::from).to_vec();
+    testkit::stacks::check(BIN, args, "sleep", lives, env!("CARGO_TARGET_TMPDIR"));
+}
+
+#[test]
+fn processes_living_100_ms_are_named() {
+    short_lived(testkit::stacks::Lives::Exec);
+}
+
+#[test]
+fn processes_of_a_deleted_program_are_named() {
+    short_lived(testkit::stacks::Lives::Deleted);
+}
+
+#[test]
+fn short_lived_processes_in_their_own_mount_namespace_are_named() {
+    short_lived(testkit::stacks::Lives::Namespace);
+}

@@ -159,6 +159,9 @@ impl Tool for Stackcount {
         let rodata = maps::rodata(&mut open.maps.rodata_data)?;
         rodata.only_cpu = self.args.cpu.map_or(-1, |c| c as i32);
         rodata.placed_in_pid = plan::placed_in_pid(&self.plan, self.args.pid);
+        // Where a function has no frame setup the probe stays at its entry:
+        // the caller comes from the top of the stack.
+        rodata.entry_callers = whole_frames;
         let need = plan::needs(&self.plan);
         let p = &mut open.progs;
         load_when(need.uprobe, [&mut p.sc_uprobe]);

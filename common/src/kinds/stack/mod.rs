@@ -292,6 +292,9 @@ impl Stacks {
 
     /// Loaded: starts keeping the memory maps of the processes seen.
     pub fn loaded(&mut self, obj: &Object) -> Result<()> {
+        if self.halves.user {
+            self.symbolizer.follow_mappings();
+        }
         if self.halves.user && self.dwarf.is_none() {
             let seen = maps::by_name(obj, "seen_pids").context("no seen_pids map")?;
             self.keeper.watch(libbpf_rs::MapHandle::try_from(&seen)?);
@@ -373,6 +376,12 @@ impl Stacks {
             &mut self.symbolizer,
             self.halves,
         )?;
+        let lost = self.symbolizer.mappings_lost();
+        if lost > 0 {
+            crate::note!(
+                "{lost} mapping records lost (a full side-band ring): some stacks may be [unknown]"
+            );
+        }
         report::print(
             out,
             &self.look,
@@ -466,6 +475,7 @@ impl Dwarf {
             comm: s.comm,
             cgroup_id: s.cgroup_id,
             waker,
+            entry_caller: 0,
         };
         *self.sums.entry(key).or_default() += s.value;
         None

@@ -275,6 +275,7 @@ mod tests {
             comm: comm("app"),
             cgroup_id: 0,
             waker: None,
+            entry_caller: 0,
         };
         (
             vec![(key(11, -14), 2500), (key(12, 3), 7000)],
@@ -344,6 +345,7 @@ mod tests {
             comm: comm("app"),
             cgroup_id: 0,
             waker: None,
+            entry_caller: 0,
         };
         // Two stack ids (the loop at two addresses of spin), and another
         // stack in between by value.

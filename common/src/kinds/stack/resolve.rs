@@ -78,6 +78,9 @@ pub struct Key {
     pub cgroup_id: u64,
     /// The waker tools': the task that woke this one.
     pub waker: Option<Waker>,
+    /// At a user function's entry: its caller's return address, which the
+    /// user stack lacks (0: none).
+    pub entry_caller: u64,
 }
 
 /// The task that woke a key's task (offwaketime, wakeuptime), with its
@@ -113,6 +116,7 @@ struct Side {
     tgid: u32,
     kern_stack_id: i32,
     user: User,
+    entry_caller: u64,
 }
 
 impl Key {
@@ -122,11 +126,13 @@ impl Key {
             tgid: self.tgid,
             kern_stack_id: self.kern_stack_id,
             user: self.user,
+            entry_caller: self.entry_caller,
         };
         let waker = self.waker.as_ref().map(|w| Side {
             tgid: w.tgid,
             kern_stack_id: w.kern_stack_id,
             user: w.user,
+            entry_caller: 0,
         });
         std::iter::once(own).chain(waker)
     }
@@ -153,6 +159,7 @@ impl Key {
             comm: k.comm,
             cgroup_id: k.cgroup_id,
             waker: None,
+            entry_caller: k.entry_caller,
         }
     }
 }
@@ -200,14 +207,41 @@ pub fn resolve<'k>(
                 .flat_map(|s| sym::lookup_addresses(s)),
         );
     }
+    // Stacks taken at a function's entry, with the caller put in.
+    let mut with_caller: HashMap<(i32, u64), Vec<u64>> = HashMap::new();
+    for side in sides() {
+        if let (User::Map(id), true) = (side.user, side.entry_caller != 0) {
+            if let Some(addrs) = stacks.get(&id) {
+                with_caller
+                    .entry((id, side.entry_caller))
+                    .or_insert_with(|| insert_caller(addrs, side.entry_caller));
+            }
+        }
+    }
+    let user_stack = |side: &Side, id: i32| match side.entry_caller {
+        0 => stacks.get(&id),
+        caller => with_caller.get(&(id, caller)),
+    };
     if want.user {
-        let mut by_process: HashMap<u32, HashSet<User>> = HashMap::new();
+        let mut by_process: HashMap<u32, HashSet<(User, u64)>> = HashMap::new();
         for side in sides() {
-            by_process.entry(side.tgid).or_default().insert(side.user);
+            by_process
+                .entry(side.tgid)
+                .or_default()
+                .insert((side.user, side.entry_caller));
         }
         for (tgid, users) in &by_process {
-            let addrs = users.iter().filter_map(|u| match u {
-                User::Map(id) => stacks.get(id).map(Vec::as_slice),
+            let addrs = users.iter().filter_map(|(u, caller)| match u {
+                User::Map(id) => user_stack(
+                    &Side {
+                        tgid: *tgid,
+                        kern_stack_id: -1,
+                        user: *u,
+                        entry_caller: *caller,
+                    },
+                    *id,
+                )
+                .map(Vec::as_slice),
                 User::Unwound(i) => table.and_then(|t| t.get(*i)).map(|s| s.addrs.as_slice()),
                 _ => None,
             });
@@ -218,24 +252,28 @@ pub fn resolve<'k>(
         }
     }
     let part =
-        |id: i32, frames: &mut dyn FnMut(&[u64]) -> Vec<std::rc::Rc<sym::Frame>>| match stacks
-            .get(&id)
-        {
+        |id: i32,
+         addrs: Option<&Vec<u64>>,
+         frames: &mut dyn FnMut(&[u64]) -> Vec<std::rc::Rc<sym::Frame>>| match addrs {
             Some(addrs) => sym::Part::Frames(frames(addrs)),
             None if id == -1 => sym::Part::Absent,
             None => sym::Part::Missed,
         };
     let mut halves = |side: Side| {
         let kernel = if want.kernel {
-            part(side.kern_stack_id, &mut |a| {
-                sym::trim_tracing_frames(&symbolizer.kernel(a)).to_vec()
-            })
+            part(
+                side.kern_stack_id,
+                stacks.get(&side.kern_stack_id),
+                &mut |a| sym::trim_tracing_frames(&symbolizer.kernel(a)).to_vec(),
+            )
         } else {
             sym::Part::Absent
         };
         let user = match (side.user, table) {
             _ if !want.user => sym::Part::Absent,
-            (User::Map(id), _) => part(id, &mut |a| symbolizer.user(side.tgid, a)),
+            (User::Map(id), _) => part(id, user_stack(&side, id), &mut |a| {
+                symbolizer.user(side.tgid, a)
+            }),
             (User::Unwound(i), Some(t)) => match t.get(i) {
                 Some(stack) => sym::Part::Frames(symbolizer.unwound(side.tgid, stack)),
                 None => sym::Part::Missed,
@@ -256,4 +294,28 @@ pub fn resolve<'k>(
         });
     }
     Ok(out)
+}
+
+/// A user stack taken at a function's first instruction with its caller's
+/// return address put after the leaf, unless the kernel put it there
+/// already (Linux 6.11+ does at an entry that pushes %rbp).
+fn insert_caller(addrs: &[u64], caller: u64) -> Vec<u64> {
+    let mut out = addrs.to_vec();
+    if out.len() >= 1 && out.get(1) != Some(&caller) {
+        out.insert(1, caller);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::insert_caller;
+
+    #[test]
+    fn the_caller_goes_after_the_leaf_once() {
+        assert_eq!(insert_caller(&[1, 3, 4], 2), [1, 2, 3, 4]);
+        assert_eq!(insert_caller(&[1, 2, 3], 2), [1, 2, 3]);
+        assert_eq!(insert_caller(&[1], 2), [1, 2]);
+        assert!(insert_caller(&[], 2).is_empty());
+    }
 }
