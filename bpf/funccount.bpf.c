@@ -58,13 +58,15 @@ static __always_inline void count(__u32 probe)
 	key.probe = probe;
 	p = bpf_map_lookup_elem(&by_process, &key);
 	if (!p) {
-		bpf_get_current_comm(fresh.comm, sizeof(fresh.comm));
 		p = lookup_or_try_init(&by_process, &key, &fresh);
 		if (!p) {
 			count_error(ERR_FC_FULL);
 			return;
 		}
 	}
+	/* The name it has now: a fork that executed a command is listed
+	 * under the command's. */
+	bpf_get_current_comm(p->comm, sizeof(p->comm));
 	__sync_fetch_and_add(&p->count, 1);
 }
 

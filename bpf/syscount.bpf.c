@@ -55,12 +55,14 @@ static __always_inline void account(long nr, long ret, __u64 ns, __u32 tgid)
 	if (per_process) {
 		p = bpf_map_lookup_elem(&by_pid, &tgid);
 		if (!p) {
-			bpf_get_current_comm(fresh.comm, sizeof(fresh.comm));
 			bpf_map_update_elem(&by_pid, &tgid, &fresh, BPF_NOEXIST);
 			p = bpf_map_lookup_elem(&by_pid, &tgid);
 			if (!p)
 				return;
 		}
+		/* The name it has now: a fork that executed a command is
+		 * listed under the command's. */
+		bpf_get_current_comm(p->comm, sizeof(p->comm));
 		p->count++;
 		p->ns += ns;
 		return;

@@ -12,7 +12,7 @@ struct call_stat {
 	__u64 ns;
 };
 
-/* -P: a process's calls, and its command when first seen. */
+/* -P: a process's calls, and the name it had at the last one. */
 struct pstat {
 	__u64 count;
 	__u64 ns;

@@ -475,8 +475,15 @@ fn run_tool<T: Tool>(args: T::Args, common: &CommonArgs, containers: bool) -> Re
     let kind = RefCell::new(kind);
     let ended = event_loop(&skel, &tool, &out, &kind, schedule, child.as_ref())?;
 
-    // Detach first: the final report is one consistent cut.
-    detach(links);
+    // Few links: detached first, so that the final report is one exact
+    // cut. Many (hundreds of tracepoints, each ~40 ms to detach in the
+    // kernel, one at a time): the report first, read once as the cut, so
+    // that it does not wait, nor is lost to a SIGKILL meanwhile.
+    let slow = links.len() > QUICK_DETACH;
+    let mut links = Some(links);
+    if !slow {
+        detach(links.take().unwrap_or_default());
+    }
     let mut tool = tool.into_inner();
     tool.detached();
     let mut out = out.into_inner();
@@ -485,6 +492,12 @@ fn run_tool<T: Tool>(args: T::Args, common: &CommonArgs, containers: bool) -> Re
         report(&mut tool, &skel, &mut out, kind.as_mut(), When::End)?;
     }
     out.flush()?;
+    if let Some(links) = links {
+        if common.verbose {
+            note!("detaching {} probes", links.len());
+        }
+        detach(links);
+    }
     if ended == Ended::ReaderGone {
         return Err(io::Error::from(io::ErrorKind::BrokenPipe).into());
     }
@@ -773,16 +786,29 @@ pub fn attach_all(obj: &Object) -> Result<Vec<Link>> {
 
 /// Detaches the links concurrently: removing a tracepoint or uprobe waits
 /// for an RCU grace period, and in parallel they share one.
+/// Links detached before the final report; with more, after it.
+const QUICK_DETACH: usize = 64;
+
 fn detach(links: Vec<Link>) {
     if links.len() < 2 {
         return;
     }
+    // A few threads: the kernel detaches tracepoints one at a time under
+    // its own lock, and a thread a link only piles up blocked threads.
+    let threads = links.len().min(DETACH_THREADS);
+    let mut shares: Vec<Vec<Link>> = (0..threads).map(|_| Vec::new()).collect();
+    for (i, link) in links.into_iter().enumerate() {
+        shares[i % threads].push(link);
+    }
     std::thread::scope(|s| {
-        for link in links {
-            s.spawn(move || drop(link));
+        for share in shares {
+            s.spawn(move || drop(share));
         }
     });
 }
+
+/// Threads that detach links side by side.
+const DETACH_THREADS: usize = 8;
 
 /// Lost events and the kernel side's failure counters, on stderr.
 fn report_counters<T: Tool>(obj: &Object, tool: &T, kind: Option<&Kind>) -> Result<()> {

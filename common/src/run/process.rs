@@ -47,6 +47,21 @@ pub fn image_mapped(pid: u32) -> bool {
     stat_number(pid, 26).is_some_and(|start| start != 0)
 }
 
+/// A process's name as a report shows it, as bytes: the one it has now
+/// where it is still there (a shell that executed `dd` is `dd`), else
+/// `last`, the name the kernel side last recorded for it.
+pub fn name_now(pid: u32, last: &[u8]) -> Vec<u8> {
+    match std::fs::read(format!("/proc/{pid}/comm")) {
+        Ok(mut c) if pid != 0 => {
+            if c.last() == Some(&b'\n') {
+                c.pop();
+            }
+            c
+        }
+        _ => last.to_vec(),
+    }
+}
+
 /// The current name of a live process or thread (/proc/ID/comm works for
 /// both); None once it has gone.
 pub fn comm(id: u32) -> Option<String> {
@@ -105,5 +120,35 @@ mod tests {
         child.wait().unwrap();
         assert!(exiting(pid));
         assert_eq!(stat_field(pid, 3), None);
+    }
+}
+
+/// The names of the processes a table lists (syscount -P, funccount -P),
+/// kept raw: escaped for text, UTF-8 (lossy) in JSON.
+#[derive(Default, Debug)]
+pub struct Comms(std::collections::HashMap<u32, Vec<u8>>);
+
+impl Comms {
+    /// Process `pid`'s name for this report ([`name_now`]): `recorded` is
+    /// the name the kernel side last saw.
+    pub fn refresh(&mut self, pid: u32, recorded: &[u8]) {
+        self.0.insert(pid, name_now(pid, recorded));
+    }
+
+    /// The name as text shows it (`?` where none is known).
+    pub fn text(&self, pid: u32) -> std::borrow::Cow<'_, str> {
+        self.0
+            .get(&pid)
+            .map_or(std::borrow::Cow::Borrowed("?"), |b| {
+                crate::output::escape(b)
+            })
+    }
+
+    /// The name as a JSON string.
+    pub fn json(&self, pid: u32) -> String {
+        self.0
+            .get(&pid)
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_default()
     }
 }

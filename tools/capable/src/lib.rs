@@ -203,6 +203,9 @@ impl Tool for Capable {
         if self.args.kernel_stack {
             self.symbolizer.warm_kernel();
         }
+        if self.args.user_stack {
+            self.symbolizer.follow_mappings();
+        }
         if matches!(self.variant, Some(Variant::Tracepoint(_))) && !self.args.common.dry_run {
             common::note!("{TRACEPOINT_NOTE}");
         }

@@ -18,10 +18,11 @@ use common::export::prom::{Counters, Exporter, FileThrottle};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::note;
-use common::output::{self, c_bytes, escape, Out};
+use common::output::{self, c_bytes, Out};
 use common::probes::plan::{self, Planned, Point, Programs};
 use common::probes::{Accepts, Probe};
 use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
+use common::run::process::Comms;
 use common::usage::usage;
 use libbpf_rs::{Link, MapCore, MapFlags};
 use serde_json::json;
@@ -101,7 +102,7 @@ pub(crate) struct Funccount {
     /// Totals at the last report, to print what each interval added: by
     /// (process or 0, point).
     previous: HashMap<(u32, u32), u64>,
-    comms: HashMap<u32, String>,
+    comms: Comms,
     exporter: Option<Exporter>,
     file: FileThrottle,
 }
@@ -126,7 +127,7 @@ impl Tool for Funccount {
             probes,
             plan: Vec::new(),
             previous: HashMap::new(),
-            comms: HashMap::new(),
+            comms: Comms::default(),
             exporter,
             file: FileThrottle::default(),
         })
@@ -297,7 +298,7 @@ impl Funccount {
                 let mut o = json!({ "time": time, "func": self.label(*point), "count": n });
                 if self.args.process {
                     o["pid"] = (*pid).into();
-                    o["comm"] = self.comms.get(pid).cloned().unwrap_or_default().into();
+                    o["comm"] = self.comms.json(*pid).into();
                 }
                 out.json(&o)?;
             }
@@ -319,7 +320,7 @@ impl Funccount {
         for ((pid, point), n) in rows {
             let func = self.label(*point);
             if self.args.process {
-                let comm = self.comms.get(pid).map(String::as_str).unwrap_or("?");
+                let comm = self.comms.text(*pid);
                 writeln!(out, "{pid:<7} {comm:<16} {func:<36} {n:>8}")?;
             } else {
                 writeln!(out, "{func:<36} {n:>8}")?;
@@ -377,10 +378,7 @@ fn per_point(skel: &FunccountSkel<'_>, points: usize) -> Result<HashMap<(u32, u3
 
 /// Every process's calls of each point, summed over the CPUs; their
 /// commands kept.
-fn per_process(
-    skel: &FunccountSkel<'_>,
-    comms: &mut HashMap<u32, String>,
-) -> Result<HashMap<(u32, u32), u64>> {
+fn per_process(skel: &FunccountSkel<'_>, comms: &mut Comms) -> Result<HashMap<(u32, u32), u64>> {
     let map = &skel.maps.by_process;
     let mut totals = HashMap::new();
     for key in map.keys() {
@@ -389,17 +387,19 @@ fn per_process(
         let Some(values) = map.lookup_percpu(&key, MapFlags::ANY)? else {
             continue;
         };
+        // The name last recorded on the CPU that counted the most calls
+        // (a shell's fork that executed a command: the command's).
         let mut n = 0;
+        let mut named = (0, types::fc_pcount::default());
         for v in &values {
             let mut p = types::fc_pcount::default();
             maps::copy_record(&mut p, v);
             n += p.count;
-            if p.comm[0] != 0 {
-                comms
-                    .entry(k.tgid)
-                    .or_insert_with(|| escape(c_bytes(&p.comm)).into_owned());
+            if p.comm[0] != 0 && p.count >= named.0 {
+                named = (p.count, p);
             }
         }
+        comms.refresh(k.tgid, c_bytes(&named.1.comm));
         totals.insert((k.tgid, k.probe), n);
     }
     Ok(totals)

@@ -315,6 +315,9 @@ impl Tool for Memleak {
         if !self.user_mode {
             return lifecycle::attach_all(skel.object());
         }
+        // A traced program's libraries (and its children's, and anything
+        // run with -c) are followed as they are mapped.
+        self.symbolizer.follow_mappings();
         let mut links = Vec::new();
         for (pid, plan) in &self.plans {
             links.extend(allocator::attach(

@@ -135,13 +135,14 @@ impl Oomkill {
 
     /// The victim's command: from the hook, else (5.x's tracepoint: its
     /// pid only) from /proc while the process is still there.
-    fn victim_comm(&self) -> String {
+    /// Raw: escaped for text, UTF-8 (lossy) in JSON.
+    fn victim_comm(&self) -> Vec<u8> {
         if self.known(FROM_COMM) {
-            return escape(c_bytes(&self.event.victim_comm)).into_owned();
+            return c_bytes(&self.event.victim_comm).to_vec();
         }
         std::fs::read(format!("/proc/{}/comm", self.event.victim_pid))
-            .map(|c| escape(c.trim_ascii_end()).into_owned())
-            .unwrap_or_else(|_| "?".into())
+            .map(|c| c.trim_ascii_end().to_vec())
+            .unwrap_or_else(|_| b"?".to_vec())
     }
 
     fn resident_kb(&self) -> u64 {
@@ -174,7 +175,7 @@ impl Oomkill {
             h.pid,
             escape(c_bytes(&h.comm)),
             self.event.victim_pid,
-            self.victim_comm(),
+            escape(&self.victim_comm()),
             self.pages(),
             loadavg()
         );
@@ -207,7 +208,9 @@ fn table(json: bool) -> Table<Oomkill> {
         columns::comm("", 0).json_only(),
         Column::new("LINE", 0, "", |t: &Oomkill| t.line().into()),
         Column::json("victim_pid", |t: &Oomkill| t.event.victim_pid.into()),
-        Column::json("victim_comm", |t: &Oomkill| t.victim_comm().into()),
+        Column::json("victim_comm", |t: &Oomkill| {
+            Cell::Bytes(t.victim_comm().into())
+        }),
         Column::json("total_pages", |t: &Oomkill| {
             known_or_null(t.known(FROM_FUNCTION), t.event.total_pages)
         })

@@ -49,7 +49,13 @@ impl Cage {
         use std::os::unix::process::{CommandExt, ExitStatusExt};
         let procs = self.dir.join("cgroup.procs");
         let mut cmd = Command::new("python3");
-        cmd.args(["-c", "b = bytearray(512 << 20)\nprint(len(b))"]);
+        // A hostile name (DEL, a C1 control): escaped in text, the very
+        // characters in JSON.
+        cmd.args([
+            "-c",
+            "import ctypes\nctypes.CDLL(None).prctl(15, b'd\\x7fc\\xc2\\x9b', 0, 0, 0)\n\
+             b = bytearray(512 << 20)\nprint(len(b))",
+        ]);
         let path = std::ffi::CString::new(procs.to_str().unwrap()).unwrap();
         // SAFETY: only async-signal-safe work between fork and exec: the
         // write of "0" (this process) to the cgroup's procs file, by a
@@ -87,6 +93,10 @@ impl Drop for Cage {
     }
 }
 
+/// The hog's name, and as text shows it.
+const HOSTILE: &str = "d\u{7f}c\u{9b}";
+const HOSTILE_TEXT: &str = "d\\x7fc\\xc2\\x9b";
+
 fn start(args: &[&str], disable: &str) -> Traced {
     testkit::start_disabled(BIN, args, disable)
 }
@@ -120,10 +130,10 @@ fn kill_seen(disable: &str, hook: &str) {
         .collect();
     assert_eq!(kills.len(), 1, "{json:?}");
     let k = &kills[0];
-    assert_eq!(k["victim_comm"], "python3", "{k}");
+    assert_eq!(k["victim_comm"], HOSTILE, "{k}");
     // The hog's own allocation ran the OOM killer: it triggered its kill.
     assert_eq!(k["pid"], pid, "{k}");
-    assert_eq!(k["comm"], "python3", "{k}");
+    assert_eq!(k["comm"], HOSTILE, "{k}");
     let page = 4096; // the hosts and guests tested
     if dry.contains("oom_kill_process") {
         // The memory the kill was for: the cgroup's limit, in pages.
@@ -137,10 +147,10 @@ fn kill_seen(disable: &str, hook: &str) {
     let line = text
         .stdout
         .iter()
-        .find(|l| l.contains(&format!("OOM kill of PID {pid} (\"python3\")")))
+        .find(|l| l.contains(&format!("OOM kill of PID {pid} (\"{HOSTILE_TEXT}\")")))
         .unwrap_or_else(|| panic!("{:?}", text.stdout));
     assert!(
-        line.contains(&format!("Triggered by PID {pid} (\"python3\"), ")),
+        line.contains(&format!("Triggered by PID {pid} (\"{HOSTILE_TEXT}\"), ")),
         "{line}"
     );
     assert!(

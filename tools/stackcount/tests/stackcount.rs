@@ -120,6 +120,21 @@ fn stackcount_dwarf_finds_the_caller_of_a_leaf_without_a_frame() {
     assert_eq!(folded_count(&f, ";main;caller_b;leaf"), Some(N), "{f:?}");
 }
 
+/// At -O1 gcc gives leaf() no frame, so its probe stays at the entry,
+/// where the frame pointer walk skips the caller: the caller comes from
+/// the top of the stack, and the two callers stay apart.
+#[test]
+fn stackcount_keeps_the_caller_of_a_leaf_without_a_frame() {
+    let f = counted(false, &["-f", &leaf(false)], &[]);
+    assert_eq!(
+        folded_count(&f, ";main;caller_a;leaf"),
+        Some(3 * N),
+        "{f:?}"
+    );
+    assert_eq!(folded_count(&f, ";main;caller_b;leaf"), Some(N), "{f:?}");
+    assert_eq!(f.stdout.len(), 2, "{f:?}");
+}
+
 #[test]
 fn stackcount_counts_the_stacks_of_a_usdt_probe() {
     let probe = format!("u:{}:hit", work_binary(true).display());
@@ -168,4 +183,25 @@ fn stackcount_intervals_print_what_each_added() {
         .collect();
     assert_eq!(a.iter().sum::<u64>(), 6 * N, "{f:?}");
     assert!(a.len() >= 2, "{f:?}");
+}
+
+/// stackcount on a function of processes that live 100 ms each, on a
+/// busy machine: every call counted under its whole chain, each process
+/// gone by the report.
+#[test]
+fn calls_in_processes_living_100_ms_are_named() {
+    let args = |program: &std::path::Path| {
+        vec![
+            "-f".to_string(),
+            "-U".to_string(),
+            format!("{}:inner", program.display()),
+        ]
+    };
+    testkit::stacks::check(
+        BIN,
+        args,
+        "spin",
+        testkit::stacks::Lives::Exec,
+        env!("CARGO_TARGET_TMPDIR"),
+    );
 }

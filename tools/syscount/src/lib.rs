@@ -19,8 +19,9 @@ use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe::{self, Hook};
 use common::note;
-use common::output::{self, c_bytes, escape, Out};
+use common::output::{self, c_bytes, Out};
 use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
+use common::run::process::Comms;
 use libbpf_rs::{MapCore, MapFlags};
 use serde_json::json;
 
@@ -107,7 +108,7 @@ pub(crate) struct Syscount {
     args: Args,
     /// Totals at the last report, to print what each interval added.
     previous: HashMap<u32, Stat>,
-    comms: HashMap<u32, String>,
+    comms: Comms,
     exporter: Option<Exporter>,
     file: FileThrottle,
 }
@@ -137,7 +138,7 @@ impl Tool for Syscount {
         Ok(Syscount {
             args,
             previous: HashMap::new(),
-            comms: HashMap::new(),
+            comms: Comms::default(),
             exporter,
             file: FileThrottle::default(),
         })
@@ -245,7 +246,7 @@ impl Tool for Syscount {
 impl Syscount {
     fn label(&self, key: u32) -> String {
         if self.args.process {
-            let comm = self.comms.get(&key).map(String::as_str).unwrap_or("?");
+            let comm = self.comms.text(key);
             format!("{key:<6} {comm:<15}")
         } else {
             syscall_name(key).into_owned()
@@ -260,7 +261,7 @@ impl Syscount {
                 let mut o = json!({ "time": time, "count": s.count });
                 if self.args.process {
                     o["pid"] = (*key).into();
-                    o["comm"] = self.comms.get(key).cloned().unwrap_or_default().into();
+                    o["comm"] = self.comms.json(*key).into();
                 } else {
                     o["nr"] = (*key).into();
                     o["syscall"] = syscall_name(*key).into();
@@ -340,10 +341,7 @@ fn per_call(skel: &SyscountSkel<'_>) -> Result<HashMap<u32, Stat>> {
 }
 
 /// Every process's totals, summed over the CPUs; their commands kept.
-fn per_process(
-    skel: &SyscountSkel<'_>,
-    comms: &mut HashMap<u32, String>,
-) -> Result<HashMap<u32, Stat>> {
+fn per_process(skel: &SyscountSkel<'_>, comms: &mut Comms) -> Result<HashMap<u32, Stat>> {
     let map = &skel.maps.by_pid;
     let mut totals = HashMap::new();
     for key in map.keys() {
@@ -354,16 +352,17 @@ fn per_process(
         let Some(values) = map.lookup_percpu(&key, MapFlags::ANY)? else {
             continue;
         };
-        comms.entry(pid).or_insert_with(|| {
+        // The name last recorded on the CPU that counted the most calls
+        // (a shell's fork that executed a command: the command's).
+        let mut named = (0, types::pstat::default());
+        for v in &values {
             let mut p = types::pstat::default();
-            for v in &values {
-                maps::copy_record(&mut p, v);
-                if p.comm[0] != 0 {
-                    break;
-                }
+            maps::copy_record(&mut p, v);
+            if p.comm[0] != 0 && p.count >= named.0 {
+                named = (p.count, p);
             }
-            escape(c_bytes(&p.comm)).into_owned()
-        });
+        }
+        comms.refresh(pid, c_bytes(&named.1.comm));
         totals.insert(pid, stat_of(&values));
     }
     Ok(totals)

@@ -173,3 +173,54 @@ fn syscount_names_agree_with_ausyscall() {
     }
     assert!(compared > 300, "{compared} compared: {text}");
 }
+
+/// -P names each process by the name it has at the report, or had last:
+/// a shell that executed dd is dd (its first calls were the shell's); a
+/// hostile name is escaped in text and the very characters in JSON.
+#[test]
+fn syscount_p_names_processes_as_they_are_now_raw_in_json() {
+    use std::io::Write;
+    use std::process::Stdio;
+    testkit::require_root();
+    let spawn = |script: &str| {
+        Command::new("sh")
+            .args(["-c", script])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let mut execs = spawn("read x; exec dd if=/dev/zero of=/dev/null bs=1 count=20000 status=none");
+    // DEL and a C1 control in its name, then calls (each redirection an
+    // open and a close) under it; it stays until its stdin closes.
+    let mut hostile = spawn(
+        "printf 'd\\177c\\302\\233' > /proc/self/comm; read x; i=0; \
+         while [ $i -lt 100 ]; do : > /dev/null; i=$((i+1)); done; read y",
+    );
+    let pids = format!("{},{}", execs.id(), hostile.id());
+    let json = Traced::start(BIN, &["-P", "--json", "-p", &pids]);
+    let text = Traced::start(BIN, &["-P", "-p", &pids]);
+    for sh in [&mut execs, &mut hostile] {
+        writeln!(sh.stdin.as_mut().unwrap(), "go").unwrap();
+    }
+    assert!(execs.wait().unwrap().success());
+    std::thread::sleep(Duration::from_millis(300));
+    let (json, text) = (stop(json), stop(text));
+    drop(hostile.stdin.take());
+    let _ = hostile.wait();
+    let rows = json.json();
+    let comm = |pid: u32| {
+        rows.iter()
+            .find(|r| r["pid"] == pid)
+            .map(|r| r["comm"].clone())
+            .unwrap_or_else(|| panic!("no row for {pid}: {rows:#?}"))
+    };
+    assert_eq!(comm(execs.id()), "dd", "{rows:#?}");
+    assert_eq!(comm(hostile.id()), "d\u{7f}c\u{9b}", "{rows:#?}");
+    let line = text
+        .stdout
+        .iter()
+        .find(|l| l.starts_with(&format!("{:<6} ", hostile.id())))
+        .unwrap_or_else(|| panic!("{:?}", text.stdout));
+    assert!(line.contains(" d\\x7fc\\xc2\\x9b "), "{line}");
+}

@@ -366,6 +366,9 @@ impl Tool for Trace {
 
     fn loaded(&mut self, skel: &mut TraceSkel<'_>) -> Result<()> {
         self.points.load(skel, &self.probes)?;
+        if self.args.user_stack {
+            self.symbolizer.follow_mappings();
+        }
         if self.args.kernel_stack
             || self.probes.iter().any(|p| {
                 p.format
