@@ -39,7 +39,19 @@ struct Ran {
 /// more, then SIGINT. `fifo`: a FIFO read (non-blocking) meanwhile, whose
 /// bytes are returned too.
 fn run_in(bin: &str, args: &[String], dir: &Path, fifo: Option<&Path>) -> (Ran, Vec<u8>) {
-    let out_path = dir.join(".stdout");
+    run_to(bin, args, dir, fifo, None)
+}
+
+/// [`run_in`], with standard output appended to `log` (a shell's `>>`)
+/// where given.
+fn run_to(
+    bin: &str,
+    args: &[String],
+    dir: &Path,
+    fifo: Option<&Path>,
+    log: Option<&Path>,
+) -> (Ran, Vec<u8>) {
+    let out_path = log.map_or_else(|| dir.join(".stdout"), Path::to_path_buf);
     let err_path = dir.join(".stderr");
     let mut reader = fifo.map(|p| {
         std::fs::OpenOptions::new()
@@ -61,7 +73,10 @@ fn run_in(bin: &str, args: &[String], dir: &Path, fifo: Option<&Path>) -> (Ran, 
         .args(args)
         .current_dir(dir)
         .stdin(Stdio::null())
-        .stdout(File::create(&out_path).unwrap())
+        .stdout(match log {
+            Some(log) => std::fs::OpenOptions::new().append(true).open(log).unwrap(),
+            None => File::create(&out_path).unwrap(),
+        })
         .stderr(File::create(&err_path).unwrap())
         .spawn()
         .expect("spawning the tool");
@@ -105,7 +120,9 @@ fn run_in(bin: &str, args: &[String], dir: &Path, fifo: Option<&Path>) -> (Ran, 
         stdout: std::fs::read(&out_path).unwrap(),
         stderr: std::fs::read_to_string(&err_path).unwrap(),
     };
-    let _ = std::fs::remove_file(out_path);
+    if log.is_none() {
+        let _ = std::fs::remove_file(out_path);
+    }
     let _ = std::fs::remove_file(err_path);
     (ran, got)
 }
@@ -229,6 +246,12 @@ pub fn output_files_keep_what_they_name(spec: &Spec) {
             continue;
         }
         let ctx = |case: &str| format!("{} {opt} ({case})", spec.bin);
+        // A file that cannot be written (/dev/full): an error, exit 1.
+        let (ran, _) = run_in(spec.bin, &with(opt, Path::new("/dev/full")), &dir, None);
+        if !nothing_to_write(&ran) {
+            assert_eq!(ran.code, Some(1), "{}: {}", ctx("/dev/full"), ran.stderr);
+            assert!(ran.stderr.contains(opt.as_str()), "{}", ran.stderr);
+        }
 
         // A regular file: replaced, holding the output.
         let regular = dir.join("regular");
@@ -296,10 +319,88 @@ pub fn output_files_keep_what_they_name(spec: &Spec) {
         }
         let _ = std::fs::remove_dir_all(&dir);
     }
+    // Once, with the first option: a FIFO nobody reads (the tool waits
+    // for a reader before it loads anything, and a stop signal ends the
+    // wait with a usage error), and /dev/stdout appended to a log.
+    if let Some(opt) = options.first().filter(|_| spec.attaches()) {
+        let dir = std::env::temp_dir().join(crate::unique("outfiles"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("fifo");
+        mknod(&fifo, libc::S_IFIFO | 0o600, 0);
+        let mut child = Command::new(spec.bin)
+            .args(with(opt, &fifo))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(700));
+        assert!(
+            program_ids_of(child.id()).is_empty(),
+            "{opt}: programs loaded while waiting for the FIFO's reader"
+        );
+        // SAFETY: kill with our own child's pid.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("{opt} FIFO without a reader: SIGINT did not end the wait");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut err = String::new();
+        let _ = child.stderr.take().unwrap().read_to_string(&mut err);
+        assert_eq!(status.code(), Some(2), "{opt}: {err}");
+        assert!(
+            err.contains(opt.as_str()) && err.contains("reader"),
+            "{err}"
+        );
+
+        let ctx = |case: &str| format!("{} {opt} ({case})", spec.bin);
+        // /dev/stdout where the shell appends to a log: written through the
+        // descriptor, as `-`; the log keeps what it had.
+        let log = dir.join("log");
+        std::fs::write(&log, "kept\n").unwrap();
+        let (ran, _) = run_to(
+            spec.bin,
+            &with(opt, Path::new("/dev/stdout")),
+            &dir,
+            None,
+            Some(&log),
+        );
+        assert_eq!(ran.code, Some(0), "{}: {}", ctx("/dev/stdout"), ran.stderr);
+        let logged = std::fs::read(&log).unwrap();
+        assert!(
+            logged.starts_with(b"kept\n"),
+            "{}: the log was replaced",
+            ctx("/dev/stdout")
+        );
+        if !nothing_to_write(&ran) {
+            assert_format(opt, &logged[5..], &ctx("/dev/stdout"));
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
     // Two options cannot both take standard output.
     if let [a, b, ..] = options.as_slice() {
         let mut args = base.clone();
         args.extend([a.clone(), "-".into(), b.clone(), "-".into()]);
+        let dir = std::env::temp_dir().join(crate::unique("outfiles"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (ran, _) = run_in(spec.bin, &args, &dir, None);
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(ran.code, Some(2), "{args:?}: {}", ran.stderr);
+        assert!(
+            ran.stderr.contains(a.as_str()) && ran.stderr.contains(b.as_str()),
+            "{}",
+            ran.stderr
+        );
+        // Nor both write one file: each would replace the other's.
+        let mut args = base.clone();
+        args.extend([a.clone(), "one".into(), b.clone(), "./one".into()]);
         let dir = std::env::temp_dir().join(crate::unique("outfiles"));
         std::fs::create_dir_all(&dir).unwrap();
         let (ran, _) = run_in(spec.bin, &args, &dir, None);

@@ -70,7 +70,7 @@ impl Histograms {
     /// an error here, before anything is loaded).
     pub fn open(spec: &Spec) -> Result<Histograms> {
         let unit = spec.unit.label();
-        crate::output::file::one_on_stdout(&[
+        crate::output::file::distinct_outputs(&[
             ("--hdr-log", spec.args.hdr_log.as_ref()),
             ("--prom-file", spec.args.metrics.prom_file.as_ref()),
         ])?;

@@ -10,6 +10,11 @@
 //! - A character device, FIFO or socket is written in place, never renamed
 //!   over (`/dev/null`, a FIFO read by another program).
 //! - `-` is standard output; the tool's own output then goes to stderr.
+//!   A link to one of the tool's descriptors (/dev/stdout, /dev/stderr,
+//!   /dev/fd/N, /proc/self/fd/N) is written through that descriptor, as
+//!   `-` is: never replaced, so a log the shell appends to keeps its lines.
+//! - A FIFO is opened as the option is read, before anything is loaded:
+//!   the tool waits there for a reader, and a stop signal ends the wait.
 //! - Anything else (a directory, a missing directory, a block device, a
 //!   kernel interface such as /proc) is a usage error.
 
@@ -46,6 +51,10 @@ pub struct OutFile {
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Target {
     Stdout,
+    /// Another of this process's descriptors, named through a magic link
+    /// (/dev/stderr, /dev/fd/N, /proc/self/fd/N): written through it, as
+    /// `-` is through standard output, never replaced by path.
+    Fd(i32),
     /// The resolved path of a regular file, or of a new name.
     Replace(PathBuf),
     /// A character device, FIFO or socket, by the path given (a magic link
@@ -63,6 +72,11 @@ fn classify(given: &Path) -> Result<Target, String> {
     }
     if given.as_os_str().is_empty() {
         return Err("an empty path".into());
+    }
+    match own_descriptor(given) {
+        Some(1) => return Ok(Target::Stdout),
+        Some(fd) => return Ok(Target::Fd(fd)),
+        None => {}
     }
     match std::fs::metadata(given) {
         Ok(meta) => {
@@ -116,6 +130,39 @@ fn classify(given: &Path) -> Result<Target, String> {
         }
         Err(e) => Err(e.to_string()),
     }
+}
+
+/// The descriptor of this process that `given` names through the links
+/// to them (/dev/stdout -> /proc/self/fd/1, /dev/fd/N, /proc/PID/fd/N):
+/// opened by path, a descriptor the shell redirected to a file would have
+/// that file replaced, or written from its start.
+fn own_descriptor(given: &Path) -> Option<i32> {
+    let own = PathBuf::from(format!("/proc/{}", std::process::id()));
+    let mut path = given.to_path_buf();
+    for _ in 0..40 {
+        let fd = path.file_name()?.to_str()?.parse::<i32>().ok();
+        if let (Some(fd), Some(dir)) = (fd, path.parent()) {
+            // /proc/self/fd, /dev/fd, /proc/thread-self/fd: ours.
+            let dir = std::fs::canonicalize(dir).ok()?;
+            let ours =
+                dir == own.join("fd") || (dir.starts_with(own.join("task")) && dir.ends_with("fd"));
+            if ours {
+                return Some(fd);
+            }
+        }
+        // Ordinary links followed (never the magic link itself).
+        match std::fs::symlink_metadata(&path) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let to = std::fs::read_link(&path).ok()?;
+                path = match path.parent() {
+                    Some(dir) => dir.join(to),
+                    None => to,
+                };
+            }
+            _ => return None,
+        }
+    }
+    None
 }
 
 /// A path whose last component may be a dangling link: the path the links
@@ -191,16 +238,34 @@ impl OutFile {
                 let dir = path.parent().unwrap_or(Path::new("/"));
                 temporary(path, dir).map_err(|e| format!("cannot write there: {e}"))?;
             }
+            Target::Fd(fd) => {
+                // SAFETY: F_GETFL on any int is harmless.
+                let flags = unsafe { libc::fcntl(*fd, libc::F_GETFL) };
+                if flags < 0 || flags & libc::O_ACCMODE == libc::O_RDONLY {
+                    return Err(format!("descriptor {fd} is not open for writing"));
+                }
+            }
             Target::InPlace { path, socket } => {
                 if !socket && !writable(path) {
                     return Err(format!("cannot write it: {}", io::Error::last_os_error()));
                 }
             }
         }
+        // A FIFO is opened now, before anything is loaded or attached: the
+        // open waits for a reader, and a stop signal ends the wait.
+        let fifo = match &target {
+            Target::InPlace {
+                path,
+                socket: false,
+            } if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo()) => {
+                Some(open_fifo(path)?)
+            }
+            _ => None,
+        };
         Ok(OutFile {
             given,
             target,
-            open: Arc::new(Mutex::new(None)),
+            open: Arc::new(Mutex::new(fifo)),
         })
     }
 
@@ -264,6 +329,12 @@ impl OutFile {
                 use std::os::fd::AsFd;
                 Ok(File::from(io::stdout().as_fd().try_clone_to_owned()?))
             }
+            Target::Fd(fd) => {
+                // SAFETY: the descriptor was open for writing when checked,
+                // and is only borrowed for the dup.
+                let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(*fd) };
+                Ok(File::from(fd.try_clone_to_owned()?))
+            }
             Target::InPlace { path, socket: true } => {
                 let stream = std::os::unix::net::UnixStream::connect(path)?;
                 Ok(File::from(std::os::fd::OwnedFd::from(stream)))
@@ -293,6 +364,36 @@ fn temporary(path: &Path, dir: &Path) -> io::Result<tempfile::NamedTempFile> {
         .suffix(".tmp")
         .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)
+}
+
+/// Opens a FIFO for writing, waiting for its reader; a stop signal (the
+/// handlers take no SA_RESTART) ends the wait with an error.
+fn open_fifo(path: &Path) -> Result<File, String> {
+    use std::os::fd::FromRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| "a path with a NUL byte".to_string())?;
+    loop {
+        // SAFETY: a NUL-terminated path; the descriptor returned is ours.
+        let fd = unsafe {
+            libc::open(
+                c.as_ptr(),
+                libc::O_WRONLY | libc::O_NOCTTY | libc::O_CLOEXEC,
+            )
+        };
+        if fd >= 0 {
+            // SAFETY: a new descriptor, owned by nobody else.
+            return Ok(unsafe { File::from_raw_fd(fd) });
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() == io::ErrorKind::Interrupted {
+            if crate::signals::stop_requested() {
+                return Err("stopped while waiting for a reader of the FIFO".into());
+            }
+            continue;
+        }
+        return Err(format!("cannot open it: {e}"));
+    }
 }
 
 fn writable(path: &Path) -> bool {
@@ -337,11 +438,17 @@ impl clap::builder::ValueParserFactory for OutFile {
     }
 }
 
-/// Fails when two output-file options both write to standard output.
-pub fn one_on_stdout(options: &[(&str, Option<&OutFile>)]) -> anyhow::Result<()> {
-    let on: Vec<&str> = options
+/// Fails when two output-file options write to one place: both to
+/// standard output, or both to one file (each report of one would replace
+/// or interleave with the other's).
+pub fn distinct_outputs(options: &[(&str, Option<&OutFile>)]) -> anyhow::Result<()> {
+    let given: Vec<(&str, &OutFile)> = options
         .iter()
-        .filter(|(_, f)| f.is_some_and(OutFile::is_stdout))
+        .filter_map(|(name, f)| Some((*name, (*f)?)))
+        .collect();
+    let on: Vec<&str> = given
+        .iter()
+        .filter(|(_, f)| f.is_stdout())
         .map(|(name, _)| *name)
         .collect();
     if on.len() > 1 {
@@ -350,7 +457,31 @@ pub fn one_on_stdout(options: &[(&str, Option<&OutFile>)]) -> anyhow::Result<()>
             on.join(" and ")
         )));
     }
+    for (i, (a, fa)) in given.iter().enumerate() {
+        for (b, fb) in &given[i + 1..] {
+            if !fa.is_stdout() && fa.same_place(fb) {
+                return Err(crate::usage::usage(format!(
+                    "{a} and {b} cannot both write to {}",
+                    fa.display()
+                )));
+            }
+        }
+    }
     Ok(())
+}
+
+impl OutFile {
+    /// Both write to one file, node or descriptor.
+    fn same_place(&self, other: &OutFile) -> bool {
+        let node = |t: &Target| match t {
+            Target::InPlace { path, .. } => {
+                std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+            }
+            _ => None,
+        };
+        self.target == other.target
+            || node(&self.target).is_some_and(|n| Some(n) == node(&other.target))
+    }
 }
 
 #[cfg(test)]
@@ -359,6 +490,44 @@ mod tests {
 
     fn dir() -> tempfile::TempDir {
         tempfile::tempdir().unwrap()
+    }
+
+    #[test]
+    fn links_to_this_processs_descriptors_are_written_through_them() {
+        assert_eq!(own_descriptor(Path::new("/dev/stderr")), Some(2));
+        assert_eq!(own_descriptor(Path::new("/proc/self/fd/2")), Some(2));
+        assert_eq!(own_descriptor(Path::new("/dev/fd/2")), Some(2));
+        let own = format!("/proc/{}/fd/2", std::process::id());
+        assert_eq!(own_descriptor(Path::new(&own)), Some(2));
+        assert_eq!(own_descriptor(Path::new("/proc/1/fd/2")), None);
+        assert_eq!(own_descriptor(Path::new("/tmp/2")), None);
+        assert!(OutFile::check(OsStr::new("/dev/stdout"))
+            .unwrap()
+            .is_stdout());
+        let d = dir();
+        let f = d.path().join("f");
+        let file = File::create(&f).unwrap();
+        use std::os::fd::AsRawFd;
+        let by_fd = format!("/proc/self/fd/{}", file.as_raw_fd());
+        let out = OutFile::check(OsStr::new(&by_fd)).unwrap();
+        out.write(b"one").unwrap();
+        out.write(b"two").unwrap();
+        // Written through the descriptor: appended, never replaced.
+        assert_eq!(std::fs::read(&f).unwrap(), b"onetwo");
+    }
+
+    #[test]
+    fn two_options_cannot_write_one_file() {
+        let d = dir();
+        let a = OutFile::check(d.path().join("x").as_os_str()).unwrap();
+        let b = OutFile::check(d.path().join("./x").as_os_str()).unwrap();
+        let c = OutFile::check(d.path().join("y").as_os_str()).unwrap();
+        let e = distinct_outputs(&[("--a", Some(&a)), ("--b", Some(&b))]).unwrap_err();
+        assert!(
+            e.to_string().contains("--a and --b cannot both write to"),
+            "{e}"
+        );
+        distinct_outputs(&[("--a", Some(&a)), ("--c", Some(&c)), ("--d", None)]).unwrap();
     }
 
     #[test]

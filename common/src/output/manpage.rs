@@ -102,10 +102,17 @@ is resolved first; its target is treated by these same rules.
 .TP
 A character device, a FIFO or a socket
 is opened and written in place, never replaced (\fB/dev/null\fR, a FIFO read
-by another program).
+by another program). A FIFO is opened before anything is loaded: the tool
+waits there for a reader, and Ctrl-C ends the wait.
 .TP
 \fB\-\fR
 is standard output; what the tool would print there goes to standard error.
+\fB/dev/stdout\fR is the same; \fB/dev/stderr\fR, \fB/dev/fd/\fIN\fR and
+\fB/proc/self/fd/\fIN\fR are written through that descriptor, so a file the
+shell redirected it to (\fB>> log\fR) is appended to, never replaced.
+.TP
+Two options naming one place
+(both \fB\-\fR, or one file) are a usage error.
 .TP
 Anything else
 (a directory, a missing directory, a block device, a kernel interface such as

@@ -17,7 +17,6 @@ use common::cli::{self, CgroupLongArgs, CommonArgs, IdList, MetricsArgs};
 use common::export::prom::{Counters, Exporter, FileThrottle};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
-use common::note;
 use common::output::{self, c_bytes, Out};
 use common::probes::plan::{self, Planned, Point, Programs};
 use common::probes::{Accepts, Probe};
@@ -229,12 +228,10 @@ impl Tool for Funccount {
         if let Some(exporter) = &self.exporter {
             self.file.changed();
             let (t, plan) = (&totals, &self.plan);
-            if let Err(e) = self
-                .file
-                .write(exporter, when == When::End, || metrics(plan, t))
-            {
-                note!("{e:#}");
-            }
+            // A file that cannot be written ends the run (exit 1), as in
+            // every other tool.
+            self.file
+                .write(exporter, when == When::End, || metrics(plan, t))?;
         }
         let mut rows: Vec<((u32, u32), u64)> = totals
             .iter()

@@ -18,7 +18,6 @@ use common::export::prom::{Counters, Exporter, FileThrottle};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe::{self, Hook};
-use common::note;
 use common::output::{self, c_bytes, Out};
 use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 use common::run::process::Comms;
@@ -213,12 +212,10 @@ impl Tool for Syscount {
             self.file.changed();
             let latency = self.args.latency;
             let t = &totals;
-            if let Err(e) = self
-                .file
-                .write(exporter, when == When::End, || metrics(t, latency))
-            {
-                note!("{e:#}");
-            }
+            // A file that cannot be written ends the run (exit 1), as in
+            // every other tool.
+            self.file
+                .write(exporter, when == When::End, || metrics(t, latency))?;
         }
         let mut rows: Vec<(u32, Stat)> = totals
             .iter()

@@ -39,7 +39,7 @@ pub struct Outputs {
 
 impl Outputs {
     pub fn open(args: &StackArgs, svg: Svg, profile: Profile) -> Result<Outputs> {
-        crate::output::file::one_on_stdout(&[
+        crate::output::file::distinct_outputs(&[
             ("--svg", args.svg.as_ref()),
             ("--pprof", args.pprof.as_ref()),
         ])?;
