@@ -192,19 +192,22 @@ static __always_inline bool holds(const struct tr_term *t, struct tr_event *e, v
 }
 
 /* A string where `addr` points: kernel memory for a kernel address, else
- * the process's. */
-static __always_inline void read_str(char *dst, __u64 addr)
+ * the process's. False where the process's memory could not be read
+ * without a page fault, which this program cannot take. */
+static __always_inline bool read_str(char *dst, __u64 addr)
 {
 	if (!addr) {
 		dst[0] = 0;
-		return;
+		return true;
 	}
 	if ((__s64)addr < 0) {
 		if (bpf_probe_read_kernel_str(dst, str_bytes, (void *)addr) < 0)
 			dst[0] = 0;
 	} else if (bpf_probe_read_user_str(dst, str_bytes, (void *)addr) < 0) {
 		dst[0] = 0;
+		return false;
 	}
+	return true;
 }
 
 enum hook { HOOK_REGS, HOOK_USDT, HOOK_TP };
@@ -325,8 +328,10 @@ static __always_inline int hit(void *ctx, enum hook hook, __u64 cookie)
 		if (bytes && !bpf_probe_read_kernel(e->record, bytes, ctx))
 			e->record_bytes = bytes;
 	}
+	e->str_missed = 0;
 	for (int i = 0; i < TRACE_STRS; i++) {
 		const struct tr_value *s = &p->strs[i];
+		__u64 addr;
 		char *dst = e->strs + i * str_bytes;
 		__u32 loc = 0;
 
@@ -341,7 +346,11 @@ static __always_inline int hit(void *ctx, enum hook hook, __u64 cookie)
 			if (bpf_probe_read_kernel_str(dst, str_bytes, ctx + (loc & 0xffff)) < 0)
 				dst[0] = 0;
 		} else {
-			read_str(dst, (__u64)value_of(s, e, ctx));
+			addr = value_of(s, e, ctx);
+			if (!read_str(dst, addr)) {
+				e->str_missed |= 1 << i;
+				e->str_addrs[i] = addr;
+			}
 		}
 	}
 	e->kframes = 0;
@@ -363,6 +372,73 @@ static __always_inline int hit(void *ctx, enum hook hook, __u64 cookie)
 	}
 	emit(e, sizeof(*e));
 	return 0;
+}
+
+/* Sleepable: touches the pages of the user strings the point's own program
+ * is about to read (attached after it, it runs before it: a uprobe's
+ * consumers run newest first), faulting in a page the process has not
+ * touched yet, as at a string's first use, which that program, unable to
+ * fault, would find missing. Only where the kernel has sleepable uprobes
+ * and the points have cookies. */
+static __always_inline int prefault(struct pt_regs *ctx)
+{
+	__u32 point = bpf_get_attach_cookie(ctx);
+	struct tr_probe *p = bpf_map_lookup_elem(&probes, &point);
+	__u64 addr;
+	char byte;
+
+	/* Every register read first, each kept apart (barrier_var): the
+	 * compiler would otherwise pick one by a variable offset into the
+	 * context, which the verifier refuses. */
+	__u64 a0 = PT_REGS_PARM1(ctx), a1 = PT_REGS_PARM2(ctx), a2 = PT_REGS_PARM3(ctx);
+	__u64 a3 = PT_REGS_PARM4(ctx), a4 = PT_REGS_PARM5(ctx), a5 = PT_REGS_PARM6(ctx);
+	__u64 rc = PT_REGS_RC(ctx);
+
+	barrier_var(a0);
+	barrier_var(a1);
+	barrier_var(a2);
+	barrier_var(a3);
+	barrier_var(a4);
+	barrier_var(a5);
+	barrier_var(rc);
+	__u64 args[TRACE_ARGS] = { a0, a1, a2, a3, a4, a5 };
+
+	if (!p)
+		return 0;
+	for (int i = 0; i < TRACE_STRS; i++) {
+		const struct tr_value *s = &p->strs[i];
+
+		if (i >= p->nstrs)
+			break;
+		/* An entry's arguments, a return's value. */
+		if ((s->source == TR_SRC_RETVAL) != !!p->is_return)
+			continue;
+		if (s->source == TR_SRC_ARG && s->index < TRACE_ARGS)
+			addr = args[s->index];
+		else if (s->source == TR_SRC_RETVAL)
+			addr = rc;
+		else
+			continue;
+		if (!addr || (__s64)addr < 0)
+			continue;
+		bpf_copy_from_user(&byte, 1, (void *)addr);
+		/* A string that may run into the next page. */
+		if ((addr & 4095) + str_bytes > 4096)
+			bpf_copy_from_user(&byte, 1, (void *)((addr | 4095) + 1));
+	}
+	return 0;
+}
+
+SEC("uprobe.s")
+int tr_prefault(struct pt_regs *ctx)
+{
+	return prefault(ctx);
+}
+
+SEC("uprobe.multi.s")
+int tr_prefault_multi(struct pt_regs *ctx)
+{
+	return prefault(ctx);
 }
 
 SEC("uprobe.multi")

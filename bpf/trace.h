@@ -142,6 +142,12 @@ struct tr_event {
 	__u16 uframes;
 	__u16 record_bytes;
 	__u16 pad;
+	/* The user strings the probe could not read (bit i: slot i), in a
+	 * page the process had not touched yet (a string's first use), and
+	 * their addresses: the front end reads them from the process. */
+	__u32 str_missed;
+	__u32 pad2;
+	__u64 str_addrs[TRACE_STRS];
 	__u8 record[TRACE_RECORD_MAX];
 	/* Slot i at i * -Z bytes; sent up to the last slot used. */
 	char strs[TRACE_STRS * TRACE_STR_MAX];

@@ -129,6 +129,15 @@ fn trivial_program(
     attach_type: libbpf_sys::bpf_attach_type,
     btf_id: u32,
 ) -> Option<OwnedFd> {
+    trivial_program_flagged(prog_type, attach_type, btf_id, 0)
+}
+
+fn trivial_program_flagged(
+    prog_type: libbpf_sys::bpf_prog_type,
+    attach_type: libbpf_sys::bpf_attach_type,
+    btf_id: u32,
+    prog_flags: u32,
+) -> Option<OwnedFd> {
     let insns = [
         // BPF_MOV64_IMM(BPF_REG_0, 0)
         libbpf_sys::bpf_insn {
@@ -145,6 +154,7 @@ fn trivial_program(
         sz: std::mem::size_of::<libbpf_sys::bpf_prog_load_opts>() as _,
         expected_attach_type: attach_type,
         attach_btf_id: btf_id,
+        prog_flags,
         ..Default::default()
     };
     // SAFETY: insns and opts outlive the call; the license is a C string literal.
@@ -524,6 +534,32 @@ pub fn attach_cookie() -> bool {
                 libbpf_sys::BPF_FUNC_get_attach_cookie,
             )
     })
+}
+
+/// True if uprobe programs can be sleepable (6.1+ as Debian builds it):
+/// they may then fault the traced process's pages in (bpf_copy_from_user).
+/// `multi`: as uprobe_multi programs too (6.6+).
+pub fn sleepable_uprobes(multi: bool) -> bool {
+    static HAS: [OnceLock<bool>; 2] = [OnceLock::new(), OnceLock::new()];
+    *HAS[usize::from(multi)].get_or_init(|| probe_sleepable_uprobes(multi))
+}
+
+fn probe_sleepable_uprobes(multi: bool) -> bool {
+    if disabled("sleepable_uprobe") {
+        return false;
+    }
+    let attach = if multi {
+        libbpf_sys::BPF_TRACE_UPROBE_MULTI
+    } else {
+        0
+    };
+    trivial_program_flagged(
+        libbpf_sys::BPF_PROG_TYPE_KPROBE,
+        attach,
+        0,
+        libbpf_sys::BPF_F_SLEEPABLE,
+    )
+    .is_some()
 }
 
 /// True if many kprobes attach as one link (kprobe_multi, 5.18+, with

@@ -213,6 +213,7 @@ pub fn placed_in_pid(plan: &[Planned], pid: Option<u32>) -> bool {
 
 /// The programs of each kind of hook; a kind the plan has none of may be
 /// None (not loaded).
+#[derive(Default)]
 pub struct Programs<'a, 'obj> {
     pub uprobe: Option<&'a ProgramMut<'obj>>,
     pub uprobe_multi: Option<&'a ProgramMut<'obj>>,

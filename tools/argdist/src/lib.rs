@@ -148,7 +148,8 @@ impl Argdist {
     fn key_text(p: &ArgProbe, key: &[Part]) -> String {
         let show = |v: &Part| match v {
             Part::Int(i) => i.to_string(),
-            Part::Str(s) => String::from_utf8_lossy(s).into_owned(),
+            // From the traced program: escaped, as every tool's text.
+            Part::Str(s) => common::output::escape(s).into_owned(),
         };
         if p.default {
             return if p.probe.probe.at == common::probes::At::Return {
@@ -411,6 +412,7 @@ impl Tool for Argdist {
 
     fn event(&mut self, data: &[u8], _: &mut Out) -> io::Result<()> {
         self.event.read(data);
+        trace::hits::fill_missed(&mut self.event, self.args.string_size as usize);
         let Some(&i) = self.points.of_point.get(self.event.probe as usize) else {
             return Ok(());
         };

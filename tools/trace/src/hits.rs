@@ -35,6 +35,58 @@ pub fn str_slot(e: &types::tr_event, slot: usize, size: usize) -> &[u8] {
     &bytes[..end]
 }
 
+/// Reads from the process the strings the probe could not (`str_missed`:
+/// a page the process had not touched yet, as at a string's first use),
+/// into their slots of `size` bytes; `[unreadable]` where the process's
+/// memory cannot be read (it has exited).
+pub fn fill_missed(e: &mut types::tr_event, size: usize) {
+    if e.str_missed == 0 || size < 2 {
+        return;
+    }
+    let mem = std::fs::File::open(format!("/proc/{}/mem", e.task.pid)).ok();
+    for slot in 0..STRS {
+        if e.str_missed & (1 << slot) == 0 {
+            continue;
+        }
+        let text = mem
+            .as_ref()
+            .and_then(|m| read_c_string(m, e.str_addrs[slot], size - 1))
+            .unwrap_or_else(|| b"[unreadable]".to_vec());
+        let Some(dst) = e.strs.get_mut(slot * size..(slot + 1) * size) else {
+            continue;
+        };
+        for (d, b) in dst.iter_mut().zip(text.iter().chain(std::iter::once(&0))) {
+            *d = *b as i8;
+        }
+    }
+}
+
+/// A NUL-terminated string of at most `max` bytes at `addr` in a process's
+/// memory (`/proc/PID/mem`, which faults its pages in), read a page at a
+/// time so that a short string before an unmapped page is still read.
+fn read_c_string(mem: &std::fs::File, addr: u64, max: usize) -> Option<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    const PAGE: u64 = 4096;
+    let mut out = Vec::new();
+    let mut at = addr;
+    while out.len() < max {
+        let chunk = ((PAGE - at % PAGE) as usize).min(max - out.len());
+        let mut buf = vec![0u8; chunk];
+        let n = mem.read_at(&mut buf, at).ok().filter(|n| *n > 0);
+        let Some(n) = n else {
+            // Nothing at all: unreadable; a part: what was read.
+            return (!out.is_empty()).then_some(out);
+        };
+        if let Some(end) = buf[..n].iter().position(|b| *b == 0) {
+            out.extend_from_slice(&buf[..end]);
+            return Some(out);
+        }
+        out.extend_from_slice(&buf[..n]);
+        at += n as u64;
+    }
+    Some(out)
+}
+
 /// The value a name or member `e` of probe `p` has in hit `ev` (strings
 /// of `str_size` bytes): a string where `p` reads it as one.
 pub fn value<'a>(p: &TraceProbe, e: &Expr, ev: &'a types::tr_event, str_size: usize) -> Value<'a> {
@@ -404,7 +456,26 @@ impl Points {
         );
         load_when(!c && rets(Point::is_kernel), [&mut p.tr_kretprobe]);
         load_when(needs.kprobe_multi, [&mut p.tr_kmulti]);
+        let prefault = self.prefaults(probes);
+        load_when(prefault && needs.uprobe, [&mut p.tr_prefault]);
+        load_when(prefault && needs.uprobe_multi, [&mut p.tr_prefault_multi]);
         Ok(())
+    }
+
+    /// Whether user functions' string arguments are faulted in first by a
+    /// sleepable program (`tr_prefault`): where the kernel has sleepable
+    /// uprobes and cookies, and some user function's probe reads a string.
+    pub fn prefaults(&self, probes: &[TraceProbe]) -> bool {
+        let needs = plan::needs(&self.plan);
+        let strings = self
+            .plan
+            .iter()
+            .zip(&self.of_point)
+            .any(|(p, i)| p.point.is_uprobe() && !probes[*i].strings.is_empty());
+        self.use_cookie
+            && strings
+            && (!needs.uprobe || kprobe::sleepable_uprobes(false))
+            && (!needs.uprobe_multi || kprobe::sleepable_uprobes(true))
     }
 
     /// Writes each point's settings into the loaded `probes` map.
@@ -435,7 +506,13 @@ impl Points {
                 kprobe: needs.kprobe.then_some(&p.tr_kprobe),
                 kprobe_multi: needs.kprobe_multi.then_some(&p.tr_kmulti),
             };
-            return plan::attach(&self.plan, &progs, pid, true);
+            let mut links = plan::attach(&self.plan, &progs, pid, true)?;
+            // After the points' own programs: a uprobe's consumers run
+            // newest first, so these run before them.
+            if skel.progs.tr_prefault.autoload() || skel.progs.tr_prefault_multi.autoload() {
+                links.extend(self.attach_prefault(skel, pid)?);
+            }
+            return Ok(links);
         }
         let mut links = Vec::new();
         for (i, point) in self.plan.iter().enumerate() {
@@ -455,6 +532,32 @@ impl Points {
                 false,
                 i,
             )?);
+        }
+        Ok(links)
+    }
+
+    /// Attaches `tr_prefault` to every user function point, each with its
+    /// own cookie (runs of them at once).
+    fn attach_prefault(&self, skel: &TraceSkel<'_>, pid: Option<u32>) -> Result<Vec<Link>> {
+        let needs = plan::needs(&self.plan);
+        let progs = Programs {
+            uprobe: needs.uprobe.then_some(&skel.progs.tr_prefault),
+            uprobe_multi: needs.uprobe_multi.then_some(&skel.progs.tr_prefault_multi),
+            ..Programs::default()
+        };
+        let mut links = Vec::new();
+        let mut start = 0;
+        while start < self.plan.len() {
+            let uprobe = self.plan[start].point.is_uprobe();
+            let len = self.plan[start..]
+                .iter()
+                .take_while(|p| p.point.is_uprobe() == uprobe)
+                .count();
+            if uprobe {
+                let run = &self.plan[start..start + len];
+                links.extend(plan::attach_at(run, &progs, pid, true, start)?);
+            }
+            start += len;
         }
         Ok(links)
     }
@@ -504,6 +607,24 @@ impl Points {
         }
         if !self.use_cookie {
             notes.push("no attach cookies here: each program serves its one point".into());
+        }
+        let strings = self
+            .plan
+            .iter()
+            .zip(&self.of_point)
+            .any(|(p, i)| p.point.is_uprobe() && !probes[*i].strings.is_empty());
+        if self.prefaults(probes) {
+            notes.push(
+                "user strings: their pages faulted in first by a sleepable program \
+                 (a string's first use is read)"
+                    .into(),
+            );
+        } else if strings {
+            notes.push(
+                "user strings: no sleepable uprobes here: a string in a page not yet in \
+                 memory is read from the process after the hit ([unreadable] where it is gone)"
+                    .into(),
+            );
         }
         notes
     }

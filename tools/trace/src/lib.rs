@@ -151,7 +151,8 @@ pub(crate) struct Trace {
     symbolizer: Symbolizer,
     /// The current hit's probe (an index into `probes`), message and stacks.
     current: usize,
-    message: String,
+    /// Raw: the traced strings as they were (escaped in text).
+    message: Vec<u8>,
     kstack: Vec<String>,
     ustack: Vec<String>,
     printed: u64,
@@ -173,18 +174,19 @@ impl Trace {
         let mut values = p.values.iter();
         for piece in &p.format {
             match piece {
-                Piece::Text(t) => out.push_str(t),
+                Piece::Text(t) => out.extend_from_slice(t.as_bytes()),
                 Piece::Conv(c) => {
                     let Some(v) = values.next() else { break };
-                    let text = match self.eval(p, v) {
-                        Value::Str(s) if c.conv == 's' => String::from_utf8_lossy(s).into_owned(),
+                    let text: std::borrow::Cow<'_, [u8]> = match self.eval(p, v) {
+                        Value::Str(s) if c.conv == 's' => s.to_vec().into(),
                         v => {
                             let v = v.int();
-                            match c.conv {
+                            let text = match c.conv {
                                 'K' => self.ksym(v as u64),
                                 'U' => self.usym(v as u64),
                                 _ => convert(c, v),
-                            }
+                            };
+                            text.into_bytes().into()
                         }
                     };
                     pad(&mut out, c, &text);
@@ -282,24 +284,24 @@ fn convert(c: &Conv, v: i64) -> String {
     }
 }
 
-fn pad(out: &mut String, c: &Conv, text: &str) {
-    let n = text.chars().count();
+fn pad(out: &mut Vec<u8>, c: &Conv, text: &[u8]) {
+    let n = String::from_utf8_lossy(text).chars().count();
     if n >= c.width {
-        out.push_str(text);
+        out.extend_from_slice(text);
     } else if c.left {
-        out.push_str(text);
-        out.extend(std::iter::repeat_n(' ', c.width - n));
+        out.extend_from_slice(text);
+        out.extend(std::iter::repeat_n(b' ', c.width - n));
     } else if c.zero && c.conv != 's' {
-        let (sign, digits) = match text.strip_prefix('-') {
-            Some(d) => ("-", d),
-            None => ("", text),
+        let (sign, digits): (&[u8], &[u8]) = match text.strip_prefix(b"-") {
+            Some(d) => (b"-", d),
+            None => (b"", text),
         };
-        out.push_str(sign);
-        out.extend(std::iter::repeat_n('0', c.width - n));
-        out.push_str(digits);
+        out.extend_from_slice(sign);
+        out.extend(std::iter::repeat_n(b'0', c.width - n));
+        out.extend_from_slice(digits);
     } else {
-        out.extend(std::iter::repeat_n(' ', c.width - n));
-        out.push_str(text);
+        out.extend(std::iter::repeat_n(b' ', c.width - n));
+        out.extend_from_slice(text);
     }
 }
 
@@ -319,7 +321,7 @@ impl Tool for Trace {
             table,
             symbolizer: Symbolizer::new(),
             current: 0,
-            message: String::new(),
+            message: Vec::new(),
             kstack: Vec::new(),
             ustack: Vec::new(),
             printed: 0,
@@ -392,6 +394,7 @@ impl Tool for Trace {
             return Ok(());
         }
         self.event.read(data);
+        hits::fill_missed(&mut self.event, self.args.string_size as usize);
         let point = self.event.probe as usize;
         let Some(&i) = self.points.of_point.get(point) else {
             return Ok(());
@@ -409,7 +412,7 @@ impl Tool for Trace {
         }
         self.format(p);
         if let Some(m) = &self.args.msg_filter {
-            if !self.message.contains(m.as_str()) {
+            if !self.message.windows(m.len()).any(|w| w == m.as_bytes()) {
                 return Ok(());
             }
         }
@@ -473,9 +476,9 @@ fn table(args: &Args, probes: &[TraceProbe]) -> Table<Trace> {
     let time_w = if args.unix_timestamp { 17 } else { 8 };
     let any_format = probes.iter().any(|p| !p.format.is_empty());
     let msg = if any_format {
-        Column::new("-", 0, "message", |t: &Trace| t.message.as_str().into())
+        Column::new("-", 0, "message", |t: &Trace| Cell::bytes(&t.message))
     } else {
-        Column::new("", 0, "message", |t: &Trace| t.message.as_str().into())
+        Column::new("", 0, "message", |t: &Trace| Cell::bytes(&t.message))
     };
     let time = if args.timestamp {
         if args.unix_timestamp {
@@ -535,9 +538,9 @@ mod tests {
 
     fn shown(fmt: &str, v: i64) -> String {
         let c = conv(fmt);
-        let mut out = String::new();
-        pad(&mut out, &c, &convert(&c, v));
-        out
+        let mut out = Vec::new();
+        pad(&mut out, &c, convert(&c, v).as_bytes());
+        String::from_utf8(out).unwrap()
     }
 
     #[test]
