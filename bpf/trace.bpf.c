@@ -490,4 +490,24 @@ int tr_tp(void *ctx)
 	return hit(ctx, HOOK_TP, use_cookie ? bpf_get_attach_cookie(ctx) : lone_tp);
 }
 
+/* The same, for a tracepoint probed again (BCC allows it; the kernel
+ * attaches a program once to one tracepoint): with cookies only. */
+SEC("tracepoint")
+int tr_tp2(void *ctx)
+{
+	return hit(ctx, HOOK_TP, bpf_get_attach_cookie(ctx));
+}
+
+SEC("tracepoint")
+int tr_tp3(void *ctx)
+{
+	return hit(ctx, HOOK_TP, bpf_get_attach_cookie(ctx));
+}
+
+SEC("tracepoint")
+int tr_tp4(void *ctx)
+{
+	return hit(ctx, HOOK_TP, bpf_get_attach_cookie(ctx));
+}
+
 char LICENSE[] SEC("license") = "GPL";

@@ -2,7 +2,7 @@
 //! index is its BPF cookie, so one program per kind of hook serves every
 //! point of that kind.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
@@ -221,6 +221,9 @@ pub struct Programs<'a, 'obj> {
     pub tracepoint: Option<&'a ProgramMut<'obj>>,
     pub kprobe: Option<&'a ProgramMut<'obj>>,
     pub kprobe_multi: Option<&'a ProgramMut<'obj>>,
+    /// Copies of the tracepoint program for a tracepoint probed again (the
+    /// kernel attaches one program once to one tracepoint).
+    pub tracepoint_again: Vec<&'a ProgramMut<'obj>>,
 }
 
 /// Which programs a plan needs loaded, as they will attach here.
@@ -232,12 +235,24 @@ pub struct Needs {
     pub tracepoint: bool,
     pub kprobe: bool,
     pub kprobe_multi: bool,
+    /// The most points on one tracepoint (each use past the first needs a
+    /// copy of the program).
+    pub tracepoint_uses: usize,
 }
 
 /// The programs the points of `plan` attach with on this kernel.
 pub fn needs(plan: &[Planned]) -> Needs {
     let mut n = Needs::default();
+    let mut tracepoints: HashMap<(&str, &str), usize> = HashMap::new();
     for p in plan {
+        if let Point::Tracepoint {
+            category, event, ..
+        } = &p.point
+        {
+            let uses = tracepoints.entry((category, event)).or_default();
+            *uses += 1;
+            n.tracepoint_uses = n.tracepoint_uses.max(*uses);
+        }
         match p.point {
             Point::Uprobe { .. } => {
                 if probe::uprobe_links() == UprobeLinks::Single {
@@ -347,6 +362,8 @@ pub fn attach_at(
     let pid = pid.map_or(-1, |p| p as i32);
     let cookie = |i: usize| if cookies { (base + i) as u64 } else { 0 };
     let mut links = Vec::new();
+    // How often each tracepoint was attached so far.
+    let mut tracepoint_uses: HashMap<(&str, &str), usize> = HashMap::new();
     // Uprobes grouped by file (and by entry or return): one multi link each.
     let mut groups: BTreeMap<(PathBuf, bool), Vec<(usize, u64)>> = BTreeMap::new();
     let mut kernel: Vec<(usize, &str, bool)> = Vec::new();
@@ -386,14 +403,24 @@ pub fn attach_at(
                     cookie: cookie(i),
                     ..Default::default()
                 };
-                links.push(
-                    need(progs.tracepoint, "tracepoint")?
-                        .attach_tracepoint_with_opts(
-                            TracepointCategory::Custom(category.clone()),
-                            event,
-                            opts,
+                let uses = tracepoint_uses.entry((category, event)).or_default();
+                let prog = match *uses {
+                    0 => need(progs.tracepoint, "tracepoint")?,
+                    n => *progs.tracepoint_again.get(n - 1).with_context(|| {
+                        format!(
+                            "at most {} probes on one tracepoint ({category}:{event})",
+                            progs.tracepoint_again.len() + 1
                         )
-                        .with_context(|| format!("attaching to tracepoint {category}:{event}"))?,
+                    })?,
+                };
+                *uses += 1;
+                links.push(
+                    prog.attach_tracepoint_with_opts(
+                        TracepointCategory::Custom(category.clone()),
+                        event,
+                        opts,
+                    )
+                    .with_context(|| format!("attaching to tracepoint {category}:{event}"))?,
                 );
             }
             Point::Kernel { func } => kernel.push((i, func, ret)),
@@ -408,29 +435,54 @@ pub fn attach_at(
                     path.display()
                 )
             };
+            // A function the kernel cannot probe (an instruction uprobes
+            // refuse) is skipped and said where a pattern matched many, as
+            // BCC does; a lone one, or all of them, is an error.
+            let mut failed: Vec<(usize, libbpf_rs::Error)> = Vec::new();
             if let Some(prog) = progs.uprobe_multi {
-                let opts = UprobeMultiOpts {
-                    offsets: points.iter().map(|(_, o)| *o as usize).collect(),
-                    cookies: points.iter().map(|(i, _)| cookie(*i)).collect(),
-                    retprobe: ret,
-                    ..Default::default()
-                };
-                links.push(
+                let attach = |part: &[(usize, u64)]| {
+                    let opts = UprobeMultiOpts {
+                        offsets: part.iter().map(|(_, o)| *o as usize).collect(),
+                        cookies: part.iter().map(|(i, _)| cookie(*i)).collect(),
+                        retprobe: ret,
+                        ..Default::default()
+                    };
                     prog.attach_uprobe_multi_with_opts(pid, &path, "", opts)
-                        .with_context(context)?,
-                );
+                };
+                attach_halving(&points, &attach, &mut links, &mut failed);
+            } else {
+                let prog = need(progs.uprobe, "uprobe")?;
+                for (i, offset) in &points {
+                    let opts = UprobeOpts {
+                        cookie: cookie(*i),
+                        retprobe: ret,
+                        ..Default::default()
+                    };
+                    match prog.attach_uprobe_with_opts(pid, &path, *offset as usize, opts) {
+                        Ok(link) => links.push(link),
+                        Err(e) => failed.push((*i, e)),
+                    }
+                }
+            }
+            if failed.len() == points.len() {
+                if let Some((_, e)) = failed.into_iter().next() {
+                    return Err(anyhow::Error::from(e).context(context()));
+                }
                 continue;
             }
-            let prog = need(progs.uprobe, "uprobe")?;
-            for (i, offset) in &points {
-                let opts = UprobeOpts {
-                    cookie: cookie(*i),
-                    retprobe: ret,
-                    ..Default::default()
-                };
-                links.push(
-                    prog.attach_uprobe_with_opts(pid, &path, *offset as usize, opts)
-                        .with_context(context)?,
+            if let Some((_, e)) = failed.first() {
+                let e =
+                    std::error::Error::source(e).map_or_else(|| e.to_string(), |c| c.to_string());
+                let names: Vec<&str> = failed
+                    .iter()
+                    .map(|(i, _)| plan[*i].label.as_str())
+                    .collect();
+                crate::note!(
+                    "skipped {} of {} functions in {} that cannot be probed ({e}): {}",
+                    names.len(),
+                    points.len(),
+                    path.display(),
+                    names.join(" ")
                 );
             }
         }
@@ -471,6 +523,26 @@ pub fn attach_at(
 /// `items` in groups without two of the same key: a multi link refuses a
 /// function twice (argdist's entry kept for a return, beside the same
 /// function's own entry probe).
+/// Attaches `points` as one multi link, or where the kernel refuses it, as
+/// two halves, down to the single points it refuses (`failed`): a few
+/// functions that cannot be probed cost a few links more, not the run.
+fn attach_halving(
+    points: &[(usize, u64)],
+    attach: &dyn Fn(&[(usize, u64)]) -> libbpf_rs::Result<Link>,
+    links: &mut Vec<Link>,
+    failed: &mut Vec<(usize, libbpf_rs::Error)>,
+) {
+    match attach(points) {
+        Ok(link) => links.push(link),
+        Err(e) if points.len() == 1 => failed.push((points[0].0, e)),
+        Err(_) => {
+            let (a, b) = points.split_at(points.len() / 2);
+            attach_halving(a, attach, links, failed);
+            attach_halving(b, attach, links, failed);
+        }
+    }
+}
+
 fn distinct<T, K: PartialEq>(items: Vec<T>, key: impl Fn(&T) -> K) -> Vec<Vec<T>> {
     let mut groups: Vec<Vec<T>> = Vec::new();
     for item in items {

@@ -186,6 +186,7 @@ impl Tool for Funccount {
             tracepoint: need.tracepoint.then_some(&p.fc_tp),
             kprobe: need.kprobe.then_some(&p.fc_kprobe),
             kprobe_multi: need.kprobe_multi.then_some(&p.fc_kmulti),
+            tracepoint_again: Vec::new(),
         };
         plan::attach(&self.plan, &progs, self.args.pid, true)
     }

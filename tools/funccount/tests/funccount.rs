@@ -251,3 +251,25 @@ fn funccount_bad_probes_are_errors_naming_them() {
     assert!(f.stderr.contains("too many"), "{f:?}");
     assert!(f.stderr.contains("t:sched:a:b (column 10: ':b')"), "{f:?}");
 }
+
+/// A pattern matching a function the kernel cannot probe (glibc's
+/// pthread_spin_lock: uprobes refuse its first instruction): that one is
+/// skipped and named, the rest counted.
+#[test]
+fn funccount_skips_what_cannot_be_probed_and_counts_the_rest() {
+    if !cookies() {
+        return;
+    }
+    let (rows, f) = counted(&["c:pthread_spin_*", "c:malloc"], &[]);
+    let malloc = count(&rows, "malloc").unwrap_or(0);
+    assert!((N..N + 10).contains(&malloc), "{malloc} mallocs: {f:?}");
+    let note = f
+        .stderr
+        .lines()
+        .find(|l| l.contains("cannot be probed"))
+        .unwrap_or_else(|| panic!("{f:?}"));
+    assert!(
+        note.contains("skipped 1 of ") && note.ends_with(": pthread_spin_lock"),
+        "{note}"
+    );
+}

@@ -208,6 +208,7 @@ impl Tool for Funclatency {
             tracepoint: None,
             kprobe: need.kprobe.then_some(&p.fl_kprobe_exit),
             kprobe_multi: need.kprobe_multi.then_some(&p.fl_kmulti_exit),
+            tracepoint_again: Vec::new(),
         };
         let mut links = plan::attach(&self.returns(), &exits, self.args.pid, true)?;
         let entries = Programs {
@@ -217,6 +218,7 @@ impl Tool for Funclatency {
             tracepoint: None,
             kprobe: need.kprobe.then_some(&p.fl_kprobe_enter),
             kprobe_multi: need.kprobe_multi.then_some(&p.fl_kmulti_enter),
+            tracepoint_again: Vec::new(),
         };
         links.extend(plan::attach(&self.plan, &entries, self.args.pid, true)?);
         Ok(links)

@@ -197,6 +197,7 @@ impl Tool for Stackcount {
             tracepoint: need.tracepoint.then_some(&p.sc_tp),
             kprobe: need.kprobe.then_some(&p.sc_kprobe),
             kprobe_multi: need.kprobe_multi.then_some(&p.sc_kmulti),
+            tracepoint_again: Vec::new(),
         };
         // The stacks tell the points apart: no cookies, so this runs on
         // kernels without them.

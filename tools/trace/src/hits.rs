@@ -450,6 +450,9 @@ impl Points {
         load_when(needs.uprobe_multi, [&mut p.tr_umulti]);
         load_when(needs.usdt, [&mut p.tr_usdt]);
         load_when(needs.tracepoint, [&mut p.tr_tp]);
+        load_when(c && needs.tracepoint_uses >= 2, [&mut p.tr_tp2]);
+        load_when(c && needs.tracepoint_uses >= 3, [&mut p.tr_tp3]);
+        load_when(c && needs.tracepoint_uses >= 4, [&mut p.tr_tp4]);
         load_when(
             needs.kprobe && entries(Point::is_kernel),
             [&mut p.tr_kprobe],
@@ -505,6 +508,10 @@ impl Points {
                 tracepoint: needs.tracepoint.then_some(&p.tr_tp),
                 kprobe: needs.kprobe.then_some(&p.tr_kprobe),
                 kprobe_multi: needs.kprobe_multi.then_some(&p.tr_kmulti),
+                tracepoint_again: [&p.tr_tp2, &p.tr_tp3, &p.tr_tp4]
+                    .into_iter()
+                    .take(needs.tracepoint_uses.saturating_sub(1))
+                    .collect(),
             };
             let mut links = plan::attach(&self.plan, &progs, pid, true)?;
             // After the points' own programs: a uprobe's consumers run
@@ -524,6 +531,7 @@ impl Points {
                 tracepoint: Some(&p.tr_tp),
                 kprobe: Some(if ret { &p.tr_kretprobe } else { &p.tr_kprobe }),
                 kprobe_multi: None,
+                tracepoint_again: Vec::new(),
             };
             links.extend(plan::attach_at(
                 std::slice::from_ref(point),
@@ -570,7 +578,7 @@ impl Points {
             _ => None,
         };
         let which: fn(&Point) -> bool = match program {
-            "tr_tp" => Point::is_tracepoint,
+            "tr_tp" | "tr_tp2" | "tr_tp3" | "tr_tp4" => Point::is_tracepoint,
             p if p.starts_with("tr_k") => Point::is_kernel,
             _ => return None,
         };

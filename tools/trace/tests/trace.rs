@@ -136,6 +136,18 @@ fn trace_reads_tracepoint_fields_by_name() {
     );
 }
 
+/// Two probes on one tracepoint, as BCC allows: each its own line.
+#[test]
+fn trace_takes_two_probes_on_one_tracepoint() {
+    let (rows, f, _) = traced(&[
+        "t:syscalls:sys_enter_openat (STRCMP(\"/etc/hostname\", args->filename)) \"a %s\", args->filename",
+        "t:syscalls:sys_enter_openat (STRCMP(\"/etc/hostname\", args->filename)) \"b %d\", args->flags",
+    ]);
+    let mut got = messages(&rows, "sys_enter_openat");
+    got.sort();
+    assert_eq!(got, ["a /etc/hostname", "b 0"], "{f:?}");
+}
+
 #[test]
 fn trace_stops_after_max_events() {
     require_root();
