@@ -406,11 +406,11 @@ impl ToolInfo {
     /// tools of its kind (as BCC's pages name related tools, not all of
     /// them), then its own pages outside the bundle.
     pub fn see_also(&self, all: &[&ToolInfo]) -> Vec<String> {
-        let others = || all.iter().filter(|t| t.name != self.name);
-        let family = others().filter(|t| t.family == self.family);
-        let kind = others().filter(|t| t.kind == self.kind && t.family != self.family);
+        let family = all
+            .iter()
+            .filter(|t| t.name != self.name && t.family == self.family);
         std::iter::once("bpftools".to_string())
-            .chain(family.chain(kind).map(|t| t.name.to_string()))
+            .chain(family.map(|t| t.name.to_string()))
             .map(|name| format!("{name}(8)"))
             .chain(self.see_also.iter().map(|s| s.to_string()))
             .collect()
@@ -432,6 +432,17 @@ pub fn check(all: &[&ToolInfo]) -> Result<(), String> {
         }
         if t.dry_runs.is_empty() {
             return fail("at least one dry run (DryRun::DEFAULT) is needed");
+        }
+        let pages = t.see_also(all);
+        if let Some(twice) = pages
+            .iter()
+            .enumerate()
+            .find(|(i, p)| pages[..*i].contains(p))
+        {
+            return fail(&format!(
+                "see_also names {}, which SEE ALSO lists already (the family's pages)",
+                twice.1
+            ));
         }
         if t.vm_tests.is_empty() {
             return fail("vm_tests names no test: CI's VM kernels would run none of its hooks");

@@ -42,16 +42,17 @@ pub enum Rate {
 }
 
 impl Rate {
-    /// -F above the kernel's limit (kernel.perf_event_max_sample_rate) is
-    /// a usage error here, not EINVAL from the first event opened.
-    pub fn check(self) -> Result<()> {
+    /// A frequency above the kernel's limit (kernel.perf_event_max_sample_rate)
+    /// is a usage error here naming `option` (profile's -F, runqlen's -f),
+    /// not EINVAL from the first event opened.
+    pub fn check(self, option: &str) -> Result<()> {
         if let Rate::Frequency(f) = self {
             let max = std::fs::read_to_string("/proc/sys/kernel/perf_event_max_sample_rate")
                 .ok()
                 .and_then(|s| s.trim().parse::<u64>().ok());
             if let Some(max) = max.filter(|m| f > *m) {
                 return Err(crate::usage::usage(format!(
-                    "-F {f} is above the kernel's limit of {max} samples a second \
+                    "{option} {f} is above the kernel's limit of {max} samples a second \
                      (kernel.perf_event_max_sample_rate)"
                 )));
             }

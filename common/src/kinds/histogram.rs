@@ -191,12 +191,22 @@ pub mod irq {
     use super::{Layout, Section, Spec, Totals, Unit};
     use crate::cli::{HistogramArgs, IrqArgs};
 
-    /// An interrupt belongs to no container: --per-container is refused.
-    pub fn check(hist: &HistogramArgs, what: &str) -> Result<()> {
+    /// An interrupt belongs to no container: --per-container is refused;
+    /// percentiles and HDR logs are of histograms, which only -d makes.
+    pub fn check(hist: &HistogramArgs, irq: &IrqArgs, what: &str) -> Result<()> {
         if hist.per_container {
             return Err(crate::usage::usage(format!(
                 "--per-container: {what} run in no container's name (they interrupt \
                  whatever runs)"
+            )));
+        }
+        let histogram_only = [
+            ("--percentiles", hist.percentiles),
+            ("--hdr-log", hist.hdr_log.is_some()),
+        ];
+        if let Some((option, _)) = histogram_only.iter().find(|(_, on)| *on && !irq.dist) {
+            return Err(crate::usage::usage(format!(
+                "{option} needs -d: without it there are totals, no histograms"
             )));
         }
         Ok(())

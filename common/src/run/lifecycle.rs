@@ -358,6 +358,22 @@ fn shown_error<A: Parser>(e: clap::Error) -> clap::Error {
     }
 }
 
+/// clap's error message as one line: its first, and where that ends in a
+/// colon, the indented lines it introduces (the arguments missing).
+fn one_line(text: &str) -> String {
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or("invalid arguments");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    if !first.ends_with(':') {
+        return first.to_string();
+    }
+    let listed: Vec<&str> = lines
+        .take_while(|l| l.starts_with("  "))
+        .map(str::trim)
+        .collect();
+    format!("{first} {}", listed.join(", "))
+}
+
 /// Help and version go to stdout with status 0; a usage error is one line
 /// on stderr with status 2.
 fn clap_exit(e: clap::Error) -> ExitCode {
@@ -371,11 +387,9 @@ fn clap_exit(e: clap::Error) -> ExitCode {
         }
         _ => {
             let text = e.render().to_string();
-            let line = text.lines().next().unwrap_or("invalid arguments");
-            let line = line.strip_prefix("error: ").unwrap_or(line);
             note!(
                 "error: {} (see --help)",
-                crate::output::escape(line.as_bytes())
+                crate::output::escape(one_line(&text).as_bytes())
             );
             ExitCode::from(2)
         }
@@ -834,4 +848,29 @@ fn report_counters<T: Tool>(obj: &Object, tool: &T, kind: Option<&Kind>) -> Resu
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[test]
+    fn a_usage_error_names_the_missing_arguments_on_its_line() {
+        let e = clap::Command::new("t")
+            .arg(clap::Arg::new("pattern").required(true))
+            .arg(clap::Arg::new("more").long("more").required(true))
+            .try_get_matches_from(["t"])
+            .unwrap_err();
+        assert_eq!(
+            one_line(&e.render().to_string()),
+            "the following required arguments were not provided: --more <more>, <pattern>"
+        );
+        let e = clap::Command::new("t")
+            .try_get_matches_from(["t", "x"])
+            .unwrap_err();
+        assert_eq!(
+            one_line(&e.render().to_string()),
+            "unexpected argument 'x' found"
+        );
+    }
 }

@@ -49,5 +49,5 @@ pub const INFO: ToolInfo = ToolInfo {
         extras: &[],
     }),
     man: include_str!("../man.roff"),
-    see_also: &["trace(8)", "funccount(8)", "funclatency(8)", "uprobes(7)"],
+    see_also: &["uprobes(7)"],
 };

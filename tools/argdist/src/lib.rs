@@ -56,11 +56,10 @@ pub(crate) struct Args {
           value_parser = clap::value_parser!(u32).range(1..=256))]
     string_size: u32,
     /// Print every INTERVAL seconds
-    #[arg(short = 'i', long, default_value_t = 1,
-          value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(short = 'i', long, default_value_t = 1, value_parser = common::cli::seconds)]
     interval: u64,
     /// Trace for DURATION seconds
-    #[arg(short = 'd', long, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(short = 'd', long, value_parser = common::cli::seconds)]
     duration: Option<u64>,
     /// Print this many times, then exit
     #[arg(short = 'n', long = "number", value_name = "COUNT",

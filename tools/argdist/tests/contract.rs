@@ -22,6 +22,7 @@ testkit::contract_tests!(testkit::contract::Spec {
         &["-C", "t:syscalls:sys_enter_openat():u64:args->nope"],
         &["-z", "0", "-C", "p:c:malloc()"],
         &["-i", "0", "-C", "p:c:malloc()"],
+        &["-d", "31536001", "-C", "p:c:malloc()"],
         &["-p", "x", "-C", "p:c:malloc()"],
         &[],
     ],

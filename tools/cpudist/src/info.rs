@@ -29,5 +29,5 @@ pub const INFO: ToolInfo = ToolInfo {
         extras: &[],
     }),
     man: include_str!("../man.roff"),
-    see_also: &["runqlat(8)", "offcputime(8)", "perf-sched(1)"],
+    see_also: &["perf-sched(1)"],
 };

@@ -56,10 +56,10 @@ pub(crate) struct Args {
     #[arg(short = 'p', long)]
     pid: Option<u32>,
     /// Print the counts every INTERVAL seconds
-    #[arg(short = 'i', long, value_name = "INTERVAL", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(short = 'i', long, value_name = "INTERVAL", value_parser = common::cli::seconds)]
     interval: Option<u64>,
     /// Trace for DURATION seconds
-    #[arg(short = 'd', long, value_name = "DURATION", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(short = 'd', long, value_name = "DURATION", value_parser = common::cli::seconds)]
     duration: Option<u64>,
     /// Print the time above each report
     #[arg(short = 'T', long)]

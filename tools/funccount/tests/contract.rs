@@ -15,6 +15,8 @@ testkit::contract_tests!(testkit::contract::Spec {
         &["-r", "c:("],
         &["-i", "0", "c:malloc"],
         &["-d", "0", "c:malloc"],
+        &["-d", "31536001", "c:malloc"],
+        &["-i", "31536001", "c:malloc"],
         &["-p", "x", "c:malloc"],
         &["-c", "100000", "c:malloc"],
         &[],

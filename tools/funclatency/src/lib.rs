@@ -53,10 +53,10 @@ pub(crate) struct Args {
     pid: Option<u32>,
     /// Print a histogram every INTERVAL seconds
     #[arg(short = 'i', long = "interval", id = "every", value_name = "INTERVAL",
-          value_parser = clap::value_parser!(u64).range(1..))]
+          value_parser = common::cli::seconds, conflicts_with = "interval")]
     every: Option<u64>,
     /// Trace for DURATION seconds
-    #[arg(short = 'd', long, value_name = "DURATION", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(short = 'd', long, value_name = "DURATION", value_parser = common::cli::seconds)]
     duration: Option<u64>,
     /// Print the time above each histogram
     #[arg(short = 'T', long)]

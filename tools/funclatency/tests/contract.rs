@@ -16,6 +16,8 @@ testkit::contract_tests!(testkit::contract::Spec {
         &["-r", "c:("],
         &["-i", "0", "c:malloc"],
         &["-d", "0", "c:malloc"],
+        &["-d", "31536001", "c:malloc"],
+        &["-i", "1", "c:malloc", "3"],
         &["-l", "0", "c:malloc"],
         &["-l", "17", "c:malloc"],
         &["--per-container", "c:malloc"],

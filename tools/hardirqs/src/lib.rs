@@ -59,7 +59,7 @@ impl Tool for Hardirqs {
     common::tool_types!(HardirqsSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
-        irq::check(&args.hist, "interrupts")?;
+        irq::check(&args.hist, &args.irq, "interrupts")?;
         Ok(Hardirqs { args })
     }
 

@@ -18,6 +18,7 @@ testkit::contract_tests!(testkit::contract::Spec {
         &["-m", "x"],
         &["18446744073709551615"],
         &["--unwind", "frames"],
+        &["--state", "4294967296"],
         &["--stack-copy-size", "65537"],
     ],
 });

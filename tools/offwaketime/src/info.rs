@@ -40,5 +40,5 @@ pub const INFO: ToolInfo = ToolInfo {
         extras: &[],
     }),
     man: include_str!("../man.roff"),
-    see_also: &["offcputime(8)", "wakeuptime(8)", "flamegraph.pl(1)", "inferno-flamegraph(1)"],
+    see_also: &["flamegraph.pl(1)", "inferno-flamegraph(1)"],
 };

@@ -106,7 +106,7 @@ impl Tool for Profile {
 
     fn new(args: Args) -> Result<Self> {
         let rate = args.rate();
-        rate.check()?;
+        rate.check("-F")?;
         Ok(Profile {
             args,
             rate,

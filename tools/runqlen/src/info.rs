@@ -23,5 +23,5 @@ pub const INFO: ToolInfo = ToolInfo {
         extras: &[],
     }),
     man: include_str!("../man.roff"),
-    see_also: &["runqlat(8)", "mpstat(1)"],
+    see_also: &["mpstat(1)"],
 };

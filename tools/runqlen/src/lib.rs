@@ -70,7 +70,7 @@ impl Tool for Runqlen {
     common::tool_types!(RunqlenSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
-        Rate::Frequency(args.frequency).check()?;
+        Rate::Frequency(args.frequency).check("-f")?;
         Ok(Runqlen {
             hist: HistogramArgs {
                 interval: args.interval.clone(),

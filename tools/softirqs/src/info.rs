@@ -29,5 +29,5 @@ pub const INFO: ToolInfo = ToolInfo {
         extras: &[],
     }),
     man: include_str!("../man.roff"),
-    see_also: &["hardirqs(8)", "proc(5)"],
+    see_also: &["proc(5)"],
 };

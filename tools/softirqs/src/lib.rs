@@ -65,7 +65,7 @@ impl Tool for Softirqs {
     common::tool_types!(SoftirqsSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
-        irq::check(&args.hist, "softirqs")?;
+        irq::check(&args.hist, &args.irq, "softirqs")?;
         Ok(Softirqs {
             args,
             names: vector_names(),

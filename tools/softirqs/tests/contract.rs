@@ -13,5 +13,6 @@ testkit::contract_tests!(testkit::contract::Spec {
         &["-c", "x"],
         &["-C", "-d"],
         &["--per-container"],
+        &["--percentiles"],
     ],
 });

@@ -46,7 +46,7 @@ pub(crate) struct Args {
     #[arg(short = 'p', long, value_parser = cli::id_list)]
     pid: Option<IdList>,
     /// Trace for this many seconds
-    #[arg(short = 'd', long, value_name = "SECONDS")]
+    #[arg(short = 'd', long, value_name = "SECONDS", value_parser = common::cli::seconds)]
     duration: Option<u64>,
     #[command(flatten)]
     cgroup: CgroupArgs,

@@ -10,6 +10,8 @@ testkit::contract_tests!(testkit::contract::Spec {
         &["-p", "x"],
         &["-d", "x"],
         &["-c", "/no/such/cgroup"],
-        &["5"]
+        &["5"],
+        &["-d", "0"],
+        &["-d", "31536001"],
     ],
 });

@@ -60,10 +60,10 @@ pub(crate) struct Args {
     #[arg(short = 'p', long, value_parser = cli::id_list)]
     pid: Option<IdList>,
     /// Print a summary every INTERVAL seconds
-    #[arg(short = 'i', long, value_name = "INTERVAL", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(short = 'i', long, value_name = "INTERVAL", value_parser = common::cli::seconds)]
     interval: Option<u64>,
     /// Trace for DURATION seconds
-    #[arg(short = 'd', long, value_name = "DURATION", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(short = 'd', long, value_name = "DURATION", value_parser = common::cli::seconds)]
     duration: Option<u64>,
     /// Print only the top N calls or processes
     #[arg(short = 'T', long, value_name = "N", default_value_t = 10)]

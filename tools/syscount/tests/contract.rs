@@ -17,5 +17,7 @@ testkit::contract_tests!(testkit::contract::Spec {
         &["-p", "x"],
         &["-c", "/no/such/cgroup"],
         &["5"],
+        &["-d", "31536001"],
+        &["-i", "31536001"],
     ],
 });

@@ -54,5 +54,5 @@ pub const INFO: ToolInfo = ToolInfo {
         extras: &[],
     }),
     man: include_str!("../man.roff"),
-    see_also: &["uprobes(7)", "perf-probe(1)", "funccount(8)", "argdist(8)"],
+    see_also: &["uprobes(7)", "perf-probe(1)"],
 };

@@ -31,5 +31,5 @@ pub const INFO: ToolInfo = ToolInfo {
         extras: &[],
     }),
     man: include_str!("../man.roff"),
-    see_also: &["offwaketime(8)", "offcputime(8)", "flamegraph.pl(1)", "inferno-flamegraph(1)"],
+    see_also: &["flamegraph.pl(1)", "inferno-flamegraph(1)"],
 };

@@ -36,9 +36,9 @@ pub struct OffCpuArgs {
     pub max_block_time: u64,
     /// Only tasks going off CPU in this state: a mask of TASK_* bits
     /// (1 interruptible, 2 uninterruptible, ...), or 0 for runnable
-    /// (preempted)
+    /// (preempted); the kernel's task state is 32 bits
     #[arg(long, value_name = "MASK")]
-    pub state: Option<u64>,
+    pub state: Option<u32>,
     #[command(flatten)]
     pub cgroup: CgroupLongArgs,
 }
@@ -80,7 +80,7 @@ impl OffCpuArgs {
         ] {
             maps::set_rodata(obj, name, &[u8::from(on)])?;
         }
-        let mask = self.state.unwrap_or(0) as i64;
+        let mask = i64::from(self.state.unwrap_or(0));
         maps::set_rodata(obj, "state_mask", &mask.to_ne_bytes())?;
         let ns = |us: u64| us.saturating_mul(1000).to_ne_bytes();
         maps::set_rodata(obj, "min_block_ns", &ns(self.min_block_time))?;
