@@ -19,6 +19,8 @@ const volatile bool per_process = false;
 const volatile bool failed_only = false;
 /* -e: only calls that failed with this errno; 0: any. */
 const volatile __s32 errno_only = 0;
+/* --syscall: only this call's number; -1: any. */
+const volatile __s32 only_nr = -1;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -48,6 +50,8 @@ static __always_inline void account(long nr, long ret, __u64 ns, __u32 tgid)
 	struct call_stat *s;
 	__u32 k = nr;
 
+	if (only_nr >= 0 && nr != only_nr)
+		return;
 	if (failed_only && ret >= 0)
 		return;
 	if (errno_only && ret != -errno_only)

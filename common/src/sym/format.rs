@@ -40,6 +40,9 @@ pub struct Stack<'a> {
     pub offsets: bool,
     /// Mark kernel frames `name_[k]` (profile -a).
     pub annotate: bool,
+    /// Each frame's address before its name (BCC's -v: stackcount,
+    /// wakeuptime).
+    pub addresses: bool,
     /// Another task's side (the waker tools).
     pub joined: Joined<'a>,
 }
@@ -69,11 +72,19 @@ pub struct Side<'a> {
 
 impl Stack<'_> {
     fn kernel_label(&self, f: &Frame) -> String {
-        let mut label = f.label(self.offsets);
+        let mut label = self.user_label(f);
         if self.annotate {
             label.push_str("_[k]");
         }
         label
+    }
+
+    fn user_label(&self, f: &Frame) -> String {
+        if self.addresses {
+            format!("{:<16x} {}", f.addr, f.label(self.offsets))
+        } else {
+            f.label(self.offsets)
+        }
     }
 }
 
@@ -120,7 +131,7 @@ pub fn write_multi_line(out: &mut dyn Write, s: &Stack, value: u64) -> io::Resul
         Part::Missed => writeln!(out, "    [Missed User Stack]")?,
         Part::Frames(frames) => {
             for f in frames {
-                writeln!(out, "    {}", f.label(s.offsets))?;
+                writeln!(out, "    {}", s.user_label(f))?;
             }
         }
     }
@@ -160,7 +171,7 @@ fn write_part(
 fn write_woken(out: &mut dyn Write, s: &Stack, w: &Side, value: u64) -> io::Result<()> {
     let both = |k: &Part, u: &Part| s.delimited && k.present() && u.present();
     writeln!(out, "    {:<16} {} {}", "waker:", w.comm, w.pid)?;
-    let user = |f: &Frame| f.label(s.offsets);
+    let user = |f: &Frame| s.user_label(f);
     let kernel = |f: &Frame| s.kernel_label(f);
     write_part(out, w.user, "[Missed User Stack]", true, &user)?;
     if both(w.kernel, w.user) {
@@ -181,7 +192,7 @@ fn write_woken(out: &mut dyn Write, s: &Stack, w: &Side, value: u64) -> io::Resu
 }
 
 /// BCC's wakeuptime: the woken process's name, the waker's stack leaf
-/// first, each frame with its address, the waker's name, and the value;
+/// first (with -v each frame's address), the waker's name, and the value;
 /// each name with its pid (BCC's sums by name).
 fn write_waker(
     out: &mut dyn Write,
@@ -193,12 +204,13 @@ fn write_waker(
         writeln!(out, "    [{c}]")?;
     }
     writeln!(out, "    {:<16} {target} {pid}", "target:")?;
-    let label = |f: &Frame| format!("{:<16x} {}", f.addr, f.label(true));
-    write_part(out, s.kernel, "[Missed Kernel Stack]", false, &label)?;
+    let kernel = |f: &Frame| s.kernel_label(f);
+    let user = |f: &Frame| s.user_label(f);
+    write_part(out, s.kernel, "[Missed Kernel Stack]", false, &kernel)?;
     if s.delimited && s.kernel.present() && s.user.present() {
         writeln!(out, "    --")?;
     }
-    write_part(out, s.user, "[Missed User Stack]", false, &label)?;
+    write_part(out, s.user, "[Missed User Stack]", false, &user)?;
     writeln!(out, "    {:<16} {} {}", "waker:", s.comm, s.pid)?;
     writeln!(out, "        {value}\n")
 }
@@ -337,6 +349,7 @@ mod tests {
             delimited: true,
             offsets: false,
             annotate: false,
+            addresses: false,
             joined: Joined::None,
         };
         let mut out = Vec::new();
@@ -362,6 +375,7 @@ mod tests {
             delimited: false,
             offsets: false,
             annotate: false,
+            addresses: false,
             joined: Joined::None,
         };
         assert_eq!(
@@ -398,6 +412,7 @@ mod tests {
             delimited: false,
             offsets: false,
             annotate: false,
+            addresses: false,
             joined: Joined::None,
         };
         assert_eq!(folded_line(&s, 3), "[4f1e2d3c4b5a];app;main;spin 3");
@@ -430,6 +445,7 @@ mod tests {
             delimited: true,
             offsets: false,
             annotate: false,
+            addresses: false,
             joined: Joined::Waker(Side {
                 kernel: &waker_kernel,
                 user: &waker_user,
@@ -464,6 +480,7 @@ mod tests {
             delimited: false,
             offsets: false,
             annotate: false,
+            addresses: false,
             joined: Joined::Woke("b", 8),
         };
         let mut out = Vec::new();
@@ -471,9 +488,22 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], "    target:          b 8");
-        assert!(lines[1].ends_with(" try_to_wake_up+0x1c"), "{text}");
+        assert_eq!(lines[1], "    try_to_wake_up", "{text}");
         assert_eq!(lines[3], "    waker:           a 7", "{text}");
         assert_eq!(lines[4], "        20", "{text}");
+        // -v: each frame's address first, as BCC's.
+        let mut out = Vec::new();
+        let verbose = Stack {
+            addresses: true,
+            ..s
+        };
+        write_multi_line(&mut out, &verbose, 20).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text.lines().nth(1),
+            Some("    1000             try_to_wake_up"),
+            "{text}"
+        );
         assert_eq!(folded_line(&s, 20), "a;pipe_write;try_to_wake_up;b 20");
         let with_user = Stack {
             user: &waker_user,

@@ -257,6 +257,7 @@ fn print_stacks(
                 delimited: false,
                 offsets: false,
                 annotate: false,
+                addresses: false,
                 joined: sym::Joined::None,
             };
             writeln!(out, "{}", sym::folded_line(&stack, g.bytes))?;
@@ -307,6 +308,7 @@ fn print_stacks(
                 delimited: false,
                 offsets: false,
                 annotate: false,
+                addresses: false,
                 joined: sym::Joined::None,
             };
             files.add(

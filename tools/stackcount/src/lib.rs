@@ -39,7 +39,9 @@ EXAMPLES:
 /// Count the stacks that reach user functions, USDT probes, tracepoints or
 /// kernel functions.
 #[derive(Parser, Debug)]
-#[command(name = "stackcount", version, after_help = EXAMPLES)]
+// -v is BCC's: raw addresses; the libbpf log is --verbose alone.
+#[command(name = "stackcount", version, after_help = EXAMPLES,
+          mut_arg("verbose", |a| a.short(None)))]
 struct Args {
     /// Only this process: its uprobes and USDT probes are placed in it
     /// alone, and a library named without a path is found in its maps
@@ -63,6 +65,9 @@ struct Args {
     /// Show the address offsets in functions (name+0x1c)
     #[arg(short = 's', long)]
     offset: bool,
+    /// Show each frame's address before its name (multi-line output)
+    #[arg(short = 'v', long)]
+    addresses: bool,
     /// Stacks per process (always: a user stack is named in its process;
     /// taken for BCC's -P)
     #[arg(short = 'P', long)]
@@ -120,6 +125,7 @@ impl Tool for Stackcount {
             ids: self.ids.as_ref(),
             look: Look {
                 offsets: args.offset,
+                addresses: args.addresses,
                 ..Look::new(Value {
                     name: "count",
                     divisor: 1,

@@ -205,3 +205,18 @@ fn calls_in_processes_living_100_ms_are_named() {
         env!("CARGO_TARGET_TMPDIR"),
     );
 }
+
+/// -v is BCC's: each frame's address before its name.
+#[test]
+fn stackcount_v_shows_raw_addresses() {
+    let f = counted(true, &["-U", "-v", &leaf(true)], &[]);
+    let text = f.stdout.join("\n");
+    let line = f
+        .stdout
+        .iter()
+        .find(|l| l.trim_end().ends_with(" leaf"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let (addr, name) = line.trim().split_once(' ').unwrap();
+    assert!(u64::from_str_radix(addr, 16).is_ok_and(|a| a > 0), "{line}");
+    assert_eq!(name.trim(), "leaf", "{line}");
+}

@@ -59,6 +59,12 @@ pub(crate) struct Args {
     /// Only these processes (comma-separated pids)
     #[arg(short = 'p', long, value_parser = cli::id_list)]
     pid: Option<IdList>,
+    /// Only these threads (comma-separated thread ids), as BCC's --tid
+    #[arg(long, value_parser = cli::id_list, conflicts_with = "pid")]
+    tid: Option<IdList>,
+    /// Only this system call, by name or number (-l lists them)
+    #[arg(long, value_name = "SYSCALL", value_parser = syscall_number)]
+    syscall: Option<u32>,
     /// Print a summary every INTERVAL seconds
     #[arg(short = 'i', long, value_name = "INTERVAL", value_parser = common::cli::seconds)]
     interval: Option<u64>,
@@ -120,6 +126,22 @@ fn syscall_name(nr: u32) -> Cow<'static, str> {
     }
 }
 
+/// A system call by name (`openat`, as -l lists them) or number.
+fn syscall_number(s: &str) -> Result<u32, String> {
+    if let Ok(nr) = s.parse::<u32>() {
+        return if nr < NR_SYSCALLS {
+            Ok(nr)
+        } else {
+            Err(format!("no system call is numbered {nr} here"))
+        };
+    }
+    SYSCALLS
+        .iter()
+        .find(|(_, name)| *name == s)
+        .map(|(nr, _)| *nr)
+        .ok_or_else(|| format!("no system call is named {s} here (syscount -l lists them)"))
+}
+
 impl Tool for Syscount {
     common::tool_types!(SyscountSkelBuilder);
 
@@ -144,7 +166,11 @@ impl Tool for Syscount {
     }
 
     fn filters(&self) -> Filters {
-        Filters::processes(&self.args.pid, self.args.cgroup.path())
+        Filters {
+            tids: self.args.tid.as_ref().map(|t| t.0.clone()),
+            thread_option: Some("--tid"),
+            ..Filters::processes(&self.args.pid, self.args.cgroup.path())
+        }
     }
 
     fn configure(&mut self, open: &mut OpenSyscountSkel<'_>, _: &Setup) -> Result<()> {
@@ -154,6 +180,7 @@ impl Tool for Syscount {
         rodata.per_process = args.process;
         rodata.failed_only = args.failures;
         rodata.errno_only = args.errno.unwrap_or(0);
+        rodata.only_nr = args.syscall.map_or(-1, |nr| nr as i32);
         let (p, m) = (&mut open.progs, &mut open.maps);
         // Counting is one program at sys_exit; -L adds sys_enter's. The
         // entry time in task storage where tp_btf has it, else by thread

@@ -45,14 +45,21 @@ fn counts_exactly(disable: &str) {
     let enoent = testkit::start_disabled(BIN, &["--json", "-p", &pid, "-e", "ENOENT"], disable);
     let timed = testkit::start_disabled(BIN, &["--json", "-p", &pid, "-L"], disable);
     let by_process = testkit::start_disabled(BIN, &["-P", "-p", &pid], disable);
+    // BCC's --tid and --syscall: the program's one thread, one call.
+    let only = ["--json", "--tid", &pid, "--syscall", "getppid"];
+    let only = testkit::start_disabled(BIN, &only, disable);
     let took = calls.round();
-    let (all, failed, enoent, timed, by_process) = (
+    let (all, failed, enoent, timed, by_process, only) = (
         stop(all).json(),
         stop(failed).json(),
         stop(enoent).json(),
         stop(timed).json(),
         stop(by_process),
+        stop(only).json(),
     );
+    assert_eq!(only.len(), 1, "{only:#?}");
+    assert_eq!(only[0]["syscall"], "getppid", "{only:#?}");
+    assert_eq!(only[0]["count"], N, "{only:#?}");
     assert_eq!(
         row(&all, "getppid").map(|r| &r["count"]),
         Some(&N.into()),

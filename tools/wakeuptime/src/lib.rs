@@ -33,8 +33,13 @@ EXAMPLES:
 /// Summarize sleep to wakeup time by waker stack: what woke the threads
 /// that blocked, and how long they had slept.
 #[derive(Parser, Debug)]
-#[command(name = "wakeuptime", version, after_help = EXAMPLES)]
+// -v is BCC's: raw addresses; the libbpf log is --verbose alone.
+#[command(name = "wakeuptime", version, after_help = EXAMPLES,
+          mut_arg("verbose", |a| a.short(None)))]
 struct Args {
+    /// Show each frame's address before its name (multi-line output)
+    #[arg(short = 'v', long)]
+    addresses: bool,
     #[command(flatten)]
     all: OffCpuToolArgs,
 }
@@ -64,7 +69,9 @@ impl Tool for Wakeuptime {
     }
 
     fn stacks(&self) -> Option<stacks::Spec<'_>> {
-        Some(self.args.all.spec(&LOOK))
+        let mut spec = self.args.all.spec(&LOOK);
+        spec.look.addresses = self.args.addresses;
+        Some(spec)
     }
 
     fn filters(&self) -> Filters {

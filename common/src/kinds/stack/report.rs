@@ -38,6 +38,8 @@ pub struct Look {
     pub offsets: bool,
     /// Kernel frames marked `_[k]` (profile -a).
     pub annotate: bool,
+    /// Each frame's address in multi-line text (BCC's -v).
+    pub addresses: bool,
     /// Set by the kind from the shared options: `--` between the kernel
     /// and user frames (-d), JSON, folded lines.
     pub delimited: bool,
@@ -68,6 +70,7 @@ impl Look {
             delimited: false,
             offsets: false,
             annotate: false,
+            addresses: false,
             json: false,
             folded: false,
             join: Join::None,
@@ -147,6 +150,7 @@ pub fn print(
             delimited: look.delimited,
             offsets: look.offsets,
             annotate: look.annotate,
+            addresses: look.addresses,
             joined,
         };
         if let Some(files) = files.as_deref_mut().filter(|f| f.wanted()) {
