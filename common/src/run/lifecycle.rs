@@ -589,6 +589,8 @@ enum Ended {
 const POLL: Duration = Duration::from_millis(100);
 /// Ring buffer records handled between two looks at signals and counters.
 const BATCH: usize = 512;
+/// The longest the ring is read for after the tracing ends.
+const FINAL_DRAIN: Duration = Duration::from_secs(2);
 
 /// A report: the kind's, or the tool's own.
 fn report<T: Tool>(
@@ -739,8 +741,26 @@ fn event_loop<'o, T: Tool>(
             break Ended::Duration;
         }
     };
+    // What the ring holds at the end, in batches and for a bounded time:
+    // the programs are still attached, and a flood of events slower to
+    // handle than they come would keep a whole drain going forever.
     if let Some(r) = &ring {
-        check(r.consume_raw())?;
+        let until = Instant::now() + FINAL_DRAIN;
+        loop {
+            let n = r.consume_raw_n(BATCH);
+            check(n)?;
+            if n < BATCH as i32 {
+                break;
+            }
+            if Instant::now() >= until {
+                note!(
+                    "events were still coming after {} s of reading at the end: \
+                     the rest left unread",
+                    FINAL_DRAIN.as_secs()
+                );
+                break;
+            }
+        }
     }
     // The last second's too.
     note_lost(lost_map.as_ref(), &mut lost_seen)?;

@@ -239,3 +239,32 @@ fn argdist_counts_in_user_space_what_the_kernel_cannot() {
         "{dry:?}"
     );
 }
+
+/// A flood of hits whose value is computed here (a 500-term expression)
+/// faster than it can be: a stop signal still ends the run, with the
+/// unread rest said, not a drain that never ends.
+#[test]
+fn argdist_ends_at_ctrl_c_under_a_flood() {
+    require_root();
+    let sum = vec!["size"; 500].join("+");
+    let spec = format!("p:c:malloc(size_t size):u64:{sum}");
+    let tool = Traced::start_command(Command::new(BIN).args(["-C", &spec]));
+    let mut flood = Command::new("python3")
+        .args([
+            "-c",
+            "while True:\n    x = [bytearray(64) for _ in range(10000)]",
+        ])
+        .spawn()
+        .expect("python3");
+    std::thread::sleep(Duration::from_secs(2));
+    let started = std::time::Instant::now();
+    let f = tool.stop();
+    let _ = flood.kill();
+    let _ = flood.wait();
+    assert!(f.status.success(), "{f:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?} to end",
+        started.elapsed()
+    );
+}

@@ -575,11 +575,14 @@ impl TraceProbe {
             ));
         }
         self.names = names;
+        // By column, for operand()'s binary search: evaluated at each hit.
+        self.names.sort_by_key(|(c, _)| *c);
         Ok(())
     }
 
     pub fn operand(&self, col: usize) -> Option<&Operand> {
-        self.names.iter().find(|(c, _)| *c == col).map(|(_, o)| o)
+        let i = self.names.binary_search_by_key(&col, |(c, _)| *c).ok()?;
+        Some(&self.names[i].1)
     }
 
     /// The conjuncts of the filter the kernel can make: `operand OP
