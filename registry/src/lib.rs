@@ -377,6 +377,9 @@ pub enum Extra {
     /// funccount: attaching and detaching 1,000 functions by one pattern,
     /// against BCC and bpftrace.
     AttachMany,
+    /// The stack tools' side band (every process's mappings followed) on
+    /// an exec-heavy job: with and without it, and perf record's.
+    MappingRecords,
 }
 
 /// True if program name `program` names command `name`: exactly, or after

@@ -526,9 +526,12 @@ pub fn attach_at(
 /// Attaches `points` as one multi link, or where the kernel refuses it, as
 /// two halves, down to the single points it refuses (`failed`): a few
 /// functions that cannot be probed cost a few links more, not the run.
+/// Points of one file: (index in the plan, offset).
+type FilePoints = [(usize, u64)];
+
 fn attach_halving(
-    points: &[(usize, u64)],
-    attach: &dyn Fn(&[(usize, u64)]) -> libbpf_rs::Result<Link>,
+    points: &FilePoints,
+    attach: &dyn Fn(&FilePoints) -> libbpf_rs::Result<Link>,
     links: &mut Vec<Link>,
     failed: &mut Vec<(usize, libbpf_rs::Error)>,
 ) {

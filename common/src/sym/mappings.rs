@@ -318,6 +318,9 @@ impl Shared {
     }
 }
 
+/// Where an address is: a file, and the offset in it.
+pub type Place = (Arc<MappedFile>, u64);
+
 /// The side band read by a thread of its own while the tool runs.
 pub struct Mappings {
     shared: Arc<Shared>,
@@ -366,11 +369,7 @@ impl Mappings {
 
     /// The file and file offset of each address of process `pid` (None
     /// for an address in no known mapping); None for a process not known.
-    pub fn translate(
-        &self,
-        pid: u32,
-        addrs: &[u64],
-    ) -> Option<Vec<Option<(Arc<MappedFile>, u64)>>> {
+    pub fn translate(&self, pid: u32, addrs: &[u64]) -> Option<Vec<Option<Place>>> {
         let state = self.shared.state.lock().ok()?;
         state
             .processes

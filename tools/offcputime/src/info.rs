@@ -30,7 +30,7 @@ pub const INFO: ToolInfo = ToolInfo {
             Peer::bpftrace(Ready::Line("Tracing off-CPU time")),
             Peer::bcc(Ready::Line("Tracing off-CPU time")),
         ],
-        extras: &[Extra::UnwindCost],
+        extras: &[Extra::UnwindCost, Extra::MappingRecords],
     }),
     man: include_str!("../man.roff"),
     see_also: &["flamegraph.pl(1)", "inferno-flamegraph(1)"],

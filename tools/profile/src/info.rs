@@ -47,7 +47,7 @@ pub const INFO: ToolInfo = ToolInfo {
             },
         ],
         // perf's pipeline is measured there, with its post-processing.
-        extras: &[Extra::SamplingCost],
+        extras: &[Extra::SamplingCost, Extra::MappingRecords],
     }),
     man: include_str!("../man.roff"),
     see_also: &["perf-record(1)", "flamegraph.pl(1)", "inferno-flamegraph(1)"],

@@ -18,6 +18,7 @@ mod profile;
 mod readme;
 mod report;
 mod scrape;
+mod sideband;
 mod stats;
 mod unwind;
 mod workloads;
@@ -26,7 +27,7 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use registry::{Bench, Extra, ToolInfo};
-use serde_json::json;
+use serde_json::{json, Value};
 
 pub use readme::bench_table;
 
@@ -268,6 +269,31 @@ fn run(
                     result.extra_lines = attach::describe_extras(&extras);
                     result.extras = Some(extras);
                     failed = phases.err();
+                }
+                Extra::MappingRecords => {
+                    let ours = bench.ours.first().context("no condition of ours")?;
+                    let ready = match ours.ready {
+                        registry::Ready::Line(text) => text,
+                        _ => bail!("{tool}: the side band phase needs a ready line"),
+                    };
+                    let phases = sideband::phases(
+                        &bins.join(tool),
+                        ours.args,
+                        ready,
+                        &scratch.dir,
+                        opts.rounds,
+                        watch,
+                    );
+                    let extras = sideband::extras(&phases);
+                    // Besides the tool's other extras.
+                    result
+                        .extra_lines
+                        .extend(sideband::describe_extras(&extras));
+                    match (&mut result.extras, extras) {
+                        (Some(Value::Object(have)), Value::Object(more)) => have.extend(more),
+                        (slot, extras) => *slot = Some(extras),
+                    }
+                    failed = failed.or(phases.err());
                 }
                 Extra::PrometheusScrape => {
                     let phases = scrape::phases(bins, opts.rounds, watch);

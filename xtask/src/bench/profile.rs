@@ -24,26 +24,26 @@ use super::stats::Spread;
 
 /// A condition: who samples, at what rate.
 #[derive(Debug, Clone)]
-struct Sampler {
-    label: String,
-    hz: u32,
-    program: String,
-    args: Vec<String>,
-    env: Vec<(String, String)>,
+pub(super) struct Sampler {
+    pub label: String,
+    pub hz: u32,
+    pub program: String,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
     /// Ready when this text is printed; None: when `file` exists.
-    ready: Option<&'static str>,
-    file: Option<PathBuf>,
+    pub ready: Option<&'static str>,
+    pub file: Option<PathBuf>,
 }
 
 #[derive(Debug)]
-struct Run {
-    label: String,
-    hz: u32,
-    job_ms: f64,
-    cpu_ms: f64,
-    rss_kib: u64,
-    bytes: u64,
-    exit_ms: f64,
+pub(super) struct Run {
+    pub label: String,
+    pub hz: u32,
+    pub job_ms: f64,
+    pub cpu_ms: f64,
+    pub rss_kib: u64,
+    pub bytes: u64,
+    pub exit_ms: f64,
 }
 
 #[derive(Debug, Default)]
@@ -297,8 +297,14 @@ fn ms(t: libc::timeval) -> f64 {
 }
 
 fn run(s: &Sampler, program: &Path, units: u32) -> Result<Run> {
+    run_around(s, || job(program, units))
+}
+
+/// `s` started and ready, `job` (its time in ms) run under it, `s` stopped
+/// with its whole process tree's resource usage.
+pub(super) fn run_around(s: &Sampler, job: impl FnOnce() -> Result<f64>) -> Result<Run> {
     let tool = Running::start(s)?;
-    let job_ms = match job(program, units) {
+    let job_ms = match job() {
         Ok(v) => v,
         Err(e) => {
             tool.kill();

@@ -301,7 +301,7 @@ pub fn resolve<'k>(
 /// already (Linux 6.11+ does at an entry that pushes %rbp).
 fn insert_caller(addrs: &[u64], caller: u64) -> Vec<u64> {
     let mut out = addrs.to_vec();
-    if out.len() >= 1 && out.get(1) != Some(&caller) {
+    if !out.is_empty() && out.get(1) != Some(&caller) {
         out.insert(1, caller);
     }
     out
