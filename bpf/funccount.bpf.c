@@ -2,7 +2,8 @@
 /* funccount: calls counted per probe (user functions, USDT probes,
  * tracepoints, kernel functions). One program per kind of hook, attached
  * to every probe of that kind; the probe's index comes from the attach
- * cookie (bpf_get_attach_cookie, 5.15+; with USDT the spec's cookie).
+ * cookie (bpf_get_attach_cookie, 5.15+; with USDT the spec's cookie), or
+ * on older kernels from the copy of the object that serves it alone.
  * Counts go to a per-CPU array indexed by probe (no hashing, no lock), or
  * with -P a per-CPU hash by process and probe. */
 #include <vmlinux.h>
@@ -20,6 +21,10 @@ const volatile bool per_process = false;
 const volatile bool placed_in_pid = false;
 /* -c: only calls on this CPU; -1 any. */
 const volatile __s32 only_cpu = -1;
+/* Without attach cookies (5.10-5.14) each copy of the object serves one
+ * probe, this one (USDT probes carry theirs in libbpf's spec). */
+const volatile bool use_cookie = true;
+const volatile __u32 lone_point = 0;
 
 /* Sized by the front end to the number of probes. */
 struct {
@@ -73,28 +78,28 @@ static __always_inline void count(__u32 probe)
 SEC("uprobe.multi")
 int fc_umulti(struct pt_regs *ctx)
 {
-	count(bpf_get_attach_cookie(ctx));
+	count(use_cookie ? bpf_get_attach_cookie(ctx) : lone_point);
 	return 0;
 }
 
 SEC("uprobe")
 int fc_uprobe(struct pt_regs *ctx)
 {
-	count(bpf_get_attach_cookie(ctx));
+	count(use_cookie ? bpf_get_attach_cookie(ctx) : lone_point);
 	return 0;
 }
 
 SEC("kprobe.multi")
 int fc_kmulti(struct pt_regs *ctx)
 {
-	count(bpf_get_attach_cookie(ctx));
+	count(use_cookie ? bpf_get_attach_cookie(ctx) : lone_point);
 	return 0;
 }
 
 SEC("kprobe")
 int fc_kprobe(struct pt_regs *ctx)
 {
-	count(bpf_get_attach_cookie(ctx));
+	count(use_cookie ? bpf_get_attach_cookie(ctx) : lone_point);
 	return 0;
 }
 
@@ -108,7 +113,7 @@ int fc_usdt(struct pt_regs *ctx)
 SEC("tracepoint")
 int fc_tp(void *ctx)
 {
-	count(bpf_get_attach_cookie(ctx));
+	count(use_cookie ? bpf_get_attach_cookie(ctx) : lone_point);
 	return 0;
 }
 

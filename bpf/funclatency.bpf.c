@@ -3,7 +3,7 @@
  * functions by uprobes, kernel functions by kprobes), as log2 histograms
  * kept in the kernel: one entry and one return program per kind of hook,
  * each attached to every function, which they tell apart by the attach
- * cookie. Each thread keeps a stack of its calls in progress, so nested
+ * cookie (or, without cookies, a copy of the object per function). Each thread keeps a stack of its calls in progress, so nested
  * and recursive calls are timed each (up to -l levels). */
 #include <vmlinux.h>
 #include <bpf/bpf_helpers.h>
@@ -22,6 +22,10 @@ const volatile bool per_function = false;
 const volatile bool fine = false;
 /* -p with only uprobes: they are placed in that process alone. */
 const volatile bool placed_in_pid = false;
+/* Without attach cookies (5.10-5.14) each copy of the object serves one
+ * function, this one. */
+const volatile bool use_cookie = true;
+const volatile __u32 lone_point = 0;
 
 struct {
 	/* LRU: a thread that ends inside a call leaves its stack behind. */
@@ -100,56 +104,56 @@ static __always_inline void leave(__u32 probe)
 SEC("uprobe.multi")
 int fl_umulti_enter(struct pt_regs *ctx)
 {
-	enter(bpf_get_attach_cookie(ctx));
+	enter(use_cookie ? bpf_get_attach_cookie(ctx) : lone_point);
 	return 0;
 }
 
 SEC("uretprobe.multi")
 int fl_umulti_exit(struct pt_regs *ctx)
 {
-	leave(bpf_get_attach_cookie(ctx));
+	leave(use_cookie ? bpf_get_attach_cookie(ctx) : lone_point);
 	return 0;
 }
 
 SEC("uprobe")
 int fl_uprobe_enter(struct pt_regs *ctx)
 {
-	enter(bpf_get_attach_cookie(ctx));
+	enter(use_cookie ? bpf_get_attach_cookie(ctx) : lone_point);
 	return 0;
 }
 
 SEC("uretprobe")
 int fl_uprobe_exit(struct pt_regs *ctx)
 {
-	leave(bpf_get_attach_cookie(ctx));
+	leave(use_cookie ? bpf_get_attach_cookie(ctx) : lone_point);
 	return 0;
 }
 
 SEC("kprobe.multi")
 int fl_kmulti_enter(struct pt_regs *ctx)
 {
-	enter(bpf_get_attach_cookie(ctx));
+	enter(use_cookie ? bpf_get_attach_cookie(ctx) : lone_point);
 	return 0;
 }
 
 SEC("kretprobe.multi")
 int fl_kmulti_exit(struct pt_regs *ctx)
 {
-	leave(bpf_get_attach_cookie(ctx));
+	leave(use_cookie ? bpf_get_attach_cookie(ctx) : lone_point);
 	return 0;
 }
 
 SEC("kprobe")
 int fl_kprobe_enter(struct pt_regs *ctx)
 {
-	enter(bpf_get_attach_cookie(ctx));
+	enter(use_cookie ? bpf_get_attach_cookie(ctx) : lone_point);
 	return 0;
 }
 
 SEC("kretprobe")
 int fl_kprobe_exit(struct pt_regs *ctx)
 {
-	leave(bpf_get_attach_cookie(ctx));
+	leave(use_cookie ? bpf_get_attach_cookie(ctx) : lone_point);
 	return 0;
 }
 

@@ -145,6 +145,37 @@ pub fn assert_named(folded: &[String], stderr: &str, lives: Lives) {
     );
 }
 
+/// The shared tests of a stack tool, a test per [`Lives`]: `bin` run with
+/// `args` over processes in `mode` (`spin` or `sleep`), named ≥ 95%.
+/// `testkit::short_lived_tests!(env!("CARGO_BIN_EXE_x"), "spin", ["-f"]);`
+#[macro_export]
+macro_rules! short_lived_tests {
+    ($bin:expr, $mode:literal, [$($arg:literal),*]) => {
+        mod short_lived {
+            fn check(lives: $crate::stacks::Lives) {
+                let args = |_: &std::path::Path| vec![$($arg.to_string()),*];
+                let tmp = env!("CARGO_TARGET_TMPDIR");
+                $crate::stacks::check($bin, args, $mode, lives, tmp);
+            }
+
+            #[test]
+            fn processes_living_100_ms_are_named() {
+                check($crate::stacks::Lives::Exec);
+            }
+
+            #[test]
+            fn processes_of_a_deleted_program_are_named() {
+                check($crate::stacks::Lives::Deleted);
+            }
+
+            #[test]
+            fn processes_in_their_own_mount_namespace_are_named() {
+                check($crate::stacks::Lives::Namespace);
+            }
+        }
+    };
+}
+
 /// The shared test: `bin` run with `args` (the workload's path given, for
 /// tools that probe it; folded output) while `n` = 40 processes of
 /// [`program`] in `mode` live 100 ms each as `lives` says, and at least 95%

@@ -63,6 +63,46 @@ pub fn rodata<'a, T>(data: &'a mut Option<&mut T>) -> Result<&'a mut T> {
         .context("the BPF object has no read-only data")
 }
 
+/// Before it loads, points every map of `open` (another instance of the
+/// object `loaded` is, for one more probe) at `loaded`'s map of the same
+/// name, so that both count into one place; the internal maps (.rodata,
+/// .bss, .data, .kconfig: their names hold a dot) are the caller's to set.
+pub fn share_maps(loaded: &Object, open: &mut libbpf_rs::OpenObject) -> Result<()> {
+    use std::os::fd::AsFd;
+    for mut map in open.maps_mut() {
+        if map.name().to_string_lossy().contains('.') {
+            continue;
+        }
+        if let Some(src) = loaded.maps().find(|m| m.name() == map.name()) {
+            map.reuse_fd(src.as_fd())
+                .with_context(|| format!("sharing map {}", src.name().to_string_lossy()))?;
+        }
+    }
+    Ok(())
+}
+
+/// A copy of a loaded object (`main`) for one more probe point, on kernels
+/// without attach cookies (5.10-5.14), as BCC loads a program per probe:
+/// opened anew, `prepare`d (its read-only data, which programs load), its
+/// maps pointed at `main`'s ([`share_maps`]), loaded. It is kept for the
+/// rest of the run, and so is its storage.
+pub fn load_copy<B>(
+    main: &Object,
+    prepare: impl FnOnce(&mut B::Output) -> Result<()>,
+) -> Result<<B::Output as libbpf_rs::skel::OpenSkel<'static>>::Output>
+where
+    B: libbpf_rs::skel::SkelBuilder<'static> + Default,
+{
+    use libbpf_rs::skel::OpenSkel;
+    let storage = Box::leak(Box::new(std::mem::MaybeUninit::uninit()));
+    let mut open = B::default()
+        .open(storage)
+        .context("opening a copy of the BPF object")?;
+    prepare(&mut open)?;
+    share_maps(main, open.open_object_mut())?;
+    open.load().context("loading a copy of the BPF object")
+}
+
 /// The map called `name` in a loaded object.
 pub fn by_name<'a>(obj: &'a Object, name: &str) -> Option<libbpf_rs::Map<'a>> {
     obj.maps().find(|m| m.name().to_string_lossy() == name)

@@ -121,13 +121,17 @@ fn attr(counter: Counter, rate: Rate) -> sys::perf_event_attr {
 
 /// perf_event_open(2) for all tasks on `cpu`.
 fn open(counter: Counter, rate: Rate, cpu: u32) -> std::io::Result<OwnedFd> {
-    let a = attr(counter, rate);
+    event_open(&attr(counter, rate), cpu)
+}
+
+/// perf_event_open(2) of `a` (its size set) for all tasks on `cpu`.
+pub(crate) fn event_open(a: &sys::perf_event_attr, cpu: u32) -> std::io::Result<OwnedFd> {
     // SAFETY: `a` is a valid perf_event_attr with its size set; the kernel
     // reads it during the call only.
     let fd = unsafe {
         libc::syscall(
             libc::SYS_perf_event_open,
-            &a as *const sys::perf_event_attr,
+            a as *const sys::perf_event_attr,
             -1 as libc::pid_t,
             cpu as libc::c_int,
             -1 as libc::c_int,

@@ -4,7 +4,7 @@
 //! as they happen. This is how perf knows the memory map of a process
 //! that is gone by the time its samples are symbolized.
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 
 use anyhow::{Context, Result};
 use libbpf_rs::libbpf_sys as sys;
@@ -129,23 +129,7 @@ impl Ring {
         // Wake the reader at every record: a process living 100 ms must
         // have its files opened while they are still there.
         a.__bindgen_anon_2.wakeup_events = 1;
-        // SAFETY: `a` is a valid perf_event_attr with its size set; the
-        // kernel reads it during the call only.
-        let fd = unsafe {
-            libc::syscall(
-                libc::SYS_perf_event_open,
-                &a as *const sys::perf_event_attr,
-                -1 as libc::pid_t,
-                cpu as libc::c_int,
-                -1 as libc::c_int,
-                sys::PERF_FLAG_FD_CLOEXEC as libc::c_ulong,
-            )
-        };
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        // SAFETY: the kernel returned a new descriptor, owned by nobody else.
-        let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+        let fd = super::perf::event_open(&a, cpu)?;
         let map = memmap2::MmapOptions::new()
             .len(page_size() * (1 + RING_PAGES))
             .map_raw(fd.as_raw_fd())?;

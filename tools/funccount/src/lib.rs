@@ -23,6 +23,7 @@ use common::probes::{Accepts, Probe};
 use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 use common::run::process::Comms;
 use common::usage::usage;
+use libbpf_rs::skel::Skel;
 use libbpf_rs::{Link, MapCore, MapFlags};
 use serde_json::json;
 
@@ -104,6 +105,67 @@ pub(crate) struct Funccount {
     comms: Comms,
     exporter: Option<Exporter>,
     file: FileThrottle,
+    /// No attach cookies here (5.10-5.14): each point but the first (and
+    /// the USDT probes) is served by a copy of the object of its own,
+    /// sharing the first's maps, as BCC loads a program per probe.
+    copies: Vec<FunccountSkel<'static>>,
+}
+
+/// Whether probes get their index as their attach cookie here (5.15+).
+fn cookies() -> bool {
+    common::kernel::probe::attach_cookie()
+}
+
+/// The points served by an object of their own where there are no
+/// cookies: all but the USDT probes.
+fn lone_points(plan: &[Planned]) -> Vec<usize> {
+    (0..plan.len())
+        .filter(|i| !plan[*i].point.is_usdt())
+        .collect()
+}
+
+/// The programs `skel` attaches `plan` with.
+fn programs<'a, 'obj>(skel: &'a FunccountSkel<'obj>, plan: &[Planned]) -> Programs<'a, 'obj> {
+    let p = &skel.progs;
+    let need = plan::needs(plan);
+    Programs {
+        uprobe: need.uprobe.then_some(&p.fc_uprobe),
+        uprobe_multi: need.uprobe_multi.then_some(&p.fc_umulti),
+        usdt: need.usdt.then_some(&p.fc_usdt),
+        tracepoint: need.tracepoint.then_some(&p.fc_tp),
+        kprobe: need.kprobe.then_some(&p.fc_kprobe),
+        kprobe_multi: need.kprobe_multi.then_some(&p.fc_kmulti),
+        tracepoint_again: Vec::new(),
+    }
+}
+
+impl Funccount {
+    /// A copy of the loaded object `main` that serves point `i` alone:
+    /// the same settings, `main`'s maps, only the program `i` needs.
+    fn copy(&self, main: &FunccountSkel<'_>, i: usize) -> Result<FunccountSkel<'static>> {
+        use common::kernel::probe::load_when;
+        let settings = main
+            .maps
+            .rodata_data
+            .copied()
+            .context("the BPF object has no read-only data")?;
+        let need = plan::needs(std::slice::from_ref(&self.plan[i]));
+        maps::load_copy::<FunccountSkelBuilder>(main.object(), |open| {
+            let rodata = maps::rodata(&mut open.maps.rodata_data)?;
+            *rodata = settings;
+            rodata.lone_point = i as u32;
+            open.maps.calls.set_max_entries(self.plan.len() as u32)?;
+            let p = &mut open.progs;
+            load_when(need.uprobe, [&mut p.fc_uprobe]);
+            load_when(need.uprobe_multi, [&mut p.fc_umulti]);
+            load_when(false, [&mut p.fc_usdt]);
+            load_when(need.tracepoint, [&mut p.fc_tp]);
+            load_when(need.kprobe, [&mut p.fc_kprobe]);
+            load_when(need.kprobe_multi, [&mut p.fc_kmulti]);
+            Ok(())
+        })
+        .with_context(|| format!("the program for {}", self.plan[i].label))
+    }
 }
 
 impl Tool for Funccount {
@@ -129,6 +191,7 @@ impl Tool for Funccount {
             comms: Comms::default(),
             exporter,
             file: FileThrottle::default(),
+            copies: Vec::new(),
         })
     }
 
@@ -139,7 +202,6 @@ impl Tool for Funccount {
 
     fn configure(&mut self, open: &mut OpenFunccountSkel<'_>, _: &Setup) -> Result<()> {
         self.plan = plan::plan(&self.probes, self.args.pid)?;
-        plan::check_cookies(&self.plan)?;
         if self.args.debug {
             for (i, p) in self.plan.iter().enumerate() {
                 eprintln!("{i:>5} {:<36} {}", p.label, where_(&p.point));
@@ -149,6 +211,8 @@ impl Tool for Funccount {
         rodata.per_process = self.args.process;
         rodata.only_cpu = self.args.cpu.map_or(-1, |c| c as i32);
         rodata.placed_in_pid = plan::placed_in_pid(&self.plan, self.args.pid);
+        rodata.use_cookie = cookies();
+        rodata.lone_point = lone_points(&self.plan).first().copied().unwrap_or(0) as u32;
         let points = self.plan.len() as u32;
         open.maps.calls.set_max_entries(points.max(1))?;
         let need = plan::needs(&self.plan);
@@ -173,22 +237,60 @@ impl Tool for Funccount {
     }
 
     fn hook_notes(&self) -> Vec<String> {
-        plan::describe(&self.plan)
+        let mut notes = plan::describe(&self.plan);
+        let lone = lone_points(&self.plan).len();
+        if !cookies() && lone > 1 {
+            notes.push(format!(
+                "no attach cookies here: a copy of the program for each of the {lone} \
+                 functions and tracepoints, loaded as it attaches"
+            ));
+        }
+        notes
     }
 
     fn attach(&mut self, skel: &mut FunccountSkel<'_>) -> Result<Vec<Link>> {
-        let p = &skel.progs;
-        let need = plan::needs(&self.plan);
-        let progs = Programs {
-            uprobe: need.uprobe.then_some(&p.fc_uprobe),
-            uprobe_multi: need.uprobe_multi.then_some(&p.fc_umulti),
-            usdt: need.usdt.then_some(&p.fc_usdt),
-            tracepoint: need.tracepoint.then_some(&p.fc_tp),
-            kprobe: need.kprobe.then_some(&p.fc_kprobe),
-            kprobe_multi: need.kprobe_multi.then_some(&p.fc_kmulti),
-            tracepoint_again: Vec::new(),
-        };
-        plan::attach(&self.plan, &progs, self.args.pid, true)
+        if cookies() {
+            return plan::attach(&self.plan, &programs(skel, &self.plan), self.args.pid, true);
+        }
+        // USDT probes carry their index in libbpf's spec; every other
+        // point has a copy of the object (the first, the object itself).
+        let mut links = Vec::new();
+        for (i, p) in self.plan.iter().enumerate() {
+            if p.point.is_usdt() {
+                let one = std::slice::from_ref(p);
+                links.extend(plan::attach_at(
+                    one,
+                    &programs(skel, one),
+                    self.args.pid,
+                    false,
+                    i,
+                )?);
+            }
+        }
+        let lone = lone_points(&self.plan);
+        for (n, &i) in lone.iter().enumerate() {
+            let one = std::slice::from_ref(&self.plan[i]);
+            if n == 0 {
+                links.extend(plan::attach_at(
+                    one,
+                    &programs(skel, one),
+                    self.args.pid,
+                    false,
+                    i,
+                )?);
+                continue;
+            }
+            let copy = self.copy(skel, i)?;
+            links.extend(plan::attach_at(
+                one,
+                &programs(&copy, one),
+                self.args.pid,
+                false,
+                i,
+            )?);
+            self.copies.push(copy);
+        }
+        Ok(links)
     }
 
     fn banner(&self) -> Banner {

@@ -52,18 +52,6 @@ fn counted(args: &[&str], env: &[(&str, &str)]) -> (Vec<Value>, Finished) {
     (f.json(), f)
 }
 
-/// Whether this kernel gives probes their attach cookie (5.15), which
-/// function probes and tracepoints need: a dry run says.
-fn cookies() -> bool {
-    require_root();
-    let dry = testkit::run(BIN, &["--dry-run", "t:syscalls:sys_enter_getppid"]);
-    let present = dry.status.success();
-    if !present {
-        assert!(dry.stderr.contains("bpf_get_attach_cookie"), "{dry:?}");
-    }
-    testkit::feature_present(present, "bpf_get_attach_cookie", Some((5, 15)))
-}
-
 fn count(rows: &[Value], func: &str) -> Option<u64> {
     rows.iter()
         .find(|r| r["func"] == func)
@@ -72,9 +60,6 @@ fn count(rows: &[Value], func: &str) -> Option<u64> {
 
 #[test]
 fn funccount_counts_each_function_of_a_pattern_exactly() {
-    if !cookies() {
-        return;
-    }
     let pattern = format!("{}:work_*", work_path());
     let (rows, f) = counted(&[&pattern], &[]);
     assert_eq!(count(&rows, "work_a"), Some(N), "{f:?}");
@@ -84,11 +69,36 @@ fn funccount_counts_each_function_of_a_pattern_exactly() {
     assert_eq!(rows.len(), 3, "{f:?}");
 }
 
+/// Without attach cookies (5.10-5.14; forced here with BPFTOOLS_DISABLE):
+/// a copy of the program per function and tracepoint, each counted
+/// exactly, with the USDT probe and libc's malloc.
+#[test]
+fn funccount_counts_exactly_without_attach_cookies() {
+    let env = [("BPFTOOLS_DISABLE", "attach_cookie")];
+    let pattern = format!("{}:work_*", work_path());
+    let usdt = format!("u:{}:fctest:tick", work_path());
+    let (rows, f) = counted(
+        &[&pattern, &usdt, "t:syscalls:sys_enter_getppid", "c:malloc"],
+        &env,
+    );
+    assert_eq!(count(&rows, "work_a"), Some(N), "{f:?}");
+    assert_eq!(count(&rows, "work_b"), Some(2 * N), "{f:?}");
+    assert_eq!(count(&rows, "work_c"), Some(3 * N), "{f:?}");
+    assert_eq!(count(&rows, "tick"), Some(N), "{f:?}");
+    assert_eq!(count(&rows, "syscalls:sys_enter_getppid"), Some(N), "{f:?}");
+    let malloc = count(&rows, "malloc").unwrap_or(0);
+    assert!((N..N + 10).contains(&malloc), "{malloc} mallocs: {f:?}");
+    let dry = testkit::run_with_env(BIN, &["--dry-run", &pattern], &env);
+    assert!(
+        dry.stdout
+            .iter()
+            .any(|l| l.contains("a copy of the program for each of the 3")),
+        "{dry:?}"
+    );
+}
+
 #[test]
 fn funccount_single_uprobes_count_the_same_where_uprobe_multi_is_off() {
-    if !cookies() {
-        return;
-    }
     let pattern = format!("{}:work_*", work_path());
     let env = [("BPFTOOLS_DISABLE", "uprobe_multi")];
     let (rows, f) = counted(&[&pattern], &env);
@@ -121,9 +131,6 @@ fn common_uprobe_multi() -> bool {
 
 #[test]
 fn funccount_regular_expressions_match_whole_names() {
-    if !cookies() {
-        return;
-    }
     let pattern = format!("{}:work_(a|b)", work_path());
     let (rows, f) = counted(&["-r", &pattern], &[]);
     assert_eq!(count(&rows, "work_a"), Some(N), "{f:?}");
@@ -140,9 +147,6 @@ fn funccount_counts_a_usdt_probe_where_any_kernel_has_uprobes() {
 
 #[test]
 fn funccount_counts_a_tracepoint_and_libc_by_name() {
-    if !cookies() {
-        return;
-    }
     let (rows, f) = counted(&["t:syscalls:sys_enter_getppid", "c:malloc"], &[]);
     assert_eq!(count(&rows, "syscalls:sys_enter_getppid"), Some(N), "{f:?}");
     // The round's mallocs, and what stdio may add around them.
@@ -152,9 +156,6 @@ fn funccount_counts_a_tracepoint_and_libc_by_name() {
 
 #[test]
 fn funccount_text_layout_is_bccs_with_the_fewest_first() {
-    if !cookies() {
-        return;
-    }
     require_root();
     let mut work = start_work();
     let pid = work.pid();
@@ -197,9 +198,6 @@ fn funccount_text_layout_is_bccs_with_the_fewest_first() {
 
 #[test]
 fn funccount_intervals_print_what_each_added() {
-    if !cookies() {
-        return;
-    }
     require_root();
     let mut work = start_work();
     let pid = work.pid();
@@ -230,7 +228,7 @@ fn funccount_kernel_functions_need_kprobes_and_say_so() {
     }
     // Where kprobes exist (the VMs): the program's getppid() calls, at the
     // kernel's entry point for the call.
-    if !cfg!(target_arch = "x86_64") || !cookies() {
+    if !cfg!(target_arch = "x86_64") {
         return;
     }
     let (rows, f) = counted(&["__x64_sys_getppid"], &[]);
@@ -257,9 +255,6 @@ fn funccount_bad_probes_are_errors_naming_them() {
 /// skipped and named, the rest counted.
 #[test]
 fn funccount_skips_what_cannot_be_probed_and_counts_the_rest() {
-    if !cookies() {
-        return;
-    }
     let (rows, f) = counted(&["c:pthread_spin_*", "c:malloc"], &[]);
     let malloc = count(&rows, "malloc").unwrap_or(0);
     assert!((N..N + 10).contains(&malloc), "{malloc} mallocs: {f:?}");

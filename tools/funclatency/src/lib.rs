@@ -19,6 +19,7 @@ use common::probes::plan::{self, Planned, Point, Programs};
 use common::probes::{Accepts, At, Probe};
 use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool};
 use common::usage::usage;
+use libbpf_rs::skel::Skel;
 use libbpf_rs::Link;
 use serde_json::Value;
 
@@ -96,6 +97,9 @@ pub(crate) struct Funclatency {
     probe: Probe,
     /// The functions, resolved once privileged, before load.
     plan: Vec<Planned>,
+    /// No attach cookies here (5.10-5.14): each function but the first is
+    /// timed by a copy of the object of its own, sharing the first's maps.
+    copies: Vec<FunclatencySkel<'static>>,
 }
 
 impl Funclatency {
@@ -108,16 +112,71 @@ impl Funclatency {
             Unit::Nsecs
         }
     }
+}
 
-    /// The same points, at their returns.
-    fn returns(&self) -> Vec<Planned> {
-        self.plan
-            .iter()
-            .map(|p| Planned {
-                at: At::Return,
-                ..p.clone()
-            })
-            .collect()
+/// Attaches `skel`'s programs to `points` (the plan's from index `base`):
+/// the returns first, as an entry without its return would leave a call
+/// in progress behind.
+fn attach_points(
+    skel: &FunclatencySkel<'_>,
+    points: &[Planned],
+    pid: Option<u32>,
+    base: usize,
+) -> Result<Vec<Link>> {
+    let p = &skel.progs;
+    let need = plan::needs(points);
+    let cookies = common::kernel::probe::attach_cookie();
+    let exits = Programs {
+        uprobe: need.uprobe.then_some(&p.fl_uprobe_exit),
+        uprobe_multi: need.uprobe_multi.then_some(&p.fl_umulti_exit),
+        kprobe: need.kprobe.then_some(&p.fl_kprobe_exit),
+        kprobe_multi: need.kprobe_multi.then_some(&p.fl_kmulti_exit),
+        ..Programs::default()
+    };
+    let returns: Vec<Planned> = points
+        .iter()
+        .map(|p| Planned {
+            at: At::Return,
+            ..p.clone()
+        })
+        .collect();
+    let mut links = plan::attach_at(&returns, &exits, pid, cookies, base)?;
+    let entries = Programs {
+        uprobe: need.uprobe.then_some(&p.fl_uprobe_enter),
+        uprobe_multi: need.uprobe_multi.then_some(&p.fl_umulti_enter),
+        kprobe: need.kprobe.then_some(&p.fl_kprobe_enter),
+        kprobe_multi: need.kprobe_multi.then_some(&p.fl_kmulti_enter),
+        ..Programs::default()
+    };
+    links.extend(plan::attach_at(points, &entries, pid, cookies, base)?);
+    Ok(links)
+}
+
+impl Funclatency {
+    /// A copy of the loaded object `main` that times point `i` alone: the
+    /// same settings, `main`'s maps, only the programs `i` needs.
+    fn copy(&self, main: &FunclatencySkel<'_>, i: usize) -> Result<FunclatencySkel<'static>> {
+        use anyhow::Context as _;
+        let settings = main
+            .maps
+            .rodata_data
+            .copied()
+            .context("the BPF object has no read-only data")?;
+        let need = plan::needs(&self.plan[i..=i]);
+        maps::load_copy::<FunclatencySkelBuilder>(main.object(), |open| {
+            let rodata = maps::rodata(&mut open.maps.rodata_data)?;
+            *rodata = settings;
+            rodata.lone_point = i as u32;
+            let p = &mut open.progs;
+            load_when(need.uprobe, [&mut p.fl_uprobe_enter, &mut p.fl_uprobe_exit]);
+            let multi = [&mut p.fl_umulti_enter, &mut p.fl_umulti_exit];
+            load_when(need.uprobe_multi, multi);
+            load_when(need.kprobe, [&mut p.fl_kprobe_enter, &mut p.fl_kprobe_exit]);
+            let multi = [&mut p.fl_kmulti_enter, &mut p.fl_kmulti_exit];
+            load_when(need.kprobe_multi, multi);
+            Ok(())
+        })
+        .with_context(|| format!("the programs for {}", self.plan[i].label))
     }
 }
 
@@ -150,6 +209,7 @@ impl Tool for Funclatency {
             args,
             probe,
             plan: Vec::new(),
+            copies: Vec::new(),
         })
     }
 
@@ -160,8 +220,8 @@ impl Tool for Funclatency {
 
     fn configure(&mut self, open: &mut OpenFunclatencySkel<'_>, _: &Setup) -> Result<()> {
         self.plan = plan::plan(std::slice::from_ref(&self.probe), self.args.pid)?;
-        plan::check_cookies(&self.plan)?;
         let rodata = maps::rodata(&mut open.maps.rodata_data)?;
+        rodata.use_cookie = common::kernel::probe::attach_cookie();
         rodata.max_depth = self.args.level;
         rodata.unit_ns = match self.unit() {
             Unit::Msecs => 1_000_000,
@@ -193,34 +253,35 @@ impl Tool for Funclatency {
     }
 
     fn hook_notes(&self) -> Vec<String> {
-        plan::describe(&self.plan)
+        let mut notes = plan::describe(&self.plan);
+        if !common::kernel::probe::attach_cookie() && self.plan.len() > 1 {
+            notes.push(format!(
+                "no attach cookies here: a copy of the programs for each of the {} \
+                 functions, loaded as they attach",
+                self.plan.len()
+            ));
+        }
+        notes
     }
 
     fn attach(&mut self, skel: &mut FunclatencySkel<'_>) -> Result<Vec<Link>> {
-        let p = &skel.progs;
-        let need = plan::needs(&self.plan);
-        // The returns first: an entry without its return would leave a
-        // call in progress behind.
-        let exits = Programs {
-            uprobe: need.uprobe.then_some(&p.fl_uprobe_exit),
-            uprobe_multi: need.uprobe_multi.then_some(&p.fl_umulti_exit),
-            usdt: None,
-            tracepoint: None,
-            kprobe: need.kprobe.then_some(&p.fl_kprobe_exit),
-            kprobe_multi: need.kprobe_multi.then_some(&p.fl_kmulti_exit),
-            tracepoint_again: Vec::new(),
-        };
-        let mut links = plan::attach(&self.returns(), &exits, self.args.pid, true)?;
-        let entries = Programs {
-            uprobe: need.uprobe.then_some(&p.fl_uprobe_enter),
-            uprobe_multi: need.uprobe_multi.then_some(&p.fl_umulti_enter),
-            usdt: None,
-            tracepoint: None,
-            kprobe: need.kprobe.then_some(&p.fl_kprobe_enter),
-            kprobe_multi: need.kprobe_multi.then_some(&p.fl_kmulti_enter),
-            tracepoint_again: Vec::new(),
-        };
-        links.extend(plan::attach(&self.plan, &entries, self.args.pid, true)?);
+        let pid = self.args.pid;
+        if common::kernel::probe::attach_cookie() {
+            return attach_points(skel, &self.plan, pid, 0);
+        }
+        // Without cookies: the object itself times the first function,
+        // a copy of it each other.
+        let mut links = Vec::new();
+        for i in 0..self.plan.len() {
+            let one = &self.plan[i..=i];
+            if i == 0 {
+                links.extend(attach_points(skel, one, pid, 0)?);
+                continue;
+            }
+            let copy = self.copy(skel, i)?;
+            links.extend(attach_points(&copy, one, pid, i)?);
+            self.copies.push(copy);
+        }
         Ok(links)
     }
 

@@ -28,21 +28,10 @@ fn pattern(functions: &str) -> String {
     format!("{}:{functions}", work_binary().display())
 }
 
-/// Whether this kernel gives probes their attach cookie (5.15): a dry run
-/// says.
-fn cookies() -> bool {
-    require_root();
-    let dry = testkit::run(BIN, &["--dry-run", &pattern("lat_sleep1")]);
-    let present = dry.status.success();
-    if !present {
-        assert!(dry.stderr.contains("bpf_get_attach_cookie"), "{dry:?}");
-    }
-    testkit::feature_present(present, "bpf_get_attach_cookie", Some((5, 15)))
-}
-
 /// funclatency with `args` (and --json, -p) over one round of a fresh
 /// program; its histograms.
 fn timed(args: &[&str], env: &[(&str, &str)]) -> (Vec<Value>, Finished) {
+    require_root();
     let mut work = Rounds::start(work_binary(), &[]);
     let pid = work.pid();
     let mut cmd = Command::new(BIN);
@@ -91,9 +80,6 @@ fn of<'a>(hists: &'a [Value], function: &str) -> Option<&'a Value> {
 
 #[test]
 fn funclatency_times_a_10ms_function_in_its_slot() {
-    if !cookies() {
-        return;
-    }
     let (hists, f) = timed(&["-m", &pattern("lat_sleep10")], &[]);
     assert_eq!(hists.len(), 1, "{f:?}");
     assert_eq!(hists[0]["unit"], "msecs", "{f:?}");
@@ -112,19 +98,30 @@ fn check_per_function(hists: &[Value], f: &Finished) {
 
 #[test]
 fn funclatency_per_function_times_nested_calls_each() {
-    if !cookies() {
-        return;
-    }
     let (hists, f) = timed(&["-F", "-u", &pattern("lat_*")], &[]);
     assert_eq!(hists.len(), 3, "{f:?}");
     check_per_function(&hists, &f);
 }
 
+/// Without attach cookies (5.10-5.14; forced here with BPFTOOLS_DISABLE):
+/// a copy of the programs per function, each timed as with cookies.
+#[test]
+fn funclatency_times_each_function_without_attach_cookies() {
+    let env = [("BPFTOOLS_DISABLE", "attach_cookie")];
+    let (hists, f) = timed(&["-F", "-u", &pattern("lat_*")], &env);
+    assert_eq!(hists.len(), 3, "{f:?}");
+    check_per_function(&hists, &f);
+    let dry = testkit::run_with_env(BIN, &["--dry-run", &pattern("lat_*")], &env);
+    assert!(
+        dry.stdout
+            .iter()
+            .any(|l| l.contains("a copy of the programs for each of the 3")),
+        "{dry:?}"
+    );
+}
+
 #[test]
 fn funclatency_single_uprobes_time_the_same_where_uprobe_multi_is_off() {
-    if !cookies() {
-        return;
-    }
     let env = [("BPFTOOLS_DISABLE", "uprobe_multi")];
     let (hists, f) = timed(&["-F", "-u", &pattern("lat_*")], &env);
     check_per_function(&hists, &f);
@@ -138,9 +135,6 @@ fn funclatency_single_uprobes_time_the_same_where_uprobe_multi_is_off() {
 
 #[test]
 fn funclatency_one_level_times_only_the_outermost_call() {
-    if !cookies() {
-        return;
-    }
     let (hists, f) = timed(&["-F", "-u", "-l", "1", &pattern("lat_*")], &[]);
     assert!(of(&hists, "lat_sleep1").is_none(), "{f:?}");
     let us = |name: &str| buckets(of(&hists, name).unwrap_or_else(|| panic!("{name}: {f:?}")));
@@ -150,9 +144,6 @@ fn funclatency_one_level_times_only_the_outermost_call() {
 
 #[test]
 fn funclatency_text_is_bccs_histogram_with_its_average_line() {
-    if !cookies() {
-        return;
-    }
     let mut work = Rounds::start(work_binary(), &[]);
     let pid = work.pid();
     let tool = Traced::start(BIN, &["-m", "-p", &pid, &pattern("lat_sleep10")]);
@@ -185,7 +176,7 @@ fn funclatency_kernel_functions_need_kprobes_and_say_so() {
     }
     // Where kprobes exist (the VMs): the program's 30 sleeps in the
     // kernel, 10 of them 10 ms.
-    if !cfg!(target_arch = "x86_64") || !cookies() {
+    if !cfg!(target_arch = "x86_64") {
         return;
     }
     let (hists, f) = timed(&["-m", "__x64_sys_clock_nanosleep"], &[]);

@@ -634,24 +634,6 @@ fn containers_root_each_blocked_stack_at_its_container() {
     }
 }
 
-/// offcputime over everything (-f -U) while processes sleep 100 ms each
-/// on a busy machine: their blocked time is named down to the function.
-fn short_lived(lives: testkit::stacks::Lives) {
-    let args = |_: &std::path::Path| ["-f", "-U"].map(String::from).to_vec();
-    testkit::stacks::check(BIN, args, "sleep", lives, env!("CARGO_TARGET_TMPDIR"));
-}
-
-#[test]
-fn processes_living_100_ms_are_named() {
-    short_lived(testkit::stacks::Lives::Exec);
-}
-
-#[test]
-fn processes_of_a_deleted_program_are_named() {
-    short_lived(testkit::stacks::Lives::Deleted);
-}
-
-#[test]
-fn short_lived_processes_in_their_own_mount_namespace_are_named() {
-    short_lived(testkit::stacks::Lives::Namespace);
-}
+// offcputime over everything (-f -U) while processes sleep 100 ms each
+// on a busy machine: their blocked time is named down to the function.
+testkit::short_lived_tests!(env!("CARGO_BIN_EXE_offcputime"), "sleep", ["-f", "-U"]);

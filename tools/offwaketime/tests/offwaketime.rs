@@ -380,19 +380,6 @@ fn containers_root_each_wait_at_the_blocked_tasks_container() {
     );
 }
 
-/// offwaketime over everything (-f -U) while processes sleep 100 ms each
-/// on a busy machine: their blocked time is named down to the function.
-fn short_lived(lives: testkit::stacks::Lives) {
-    let args = |_: &std::path::Path| ["-f", "-U"].map(String::from).to_vec();
-    testkit::stacks::check(BIN, args, "sleep", lives, TMP);
-}
-
-#[test]
-fn processes_living_100_ms_are_named() {
-    short_lived(testkit::stacks::Lives::Exec);
-}
-
-#[test]
-fn processes_of_a_deleted_program_are_named() {
-    short_lived(testkit::stacks::Lives::Deleted);
-}
+// offwaketime over everything (-f -U) while processes sleep 100 ms each
+// on a busy machine: their blocked time is named down to the function.
+testkit::short_lived_tests!(env!("CARGO_BIN_EXE_offwaketime"), "sleep", ["-f", "-U"]);

@@ -671,24 +671,6 @@ fn a_process_in_its_own_mount_namespace_has_its_functions_named() {
     );
 }
 
-/// profile as it is run on a build machine (all processes, -f): processes
-/// living 100 ms on a busy machine are named as perf names them.
-fn short_lived(lives: testkit::stacks::Lives) {
-    let args = |_: &std::path::Path| ["-F", "99", "-f"].map(String::from).to_vec();
-    testkit::stacks::check(BIN, args, "spin", lives, env!("CARGO_TARGET_TMPDIR"));
-}
-
-#[test]
-fn processes_living_100_ms_are_named() {
-    short_lived(testkit::stacks::Lives::Exec);
-}
-
-#[test]
-fn processes_of_a_deleted_program_are_named() {
-    short_lived(testkit::stacks::Lives::Deleted);
-}
-
-#[test]
-fn short_lived_processes_in_their_own_mount_namespace_are_named() {
-    short_lived(testkit::stacks::Lives::Namespace);
-}
+// profile as it is run on a build machine (all processes, -f): processes
+// living 100 ms on a busy machine are named as perf names them.
+testkit::short_lived_tests!(env!("CARGO_BIN_EXE_profile"), "spin", ["-F", "99", "-f"]);
