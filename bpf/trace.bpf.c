@@ -366,9 +366,21 @@ static __always_inline int hit(void *ctx, enum hook hook, __u64 cookie)
 		n = bpf_get_stack(ctx, e->kstack, kstack_bytes, 0);
 		e->kframes = n > 0 ? n / sizeof(__u64) : 0;
 	}
+	e->entry_caller = 0;
 	if (ustack_bytes) {
 		n = bpf_get_stack(ctx, e->ustack, ustack_bytes, BPF_F_USER_STACK);
 		e->uframes = n > 0 ? n / sizeof(__u64) : 0;
+		/* A user function's entry (user registers: a user %rsp) where
+		 * no frame is set up yet (%rbp is still the caller's): past a
+		 * frame setup the two are equal. */
+		if (hook == HOOK_REGS && !p->is_return) {
+			struct pt_regs *regs = ctx;
+			__u64 sp = PT_REGS_SP(regs), caller = 0;
+
+			if ((__s64)sp > 0 && PT_REGS_FP(regs) != sp &&
+			    !bpf_probe_read_user(&caller, sizeof(caller), (void *)sp))
+				e->entry_caller = caller;
+		}
 	}
 	emit(e, sizeof(*e));
 	return 0;

@@ -148,6 +148,10 @@ struct tr_event {
 	__u32 str_missed;
 	__u32 pad2;
 	__u64 str_addrs[TRACE_STRS];
+	/* -U at a user function's first instruction: the return address on
+	 * top of the stack, the caller the frame pointer walk skips there;
+	 * else 0. */
+	__u64 entry_caller;
 	__u8 record[TRACE_RECORD_MAX];
 	/* Slot i at i * -Z bytes; sent up to the last slot used. */
 	char strs[TRACE_STRS * TRACE_STR_MAX];

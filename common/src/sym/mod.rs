@@ -476,6 +476,18 @@ pub fn user_part(stack: &[u64]) -> &[u64] {
     &stack[..end]
 }
 
+/// A user stack taken at a function's first instruction with its caller's
+/// return address (the top of the stack there) put after the leaf, where
+/// the frame pointer walk skipped it; not where the kernel put it there
+/// already (Linux 6.11+ does at an entry that pushes %rbp).
+pub fn insert_caller(addrs: &[u64], caller: u64) -> Vec<u64> {
+    let mut out = addrs.to_vec();
+    if caller != 0 && !out.is_empty() && out.get(1) != Some(&caller) {
+        out.insert(1, caller);
+    }
+    out
+}
+
 /// The addresses to look up for a stack, leaf first. Every frame but the
 /// leaf is a return address: the instruction after a call, which for a
 /// call at the very end of a function (one that never returns) is already
@@ -577,6 +589,15 @@ mod tests {
         );
         assert_eq!(user_part(&[0x401000, 0]).len(), 1);
         assert_eq!(user_part(&[0x401000, 0x402000]).len(), 2);
+    }
+
+    #[test]
+    fn the_caller_goes_after_the_leaf_once() {
+        assert_eq!(insert_caller(&[1, 3, 4], 2), [1, 2, 3, 4]);
+        assert_eq!(insert_caller(&[1, 2, 3], 2), [1, 2, 3]);
+        assert_eq!(insert_caller(&[1], 2), [1, 2]);
+        assert_eq!(insert_caller(&[1, 3], 0), [1, 3]);
+        assert!(insert_caller(&[], 2).is_empty());
     }
 
     #[test]

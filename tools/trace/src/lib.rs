@@ -215,7 +215,10 @@ impl Trace {
         // Fields borrowed apart: the record's addresses, the symbolizer.
         let e = &*self.event;
         let kaddrs = &e.kstack[..(e.kframes as usize).min(e.kstack.len())];
-        let uaddrs = &e.ustack[..(e.uframes as usize).min(e.ustack.len())];
+        let uaddrs = common::sym::insert_caller(
+            &e.ustack[..(e.uframes as usize).min(e.ustack.len())],
+            e.entry_caller,
+        );
         let addr = self.args.address;
         let show = |f: &Frame, label: String| {
             if addr {
@@ -233,7 +236,7 @@ impl Trace {
         }
         if self.args.user_stack {
             let pid = self.event.stamps().head().pid;
-            let frames: Vec<Rc<Frame>> = self.symbolizer.user(pid, uaddrs);
+            let frames: Vec<Rc<Frame>> = self.symbolizer.user(pid, &uaddrs);
             self.ustack = frames.iter().map(|f| show(f, f.long_label())).collect();
         }
     }

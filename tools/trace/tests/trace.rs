@@ -193,6 +193,43 @@ fn trace_user_stacks_name_the_caller() {
     );
 }
 
+/// At -O1 pick() has no frame (gcc omits it in a leaf): its probe stays at
+/// the entry, where the caller's return address is on top of the stack;
+/// the caller is shown, not skipped by the frame pointer walk.
+#[test]
+fn trace_user_stacks_name_the_caller_of_a_leaf_without_a_frame() {
+    static O1: OnceLock<std::path::PathBuf> = OnceLock::new();
+    let o1 = O1.get_or_init(|| {
+        testkit::build_c_program_with(
+            env!("CARGO_MANIFEST_DIR"),
+            env!("CARGO_TARGET_TMPDIR"),
+            "tr-work",
+            "tr-work-o1",
+            &["-O1", "-g", "-fno-omit-frame-pointer"],
+        )
+    });
+    require_root();
+    let mut w = Rounds::start(o1, &[]);
+    let probe = format!("{}:pick (arg1 == 1)", o1.display());
+    let tool =
+        Traced::start_command(Command::new(BIN).args(["--json", "-U", "-p", &w.pid(), &probe]));
+    w.round();
+    let f = testkit::settle_and_stop(tool, Duration::from_millis(300));
+    let rows = f.json();
+    assert_eq!(rows.len(), 1, "{f:?}");
+    let stack: Vec<&str> = rows[0]["user_stack"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(stack[0].starts_with("pick+"), "{f:?}");
+    assert!(
+        stack[1].starts_with("round_of+") || stack[1].starts_with("main+"),
+        "{f:?}"
+    );
+}
+
 #[test]
 fn trace_kernel_functions_need_kprobes_and_say_so() {
     if testkit::refuses_kernel_functions_without_kprobes(BIN, &["p::__x64_sys_openat"]) {

@@ -214,7 +214,7 @@ pub fn resolve<'k>(
             if let Some(addrs) = stacks.get(&id) {
                 with_caller
                     .entry((id, side.entry_caller))
-                    .or_insert_with(|| insert_caller(addrs, side.entry_caller));
+                    .or_insert_with(|| sym::insert_caller(addrs, side.entry_caller));
             }
         }
     }
@@ -294,28 +294,4 @@ pub fn resolve<'k>(
         });
     }
     Ok(out)
-}
-
-/// A user stack taken at a function's first instruction with its caller's
-/// return address put after the leaf, unless the kernel put it there
-/// already (Linux 6.11+ does at an entry that pushes %rbp).
-fn insert_caller(addrs: &[u64], caller: u64) -> Vec<u64> {
-    let mut out = addrs.to_vec();
-    if !out.is_empty() && out.get(1) != Some(&caller) {
-        out.insert(1, caller);
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::insert_caller;
-
-    #[test]
-    fn the_caller_goes_after_the_leaf_once() {
-        assert_eq!(insert_caller(&[1, 3, 4], 2), [1, 2, 3, 4]);
-        assert_eq!(insert_caller(&[1, 2, 3], 2), [1, 2, 3]);
-        assert_eq!(insert_caller(&[1], 2), [1, 2]);
-        assert!(insert_caller(&[], 2).is_empty());
-    }
 }
