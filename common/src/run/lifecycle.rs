@@ -487,17 +487,21 @@ fn run_tool<T: Tool>(args: T::Args, common: &CommonArgs, containers: bool) -> Re
     let tool = RefCell::new(tool);
     let out = RefCell::new(out);
     let kind = RefCell::new(kind);
-    let ended = event_loop(&skel, &tool, &out, &kind, schedule, child.as_ref())?;
-
-    // Few links: detached first, so that the final report is one exact
-    // cut. Many (hundreds of tracepoints, each ~40 ms to detach in the
-    // kernel, one at a time): the report first, read once as the cut, so
-    // that it does not wait, nor is lost to a SIGKILL meanwhile.
-    let slow = links.len() > QUICK_DETACH;
+    // Few links are detached as the loop ends, before the ring's last
+    // records are read and the final report is made: one exact cut. Many
+    // (hundreds of tracepoints, each ~40 ms to detach in the kernel, one
+    // at a time) are left attached until after the report, read once as
+    // the cut, so that it does not wait, nor is lost to a SIGKILL.
     let mut links = Some(links);
-    if !slow {
-        detach(links.take().unwrap_or_default());
-    }
+    let ended = event_loop(
+        &skel,
+        &tool,
+        &out,
+        &kind,
+        schedule,
+        child.as_ref(),
+        &mut links,
+    )?;
     let mut tool = tool.into_inner();
     tool.detached();
     let mut out = out.into_inner();
@@ -615,6 +619,7 @@ fn event_loop<'o, T: Tool>(
     kind: &RefCell<Option<Kind>>,
     schedule: Schedule,
     child: Option<&crate::run::launch::Running>,
+    links: &mut Option<Vec<Link>>,
 ) -> Result<Ended> {
     let obj = skel.object();
     let failure: RefCell<Option<io::Error>> = RefCell::new(None);
@@ -741,10 +746,16 @@ fn event_loop<'o, T: Tool>(
             break Ended::Duration;
         }
     };
-    // What the ring holds at the end, in batches and for a bounded time:
-    // the programs are still attached, and a flood of events slower to
-    // handle than they come would keep a whole drain going forever.
-    if let Some(r) = &ring {
+    let quick = links.as_ref().is_some_and(|l| l.len() <= QUICK_DETACH);
+    if quick {
+        detach(links.take().unwrap_or_default());
+    }
+    // What the ring holds at the end: all of it once nothing is attached;
+    // else in batches and for a bounded time, as a flood of events slower
+    // to handle than they come would keep the drain going forever.
+    if let (Some(r), true) = (&ring, quick) {
+        check(r.consume_raw())?;
+    } else if let Some(r) = &ring {
         let until = Instant::now() + FINAL_DRAIN;
         loop {
             let n = r.consume_raw_n(BATCH);

@@ -268,27 +268,43 @@ impl Tool for Funccount {
             }
         }
         let lone = lone_points(&self.plan);
+        // As with cookies: a point the kernel refuses is skipped and named
+        // where there are several; a lone one, or all, is an error.
+        let mut skipped: Vec<(usize, anyhow::Error)> = Vec::new();
         for (n, &i) in lone.iter().enumerate() {
             let one = std::slice::from_ref(&self.plan[i]);
-            if n == 0 {
-                links.extend(plan::attach_at(
-                    one,
-                    &programs(skel, one),
-                    self.args.pid,
-                    false,
-                    i,
-                )?);
-                continue;
+            let pid = self.args.pid;
+            let attached = if n == 0 {
+                plan::attach_at(one, &programs(skel, one), pid, false, i)
+            } else {
+                self.copy(skel, i).and_then(|copy| {
+                    let l = plan::attach_at(one, &programs(&copy, one), pid, false, i);
+                    self.copies.push(copy);
+                    l
+                })
+            };
+            match attached {
+                Ok(l) => links.extend(l),
+                Err(e) if lone.len() > 1 => skipped.push((i, e)),
+                Err(e) => return Err(e),
             }
-            let copy = self.copy(skel, i)?;
-            links.extend(plan::attach_at(
-                one,
-                &programs(&copy, one),
-                self.args.pid,
-                false,
-                i,
-            )?);
-            self.copies.push(copy);
+        }
+        if skipped.len() == lone.len() {
+            if let Some((_, e)) = skipped.into_iter().next() {
+                return Err(e);
+            }
+        } else if let Some((_, e)) = skipped.first() {
+            let names: Vec<&str> = skipped
+                .iter()
+                .map(|(i, _)| self.plan[*i].label.as_str())
+                .collect();
+            common::note!(
+                "skipped {} of {} functions that cannot be probed ({}): {}",
+                names.len(),
+                lone.len(),
+                e.root_cause(),
+                names.join(" ")
+            );
         }
         Ok(links)
     }

@@ -255,16 +255,19 @@ fn funccount_bad_probes_are_errors_naming_them() {
 /// skipped and named, the rest counted.
 #[test]
 fn funccount_skips_what_cannot_be_probed_and_counts_the_rest() {
-    let (rows, f) = counted(&["c:pthread_spin_*", "c:malloc"], &[]);
-    let malloc = count(&rows, "malloc").unwrap_or(0);
-    assert!((N..N + 10).contains(&malloc), "{malloc} mallocs: {f:?}");
-    let note = f
-        .stderr
-        .lines()
-        .find(|l| l.contains("cannot be probed"))
-        .unwrap_or_else(|| panic!("{f:?}"));
-    assert!(
-        note.contains("skipped 1 of ") && note.ends_with(": pthread_spin_lock"),
-        "{note}"
-    );
+    // With cookies, and without (a copy of the program per function).
+    for env in [&[][..], &[("BPFTOOLS_DISABLE", "attach_cookie")]] {
+        let (rows, f) = counted(&["c:pthread_spin_*", "c:malloc"], env);
+        let malloc = count(&rows, "malloc").unwrap_or(0);
+        assert!((N..N + 10).contains(&malloc), "{malloc} mallocs: {f:?}");
+        let note = f
+            .stderr
+            .lines()
+            .find(|l| l.contains("cannot be probed"))
+            .unwrap_or_else(|| panic!("{f:?}"));
+        assert!(
+            note.contains("skipped 1 of ") && note.ends_with(": pthread_spin_lock"),
+            "{env:?}: {note}"
+        );
+    }
 }
