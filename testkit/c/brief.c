@@ -1,6 +1,8 @@
 /* The stack kind's short-lived workload: processes that live about MS
  * milliseconds in main -> outer -> middle -> inner, spinning there
- * (MODE spin) or sleeping there (MODE sleep), then exit.
+ * (MODE spin), sleeping there (MODE sleep) or waking there (MODE wake: a
+ * child of its own, named sk-woken, blocked reading a pipe, woken by a
+ * byte written from inner each millisecond), then exit.
  *   brief MODE MS            one such process
  *   brief MODE MS N          prints "ready", waits for a line on stdin,
  *                            then forks N such children one after the
@@ -28,6 +30,50 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* write(2) made here, not in libc's frameless wrapper (whose frame
+ * pointer walk would skip the caller). */
+static inline long raw_write(int fd, const void *buf, long len)
+{
+#ifdef __x86_64__
+	long ret;
+
+	asm volatile("syscall"
+		     : "=a"(ret)
+		     : "0"((long)SYS_write), "D"((long)fd), "S"(buf), "d"(len)
+		     : "rcx", "r11", "memory");
+	return ret;
+#else
+	return write(fd, buf, len);
+#endif
+}
+
+/* Inlined into inner: each wakeup of the reader is inner's. The reader
+ * leaves at the byte 'q', so that neither end's exit wakes the other. */
+static inline void wake(double end)
+{
+	int fds[2];
+	char c;
+
+	if (pipe(fds))
+		exit(1);
+	if (fork() == 0) {
+		prctl(PR_SET_NAME, "sk-woken");
+		close(fds[1]);
+		while (read(fds[0], &c, 1) == 1 && c != 'q')
+			;
+		_exit(0);
+	}
+	close(fds[0]);
+	while (now() < end) {
+		double tick = now() + 1e-3;
+
+		raw_write(fds[1], "w", 1);
+		while (now() < tick)
+			sink++;
+	}
+	raw_write(fds[1], "q", 1);
+}
+
 NOINLINE void inner(const char *mode, long ms)
 {
 	double end = now() + ms / 1e3;
@@ -49,6 +95,10 @@ NOINLINE void inner(const char *mode, long ms)
 		nanosleep(&ts, NULL);
 #endif
 		sink++;
+		return;
+	}
+	if (!strcmp(mode, "wake")) {
+		wake(end);
 		return;
 	}
 	while (now() < end)

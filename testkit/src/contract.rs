@@ -325,51 +325,54 @@ pub fn hostile_input_never_crashes(spec: &Spec) {
         runs.push(vec![v.to_string(), "--dry-run".into()]);
         runs.push(vec!["1".into(), v.to_string(), "--dry-run".into()]);
     }
-    for args in &runs {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let outputs = (Stdio::null(), Stdio::piped());
-        let code = exit_code(spec.bin, &args, &cwd, outputs, Duration::from_secs(5));
-        assert!(matches!(code, 0..=2), "{args:?}: exit status {code}");
-    }
+    // Dry runs, mostly refused at once: side by side, four at a time.
+    let (bin, spec_args) = (spec.bin, spec.args);
+    let jobs = runs
+        .into_iter()
+        .map(|args| {
+            let cwd = cwd.clone();
+            Box::new(move || {
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                let outputs = (Stdio::null(), Stdio::piped());
+                let code = exit_code(bin, &args, &cwd, outputs, Duration::from_secs(5));
+                assert!(matches!(code, 0..=2), "{args:?}: exit status {code}");
+            }) as Box<dyn FnOnce() + Send>
+        })
+        .collect();
+    super::in_parallel(4, jobs);
+    // A full stdout, stderr or both: while printing the dry run, and while
+    // tracing (notes, banners: a second of tracing has written them).
     let full = || {
         std::fs::OpenOptions::new()
             .write(true)
             .open("/dev/full")
             .unwrap()
     };
+    let outputs = move |out: bool, err: bool| -> (Stdio, Stdio) {
+        (
+            if out { full().into() } else { Stdio::null() },
+            if err { full().into() } else { Stdio::null() },
+        )
+    };
+    let mut jobs: Vec<Box<dyn FnOnce() + Send>> = Vec::new();
     for (out, err) in [(true, false), (false, true), (true, true)] {
-        let mut args = spec.args.to_vec();
-        args.push("--dry-run");
-        let outputs = |out: bool, err: bool| -> (Stdio, Stdio) {
-            (
-                if out { full().into() } else { Stdio::null() },
-                if err { full().into() } else { Stdio::null() },
-            )
-        };
-        let code = exit_code(
-            spec.bin,
-            &args,
-            &cwd,
-            outputs(out, err),
-            Duration::from_secs(5),
-        );
-        assert!(matches!(code, 0..=2), "/dev/full: exit status {code}");
-        // A full stderr while tracing (notes, banners) is no crash either:
-        // a second of tracing has written them.
-        let mut args = spec.args.to_vec();
-        args.push("--json");
-        let code = exit_code(
-            spec.bin,
-            &args,
-            &cwd,
-            outputs(out, err),
-            Duration::from_millis(1500),
-        );
-        assert!(
-            matches!(code, 0..=2),
-            "/dev/full tracing: exit status {code}"
-        );
+        for (extra, deadline) in [
+            ("--dry-run", Duration::from_secs(5)),
+            ("--json", Duration::from_millis(1500)),
+        ] {
+            let cwd = cwd.clone();
+            jobs.push(Box::new(move || {
+                let mut args = spec_args.to_vec();
+                args.push(extra);
+                let code = exit_code(bin, &args, &cwd, outputs(out, err), deadline);
+                assert!(
+                    matches!(code, 0..=2),
+                    "/dev/full ({extra}): exit status {code}"
+                );
+            }));
+        }
     }
+    super::in_parallel(4, jobs);
     let _ = std::fs::remove_dir_all(&cwd);
     // Every run above has exited and been reaped, and the tools pin
     // nothing, so none of their programs can stay loaded; the signal

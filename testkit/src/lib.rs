@@ -30,6 +30,24 @@ pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Runs `jobs` on `width` threads at most and returns when all have ended;
+/// a job's panic is the caller's (the scope re-raises it). For checks that
+/// each run a tool to its end and mostly wait on it (the contract's output
+/// files and hostile values): side by side they take a fraction of the time.
+pub fn in_parallel<'a>(width: usize, jobs: Vec<Box<dyn FnOnce() + Send + 'a>>) {
+    let queue = Mutex::new(jobs.into_iter());
+    thread::scope(|s| {
+        for _ in 0..width.max(1) {
+            s.spawn(|| loop {
+                let Some(job) = queue.lock().unwrap_or_else(|e| e.into_inner()).next() else {
+                    break;
+                };
+                job();
+            });
+        }
+    });
+}
+
 /// Waits until process `pid` has stopped itself (a workload that raises
 /// SIGSTOP so that a tool can start with -p on it first); panics after 30 s.
 pub fn wait_stopped(pid: u32) {

@@ -51,8 +51,9 @@ fn run_to(
     fifo: Option<&Path>,
     log: Option<&Path>,
 ) -> (Ran, Vec<u8>) {
-    let out_path = log.map_or_else(|| dir.join(".stdout"), Path::to_path_buf);
-    let err_path = dir.join(".stderr");
+    // Names of their own: runs share a directory side by side.
+    let out_path = log.map_or_else(|| dir.join(crate::unique(".stdout")), Path::to_path_buf);
+    let err_path = dir.join(crate::unique(".stderr"));
     let mut reader = fifo.map(|p| {
         std::fs::OpenOptions::new()
             .read(true)
@@ -200,12 +201,9 @@ pub fn output_files_keep_what_they_name(spec: &Spec) {
         return;
     }
     let base: Vec<String> = spec.args.iter().map(|s| s.to_string()).collect();
-    let with = |opt: &str, path: &Path| -> Vec<String> {
-        let mut a = base.clone();
-        a.push(opt.into());
-        a.push(path.to_string_lossy().into_owned());
-        a
-    };
+    let with = |opt: &str, path: &Path| with_file(&base, opt, path);
+    let mut jobs: Vec<Box<dyn FnOnce() + Send>> = Vec::new();
+    let mut dirs = Vec::new();
     for opt in &options {
         let dir: PathBuf = std::env::temp_dir().join(crate::unique("outfiles"));
         std::fs::create_dir_all(&dir).unwrap();
@@ -243,80 +241,16 @@ pub fn output_files_keep_what_they_name(spec: &Spec) {
         assert!(!dir.join("sub.tmp").exists());
 
         if !spec.attaches() {
+            let _ = std::fs::remove_dir_all(&dir);
             continue;
         }
-        let ctx = |case: &str| format!("{} {opt} ({case})", spec.bin);
-        // A file that cannot be written (/dev/full): an error, exit 1.
-        let (ran, _) = run_in(spec.bin, &with(opt, Path::new("/dev/full")), &dir, None);
-        if !nothing_to_write(&ran) {
-            assert_eq!(ran.code, Some(1), "{}: {}", ctx("/dev/full"), ran.stderr);
-            assert!(ran.stderr.contains(opt.as_str()), "{}", ran.stderr);
-        }
-
-        // A regular file: replaced, holding the output.
-        let regular = dir.join("regular");
-        std::fs::write(&regular, "old").unwrap();
-        let (ran, _) = run_in(spec.bin, &with(opt, &regular), &dir, None);
-        assert_eq!(ran.code, Some(0), "{}: {}", ctx("regular file"), ran.stderr);
-        if !nothing_to_write(&ran) {
-            assert_format(opt, &std::fs::read(&regular).unwrap(), &ctx("regular file"));
-        }
-
-        // A link to a regular file: written through, still a link.
-        let target = dir.join("target");
-        std::fs::write(&target, "old").unwrap();
-        let link = dir.join("link");
-        std::os::unix::fs::symlink(&target, &link).unwrap();
-        let (ran, _) = run_in(spec.bin, &with(opt, &link), &dir, None);
-        assert_eq!(ran.code, Some(0), "{}: {}", ctx("link"), ran.stderr);
-        assert!(is_symlink(&link), "{}: the link was replaced", ctx("link"));
-        if !nothing_to_write(&ran) {
-            assert_format(opt, &std::fs::read(&target).unwrap(), &ctx("link"));
-        }
-
-        // A link planted at the old temporary name: never followed.
-        let victim = dir.join("victim");
-        std::fs::write(&victim, "must not change").unwrap();
-        let planted = dir.join("planted");
-        std::os::unix::fs::symlink(&victim, dir.join("planted.tmp")).unwrap();
-        let (ran, _) = run_in(spec.bin, &with(opt, &planted), &dir, None);
-        assert_eq!(ran.code, Some(0), "{}: {}", ctx("planted link"), ran.stderr);
-        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "must not change");
-        if !nothing_to_write(&ran) {
-            assert_format(opt, &std::fs::read(&planted).unwrap(), &ctx("planted"));
-        }
-
-        // A character device of the test's own (null's numbers).
-        let node = dir.join("null");
-        mknod(&node, libc::S_IFCHR | 0o666, libc::makedev(1, 3));
-        let (ran, _) = run_in(spec.bin, &with(opt, &node), &dir, None);
-        assert_eq!(ran.code, Some(0), "{}: {}", ctx("device"), ran.stderr);
-        let m = std::fs::symlink_metadata(&node).unwrap();
-        assert!(
-            m.file_type().is_char_device() && m.rdev() == libc::makedev(1, 3),
-            "{}: the device node was replaced",
-            ctx("device")
-        );
-
-        // A FIFO read by the test: it gets the output, and stays a FIFO.
-        let fifo = dir.join("fifo");
-        mknod(&fifo, libc::S_IFIFO | 0o600, 0);
-        let (ran, got) = run_in(spec.bin, &with(opt, &fifo), &dir, Some(&fifo));
-        assert_eq!(ran.code, Some(0), "{}: {}", ctx("FIFO"), ran.stderr);
-        assert!(std::fs::symlink_metadata(&fifo)
-            .unwrap()
-            .file_type()
-            .is_fifo());
-        if !nothing_to_write(&ran) {
-            assert_format(opt, &got, &ctx("FIFO"));
-        }
-
-        // `-`: standard output holds the file alone.
-        let (ran, _) = run_in(spec.bin, &with(opt, Path::new("-")), &dir, None);
-        assert_eq!(ran.code, Some(0), "{}: {}", ctx("-"), ran.stderr);
-        if !nothing_to_write(&ran) {
-            assert_format(opt, &ran.stdout, &ctx("-"));
-        }
+        jobs.extend(attaching_cases(spec.bin, &base, opt, &dir));
+        dirs.push(dir);
+    }
+    // Each case runs a tool for a second and a half after it has loaded:
+    // four at a time.
+    crate::in_parallel(4, jobs);
+    for dir in dirs {
         let _ = std::fs::remove_dir_all(&dir);
     }
     // Once, with the first option: a FIFO nobody reads (the tool waits
@@ -412,4 +346,117 @@ pub fn output_files_keep_what_they_name(spec: &Spec) {
             ran.stderr
         );
     }
+}
+
+/// `base` with `opt PATH` added.
+fn with_file(base: &[String], opt: &str, path: &Path) -> Vec<String> {
+    let mut a = base.to_vec();
+    a.push(opt.into());
+    a.push(path.to_string_lossy().into_owned());
+    a
+}
+
+/// One case: the tool, its arguments with the option naming a path, the
+/// option, the case's directory.
+type Case = fn(&'static str, &dyn Fn(&Path) -> Vec<String>, &str, &Path);
+
+/// The cases of one output-file option that run the tool (in `dir`, each
+/// on paths of its own): jobs for [`crate::in_parallel`].
+fn attaching_cases(
+    bin: &'static str,
+    base: &[String],
+    opt: &str,
+    dir: &Path,
+) -> Vec<Box<dyn FnOnce() + Send>> {
+    let case = |f: Case| {
+        let (base, opt, dir) = (base.to_vec(), opt.to_string(), dir.to_path_buf());
+        Box::new(move || f(bin, &|p: &Path| with_file(&base, &opt, p), &opt, &dir))
+            as Box<dyn FnOnce() + Send>
+    };
+    vec![
+        // A file that cannot be written (/dev/full): an error, exit 1.
+        case(|bin, with, opt, dir| {
+            let (ran, _) = run_in(bin, &with(Path::new("/dev/full")), dir, None);
+            if !nothing_to_write(&ran) {
+                assert_eq!(ran.code, Some(1), "{bin} {opt} (/dev/full): {}", ran.stderr);
+                assert!(ran.stderr.contains(opt), "{}", ran.stderr);
+            }
+        }),
+        // A regular file: replaced, holding the output.
+        case(|bin, with, opt, dir| {
+            let ctx = format!("{bin} {opt} (regular file)");
+            let regular = dir.join("regular");
+            std::fs::write(&regular, "old").unwrap();
+            let (ran, _) = run_in(bin, &with(&regular), dir, None);
+            assert_eq!(ran.code, Some(0), "{ctx}: {}", ran.stderr);
+            if !nothing_to_write(&ran) {
+                assert_format(opt, &std::fs::read(&regular).unwrap(), &ctx);
+            }
+        }),
+        // A link to a regular file: written through, still a link.
+        case(|bin, with, opt, dir| {
+            let ctx = format!("{bin} {opt} (link)");
+            let target = dir.join("target");
+            std::fs::write(&target, "old").unwrap();
+            let link = dir.join("link");
+            std::os::unix::fs::symlink(&target, &link).unwrap();
+            let (ran, _) = run_in(bin, &with(&link), dir, None);
+            assert_eq!(ran.code, Some(0), "{ctx}: {}", ran.stderr);
+            assert!(is_symlink(&link), "{ctx}: the link was replaced");
+            if !nothing_to_write(&ran) {
+                assert_format(opt, &std::fs::read(&target).unwrap(), &ctx);
+            }
+        }),
+        // A link planted at the old temporary name: never followed.
+        case(|bin, with, opt, dir| {
+            let ctx = format!("{bin} {opt} (planted link)");
+            let victim = dir.join("victim");
+            std::fs::write(&victim, "must not change").unwrap();
+            let planted = dir.join("planted");
+            std::os::unix::fs::symlink(&victim, dir.join("planted.tmp")).unwrap();
+            let (ran, _) = run_in(bin, &with(&planted), dir, None);
+            assert_eq!(ran.code, Some(0), "{ctx}: {}", ran.stderr);
+            assert_eq!(std::fs::read_to_string(&victim).unwrap(), "must not change");
+            if !nothing_to_write(&ran) {
+                assert_format(opt, &std::fs::read(&planted).unwrap(), &ctx);
+            }
+        }),
+        // A character device of the test's own (null's numbers).
+        case(|bin, with, opt, dir| {
+            let ctx = format!("{bin} {opt} (device)");
+            let node = dir.join("null");
+            mknod(&node, libc::S_IFCHR | 0o666, libc::makedev(1, 3));
+            let (ran, _) = run_in(bin, &with(&node), dir, None);
+            assert_eq!(ran.code, Some(0), "{ctx}: {}", ran.stderr);
+            let m = std::fs::symlink_metadata(&node).unwrap();
+            assert!(
+                m.file_type().is_char_device() && m.rdev() == libc::makedev(1, 3),
+                "{ctx}: the device node was replaced"
+            );
+        }),
+        // A FIFO read by the test: it gets the output, and stays a FIFO.
+        case(|bin, with, opt, dir| {
+            let ctx = format!("{bin} {opt} (FIFO)");
+            let fifo = dir.join("fifo");
+            mknod(&fifo, libc::S_IFIFO | 0o600, 0);
+            let (ran, got) = run_in(bin, &with(&fifo), dir, Some(&fifo));
+            assert_eq!(ran.code, Some(0), "{ctx}: {}", ran.stderr);
+            assert!(std::fs::symlink_metadata(&fifo)
+                .unwrap()
+                .file_type()
+                .is_fifo());
+            if !nothing_to_write(&ran) {
+                assert_format(opt, &got, &ctx);
+            }
+        }),
+        // `-`: standard output holds the file alone.
+        case(|bin, with, opt, dir| {
+            let ctx = format!("{bin} {opt} (-)");
+            let (ran, _) = run_in(bin, &with(Path::new("-")), dir, None);
+            assert_eq!(ran.code, Some(0), "{ctx}: {}", ran.stderr);
+            if !nothing_to_write(&ran) {
+                assert_format(opt, &ran.stdout, &ctx);
+            }
+        }),
+    ]
 }

@@ -13,6 +13,11 @@ pub const CHAIN: &str = "main;[run_forks;]outer;middle;inner";
 const CHAIN_TAIL: &str = "outer;middle;inner";
 /// The workload's comm (its file name).
 pub const COMM: &str = "sk-brief";
+/// The comm of the reader each process wakes in mode `wake`: the target
+/// that ends a waker tool's folded lines (`waker;frames;target value`).
+/// Only those lines are the workload's wakeups: the others the processes
+/// make are their exits waking whoever waits for them.
+pub const WOKEN: &str = "sk-woken";
 
 /// How the short-lived processes come and go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,8 +49,8 @@ pub fn program(tmp_dir: &str) -> PathBuf {
         .clone()
 }
 
-/// Runs `n` processes of `program` (see [`program`]) in `mode` (`spin` or
-/// `sleep`), each living `ms` milliseconds, as `lives` says, while both
+/// Runs `n` processes of `program` (see [`program`]) in `mode` (`spin`,
+/// `sleep` or `wake`), each living `ms` milliseconds, as `lives` says, while both
 /// CPUs are kept busy by spinning processes; returns when the last has
 /// exited.
 pub fn run(program: &Path, mode: &str, ms: u32, n: u32, lives: Lives) {
@@ -95,18 +100,20 @@ pub fn run(program: &Path, mode: &str, ms: u32, n: u32, lives: Lives) {
 }
 
 /// Of the folded lines (`comm;frames value`) of the workload's processes
-/// (not the forking parent, named apart), the value of those whose stack
-/// holds [`CHAIN`], and the value of all but the user stacks the tool said
-/// it could not record (`collisions`, hash collisions in the stack map: a
+/// (not the forking parent, named apart; in mode `wake`, only those ending
+/// in the reader woken, [`WOKEN`]), the value of those whose stack holds
+/// [`CHAIN`], and the value of all but the user stacks the tool said it
+/// could not record (`collisions`, hash collisions in the stack map: a
 /// loss counted and said, not a naming failure).
-pub fn named_share(folded: &[String], collisions: u64) -> (u64, u64) {
+pub fn named_share(folded: &[String], collisions: u64, mode: &str) -> (u64, u64) {
     let prefix = format!("{COMM};");
+    let suffix = format!(";{WOKEN}");
     let (mut named, mut total, mut missed) = (0, 0, 0);
     for line in folded {
         let Some((stack, value)) = line.rsplit_once(' ') else {
             continue;
         };
-        if !stack.starts_with(&prefix) {
+        if !stack.starts_with(&prefix) || (mode == "wake" && !stack.ends_with(&suffix)) {
             continue;
         }
         let value: u64 = value.parse().unwrap_or_else(|_| panic!("{line}"));
@@ -131,8 +138,8 @@ pub fn collisions(stderr: &str) -> u64 {
 
 /// Asserts that at least 95% of the workload's samples (or time) in the
 /// folded output `folded` are named down to [`CHAIN`].
-pub fn assert_named(folded: &[String], stderr: &str, lives: Lives) {
-    let (named, total) = named_share(folded, collisions(stderr));
+pub fn assert_named(folded: &[String], stderr: &str, mode: &str, lives: Lives) {
+    let (named, total) = named_share(folded, collisions(stderr), mode);
     assert!(
         total > 0 && named * 100 >= total * 95,
         "{lives:?}: {named} of {total} named down to {CHAIN}:\n{}",
@@ -146,7 +153,7 @@ pub fn assert_named(folded: &[String], stderr: &str, lives: Lives) {
 }
 
 /// The shared tests of a stack tool, a test per [`Lives`]: `bin` run with
-/// `args` over processes in `mode` (`spin` or `sleep`), named ≥ 95%.
+/// `args` over processes in `mode` (`spin`, `sleep` or `wake`), named ≥ 95%.
 /// `testkit::short_lived_tests!(env!("CARGO_BIN_EXE_x"), "spin", ["-f"]);`
 #[macro_export]
 macro_rules! short_lived_tests {
@@ -194,5 +201,5 @@ pub fn check(
     run(&program, mode, 100, 40, lives);
     let finished = tool.stop();
     assert!(finished.status.success(), "{finished:?}");
-    assert_named(&finished.stdout, &finished.stderr, lives);
+    assert_named(&finished.stdout, &finished.stderr, mode, lives);
 }

@@ -349,6 +349,45 @@ pub fn attach(
     attach_at(plan, progs, pid, cookies, 0)
 }
 
+/// Attaches the points of `plan` at `indices` one by one, `attach_one(n, i)`
+/// the `n`th of them (point `i`), where a tool has a copy of its programs
+/// for each point (no attach cookies). As [`attach_at`] does within one
+/// file: a point the kernel refuses is skipped and named where there are
+/// several, as BCC does; a lone one, or all of them, is an error.
+pub fn attach_each(
+    plan: &[Planned],
+    indices: &[usize],
+    mut attach_one: impl FnMut(usize, usize) -> Result<Vec<Link>>,
+) -> Result<Vec<Link>> {
+    let mut links = Vec::new();
+    let mut skipped: Vec<(usize, anyhow::Error)> = Vec::new();
+    for (n, &i) in indices.iter().enumerate() {
+        match attach_one(n, i) {
+            Ok(l) => links.extend(l),
+            Err(e) if indices.len() > 1 => skipped.push((i, e)),
+            Err(e) => return Err(e),
+        }
+    }
+    if skipped.len() == indices.len() {
+        if let Some((_, e)) = skipped.into_iter().next() {
+            return Err(e);
+        }
+    } else if let Some((_, e)) = skipped.first() {
+        let names: Vec<&str> = skipped
+            .iter()
+            .map(|(i, _)| plan[*i].label.as_str())
+            .collect();
+        crate::note!(
+            "skipped {} of {} functions that cannot be probed ({}): {}",
+            names.len(),
+            indices.len(),
+            e.root_cause(),
+            names.join(" ")
+        );
+    }
+    Ok(links)
+}
+
 /// As [`attach`], for points that are a plan's from index `base` on (a
 /// tool attaching its points one by one). USDT probes always carry their
 /// index: libbpf's USDT support needs no kernel cookies.

@@ -268,44 +268,20 @@ impl Tool for Funccount {
             }
         }
         let lone = lone_points(&self.plan);
-        // As with cookies: a point the kernel refuses is skipped and named
-        // where there are several; a lone one, or all, is an error.
-        let mut skipped: Vec<(usize, anyhow::Error)> = Vec::new();
-        for (n, &i) in lone.iter().enumerate() {
+        let pid = self.args.pid;
+        let mut copies = Vec::new();
+        let attached = plan::attach_each(&self.plan, &lone, |n, i| {
             let one = std::slice::from_ref(&self.plan[i]);
-            let pid = self.args.pid;
-            let attached = if n == 0 {
-                plan::attach_at(one, &programs(skel, one), pid, false, i)
-            } else {
-                self.copy(skel, i).and_then(|copy| {
-                    let l = plan::attach_at(one, &programs(&copy, one), pid, false, i);
-                    self.copies.push(copy);
-                    l
-                })
-            };
-            match attached {
-                Ok(l) => links.extend(l),
-                Err(e) if lone.len() > 1 => skipped.push((i, e)),
-                Err(e) => return Err(e),
+            if n == 0 {
+                return plan::attach_at(one, &programs(skel, one), pid, false, i);
             }
-        }
-        if skipped.len() == lone.len() {
-            if let Some((_, e)) = skipped.into_iter().next() {
-                return Err(e);
-            }
-        } else if let Some((_, e)) = skipped.first() {
-            let names: Vec<&str> = skipped
-                .iter()
-                .map(|(i, _)| self.plan[*i].label.as_str())
-                .collect();
-            common::note!(
-                "skipped {} of {} functions that cannot be probed ({}): {}",
-                names.len(),
-                lone.len(),
-                e.root_cause(),
-                names.join(" ")
-            );
-        }
+            let copy = self.copy(skel, i)?;
+            let l = plan::attach_at(one, &programs(&copy, one), pid, false, i)?;
+            copies.push(copy);
+            Ok(l)
+        });
+        self.copies = copies;
+        links.extend(attached?);
         Ok(links)
     }
 

@@ -271,18 +271,20 @@ impl Tool for Funclatency {
         }
         // Without cookies: the object itself times the first function,
         // a copy of it each other.
-        let mut links = Vec::new();
-        for i in 0..self.plan.len() {
+        let all: Vec<usize> = (0..self.plan.len()).collect();
+        let mut copies = Vec::new();
+        let links = plan::attach_each(&self.plan, &all, |_, i| {
             let one = &self.plan[i..=i];
             if i == 0 {
-                links.extend(attach_points(skel, one, pid, 0)?);
-                continue;
+                return attach_points(skel, one, pid, 0);
             }
             let copy = self.copy(skel, i)?;
-            links.extend(attach_points(&copy, one, pid, i)?);
-            self.copies.push(copy);
-        }
-        Ok(links)
+            let l = attach_points(&copy, one, pid, i)?;
+            copies.push(copy);
+            Ok(l)
+        });
+        self.copies = copies;
+        links
     }
 
     fn banner(&self) -> Banner {

@@ -185,3 +185,23 @@ fn funclatency_kernel_functions_need_kprobes_and_say_so() {
     let slow: u64 = b.iter().filter(|x| x.0 >= 8).map(|x| x.2).sum();
     assert_eq!(slow, 10, "{f:?}");
 }
+
+/// A pattern matching a function the kernel cannot probe (glibc's
+/// pthread_spin_lock: uprobes refuse its first instruction): that one is
+/// skipped and named, the rest timed; with attach cookies and without (a
+/// copy of the programs per function).
+#[test]
+fn funclatency_skips_what_cannot_be_probed_and_times_the_rest() {
+    for env in [&[][..], &[("BPFTOOLS_DISABLE", "attach_cookie")]] {
+        let (_, f) = timed(&["-F", "c:pthread_spin_*"], env);
+        let note = f
+            .stderr
+            .lines()
+            .find(|l| l.contains("cannot be probed"))
+            .unwrap_or_else(|| panic!("{env:?}: {f:?}"));
+        assert!(
+            note.contains("skipped 1 of ") && note.ends_with(": pthread_spin_lock"),
+            "{env:?}: {note}"
+        );
+    }
+}

@@ -633,7 +633,3 @@ fn containers_root_each_blocked_stack_at_its_container() {
         assert_eq!(o["pod"].as_str(), want.pod.as_deref(), "{o}");
     }
 }
-
-// offcputime over everything (-f -U) while processes sleep 100 ms each
-// on a busy machine: their blocked time is named down to the function.
-testkit::short_lived_tests!(env!("CARGO_BIN_EXE_offcputime"), "sleep", ["-f", "-U"]);

@@ -385,7 +385,3 @@ fn containers_root_each_wait_at_the_blocked_tasks_container() {
         only.stdout
     );
 }
-
-// offwaketime over everything (-f -U) while processes sleep 100 ms each
-// on a busy machine: their blocked time is named down to the function.
-testkit::short_lived_tests!(env!("CARGO_BIN_EXE_offwaketime"), "sleep", ["-f", "-U"]);

@@ -670,7 +670,3 @@ fn a_process_in_its_own_mount_namespace_has_its_functions_named() {
         f.stdout
     );
 }
-
-// profile as it is run on a build machine (all processes, -f): processes
-// living 100 ms on a busy machine are named as perf names them.
-testkit::short_lived_tests!(env!("CARGO_BIN_EXE_profile"), "spin", ["-F", "99", "-f"]);
