@@ -6,9 +6,12 @@
 //! yields its callers.
 //!
 //! Tables are read once per file (device and inode) and shared by every
-//! process that maps it; a process's modules are listed from its memory map
-//! at its first stack, while it is alive, and again when a stack starts in
-//! code that was mapped later (dlopen).
+//! process that maps it. A process's modules are listed at its first stack,
+//! and again when a stack starts in code that was mapped later (dlopen):
+//! from the kernel's side-band records where the tool follows them
+//! ([`crate::sym::mappings`]: a process gone by the time its first stack
+//! is read, or whose program was deleted, still has them), else from its
+//! memory map, while it is alive.
 
 use std::collections::HashMap;
 use std::ops::{Deref, Range};
@@ -20,6 +23,8 @@ use anyhow::{bail, Context, Result};
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
 use framehop::{Error as WalkError, ExplicitModuleSectionInfo, Module, Unwinder as _};
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol};
+
+use crate::sym::mappings::{parse_maps_line, FileId, MappedFile, Region, View};
 
 /// How user stacks are walked (`--unwind`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -324,7 +329,9 @@ impl Process {
 
 /// Unwinds user stack copies; one for the whole run.
 pub struct Unwinder {
-    files: HashMap<(u64, u64), Option<Arc<Tables>>>,
+    files: HashMap<FileId, Option<Arc<Tables>>>,
+    /// The side band's mappings, where the tool follows them.
+    mappings: Option<View>,
     processes: HashMap<u32, Process>,
     cache: CacheX86_64,
     pub stats: Stats,
@@ -340,6 +347,7 @@ impl Unwinder {
     pub fn new(max_depth: usize) -> Unwinder {
         Unwinder {
             files: HashMap::new(),
+            mappings: None,
             processes: HashMap::new(),
             cache: CacheX86_64::new(),
             stats: Stats::default(),
@@ -352,29 +360,43 @@ impl Unwinder {
         self.processes.contains_key(&pid)
     }
 
+    /// Lists modules from the side band's records from now on
+    /// ([`crate::sym::Symbolizer::mappings_view`]).
+    pub fn follow(&mut self, mappings: View) {
+        self.mappings = Some(mappings);
+    }
+
     fn list(&mut self, pid: u32) -> Process {
+        let regions = self
+            .mappings
+            .as_ref()
+            .and_then(|m| m.regions(pid))
+            .unwrap_or_else(|| {
+                let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+                maps.lines()
+                    .filter_map(parse_maps_line)
+                    .map(|m| Region {
+                        range: m.start..m.end,
+                        pgoff: m.pgoff,
+                        file: Arc::new(MappedFile::unopened(m.path, (m.dev, m.ino))),
+                    })
+                    .collect()
+            });
         let mut unwinder = UnwinderX86_64::new();
         let mut mapped = Vec::new();
-        let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
-        for line in maps.lines() {
-            let Some(m) = MapLine::parse(line) else {
-                continue;
-            };
-            if !m.exec || !m.path.starts_with('/') {
-                continue;
-            }
-            let tables = self.tables(pid, &m);
+        for r in regions {
+            let tables = self.tables(pid, &r);
             let module = tables.as_ref().and_then(|t| {
-                let bias = t.bias(m.range.start, m.offset)?;
+                let bias = t.bias(r.range.start, r.pgoff)?;
                 Some(Module::new(
-                    m.path.to_string(),
-                    m.range.clone(),
+                    r.file.path.clone(),
+                    r.range.clone(),
                     bias,
                     t.sections.clone(),
                 ))
             });
             mapped.push(Mapped {
-                range: m.range.clone(),
+                range: r.range.clone(),
                 has_tables: module.is_some() && tables.is_some_and(|t| t.has_tables),
             });
             if let Some(module) = module {
@@ -388,18 +410,23 @@ impl Unwinder {
         }
     }
 
-    fn tables(&mut self, pid: u32, m: &MapLine) -> Option<Arc<Tables>> {
+    fn tables(&mut self, pid: u32, r: &Region) -> Option<Arc<Tables>> {
         self.files
-            .entry((m.dev, m.inode))
+            .entry(r.file.id)
             .or_insert_with(|| {
-                // map_files reaches the very file mapped (in another mount
-                // namespace, or deleted since); the path is the fallback.
+                // The file the side band holds open; else map_files, which
+                // reaches the very file mapped (in another mount namespace,
+                // or deleted since) while the process lives; the path is
+                // the fallback.
+                if let Some(file) = r.file.file() {
+                    return Tables::read(file).ok().map(Arc::new);
+                }
                 let by_map = format!(
                     "/proc/{pid}/map_files/{:x}-{:x}",
-                    m.range.start, m.range.end
+                    r.range.start, r.range.end
                 );
                 let file = std::fs::File::open(by_map)
-                    .or_else(|_| std::fs::File::open(format!("/proc/{pid}/root{}", m.path)))
+                    .or_else(|_| std::fs::File::open(format!("/proc/{pid}/root{}", r.file.path)))
                     .ok()?;
                 Tables::read(&file).ok().map(Arc::new)
             })
@@ -452,37 +479,6 @@ impl Unwinder {
         };
         self.stats.count(end);
         Unwound { addrs, end }
-    }
-}
-
-/// One line of /proc/PID/maps.
-struct MapLine<'a> {
-    range: Range<u64>,
-    exec: bool,
-    offset: u64,
-    dev: u64,
-    inode: u64,
-    path: &'a str,
-}
-
-impl<'a> MapLine<'a> {
-    fn parse(line: &'a str) -> Option<MapLine<'a>> {
-        let mut f = line.splitn(6, ' ');
-        let (start, end) = f.next()?.split_once('-')?;
-        let perms = f.next()?;
-        let offset = u64::from_str_radix(f.next()?, 16).ok()?;
-        let (major, minor) = f.next()?.split_once(':')?;
-        let inode = f.next()?.parse().ok()?;
-        let path = f.next().unwrap_or("").trim_start();
-        Some(MapLine {
-            range: u64::from_str_radix(start, 16).ok()?..u64::from_str_radix(end, 16).ok()?,
-            exec: perms.as_bytes().get(2) == Some(&b'x'),
-            offset,
-            dev: (u64::from_str_radix(major, 16).ok()? << 32)
-                | u64::from_str_radix(minor, 16).ok()?,
-            inode,
-            path,
-        })
     }
 }
 
@@ -618,23 +614,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn maps_lines_parse() {
-        let l = MapLine::parse(
-            "7f12a4c28000-7f12a4d8d000 r-xp 00028000 fd:01 1836   /usr/lib/x86_64-linux-gnu/libc.so.6",
-        )
-        .unwrap();
-        assert_eq!(l.range, 0x7f12a4c28000..0x7f12a4d8d000);
-        assert!(l.exec);
-        assert_eq!(l.offset, 0x28000);
-        assert_eq!(l.dev, (0xfd << 32) | 1);
-        assert_eq!(l.inode, 1836);
-        assert_eq!(l.path, "/usr/lib/x86_64-linux-gnu/libc.so.6");
-        let anon = MapLine::parse("7ffd1000-7ffd3000 rw-p 00000000 00:00 0 ").unwrap();
-        assert!(!anon.exec);
-        assert_eq!(anon.path, "");
-    }
-
-    #[test]
     fn records_parse() {
         let mut r = vec![0u8; HEADER + 16];
         r[0..4].copy_from_slice(&KIND_STACK.to_ne_bytes());
@@ -690,11 +669,14 @@ mod tests {
         let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
         let top = maps
             .lines()
-            .filter_map(MapLine::parse)
-            .find(|m| m.range.contains(&sp))
-            .expect("the stack is mapped")
-            .range
-            .end;
+            .filter_map(|l| {
+                let (start, end) = l.split_whitespace().next()?.split_once('-')?;
+                let start = u64::from_str_radix(start, 16).ok()?;
+                let end = u64::from_str_radix(end, 16).ok()?;
+                (start..end).contains(&sp).then_some(end)
+            })
+            .next()
+            .expect("the stack is mapped");
         let mut stack = vec![0u8; (top - sp).min(64 * 1024) as usize & !7];
         for (i, chunk) in stack.chunks_mut(8).enumerate() {
             // SAFETY: these words lie in the mapping that holds sp, between

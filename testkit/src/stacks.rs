@@ -36,17 +36,30 @@ pub enum Lives {
 pub fn program(tmp_dir: &str) -> PathBuf {
     static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BUILT
-        .get_or_init(|| {
-            let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("c/brief.c");
-            let dir = crate::scratch_dir(tmp_dir);
-            let partial = dir.join(crate::unique(COMM));
-            testbed::compile_c(&src, &partial, &["-O1", "-g", "-fno-omit-frame-pointer"])
-                .unwrap_or_else(|e| panic!("{e:#}"));
-            let out = dir.join(COMM);
-            std::fs::rename(&partial, &out).unwrap();
-            out
-        })
+        .get_or_init(|| build(tmp_dir, "-fno-omit-frame-pointer"))
         .clone()
+}
+
+/// testkit/c/brief.c built without frame pointers (only its .eh_frame
+/// tables lead to its callers), once per test binary.
+pub fn program_without_frame_pointers(tmp_dir: &str) -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| build(tmp_dir, "-fomit-frame-pointer"))
+        .clone()
+}
+
+/// Builds brief.c with `-O1 -g` and `flag`, as [`COMM`] in a directory
+/// of its own.
+fn build(tmp_dir: &str, flag: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("c/brief.c");
+    let dir = crate::scratch_dir(tmp_dir).join(format!("brief{flag}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let partial = dir.join(crate::unique(COMM));
+    testbed::compile_c(&src, &partial, &["-O1", "-g", flag]).unwrap_or_else(|e| panic!("{e:#}"));
+    let out = dir.join(COMM);
+    std::fs::rename(&partial, &out).unwrap();
+    out
 }
 
 /// Runs `n` processes of `program` (see [`program`]) in `mode` (`spin`,
@@ -140,6 +153,7 @@ pub fn collisions(stderr: &str) -> u64 {
 /// folded output `folded` are named down to [`CHAIN`].
 pub fn assert_named(folded: &[String], stderr: &str, mode: &str, lives: Lives) {
     let (named, total) = named_share(folded, collisions(stderr), mode);
+    eprintln!("{lives:?}: {named} of {total} named");
     assert!(
         total > 0 && named * 100 >= total * 95,
         "{lives:?}: {named} of {total} named down to {CHAIN}:\n{}",
@@ -194,11 +208,49 @@ pub fn check(
     lives: Lives,
     tmp_dir: &str,
 ) {
+    check_with(bin, args, mode, lives, tmp_dir, false);
+}
+
+/// [`check`] with the tool stopped (SIGSTOP, as Ctrl-Z stops it; a reader
+/// far behind on a loaded machine is the same) while the processes, of the
+/// program built without frame pointers, run, and continued once they have
+/// all exited: every record of theirs is read after they are gone, and
+/// only the DWARF unwinder (`--unwind dwarf`) finds their callers. The
+/// tool's ring must hold every stack meanwhile (the spinners' too).
+pub fn check_stopped(bin: &str, args: impl Fn(&Path) -> Vec<String>, mode: &str, tmp_dir: &str) {
+    check_with(bin, args, mode, Lives::Exec, tmp_dir, true);
+}
+
+fn check_with(
+    bin: &str,
+    args: impl Fn(&Path) -> Vec<String>,
+    mode: &str,
+    lives: Lives,
+    tmp_dir: &str,
+    stopped: bool,
+) {
     let _turn = crate::one_at_a_time();
     crate::require_root();
-    let program = program(tmp_dir);
+    let program = if stopped {
+        program_without_frame_pointers(tmp_dir)
+    } else {
+        program(tmp_dir)
+    };
     let tool = crate::Traced::start_command(Command::new(bin).args(args(&program)));
-    run(&program, mode, 100, 40, lives);
+    let signal = |sig| {
+        // SAFETY: kill with our own child's pid.
+        let rc = unsafe { libc::kill(tool.pid() as i32, sig) };
+        assert_eq!(rc, 0, "signal {sig}");
+    };
+    if stopped {
+        // 20 of 200 ms: as many samples, half as many execs (whose loader
+        // code the unwinder may not walk: unnamed, and rightly so).
+        signal(libc::SIGSTOP);
+        run(&program, mode, 200, 20, lives);
+        signal(libc::SIGCONT);
+    } else {
+        run(&program, mode, 100, 40, lives);
+    }
     let finished = tool.stop();
     assert!(finished.status.success(), "{finished:?}");
     assert_named(&finished.stdout, &finished.stderr, mode, lives);

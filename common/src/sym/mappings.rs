@@ -26,11 +26,32 @@ use crate::kernel::sideband::{self, Record, SideBand};
 pub struct MappedFile {
     /// The path the process mapped it by.
     pub path: String,
+    /// Its device (major, minor) and inode: which file it is.
+    pub id: FileId,
     /// The file, held open: None where it could not be opened.
     file: Option<File>,
 }
 
+/// A file's device (major, minor) and inode.
+pub type FileId = ((u32, u32), u64);
+
 impl MappedFile {
+    /// A file not opened here (read from /proc/PID/maps by whoever needs
+    /// it, while the process lives).
+    pub fn unopened(path: String, id: FileId) -> MappedFile {
+        MappedFile {
+            path,
+            id,
+            file: None,
+        }
+    }
+
+    /// The file, held open since it was mapped (None where it could not
+    /// be opened then).
+    pub fn file(&self) -> Option<&File> {
+        self.file.as_ref()
+    }
+
     /// A path that opens this very file for as long as the run lasts
     /// (`/proc/self/fd/N`), even once it is deleted.
     pub fn open_path(&self) -> Option<String> {
@@ -219,7 +240,11 @@ impl State {
             })
             .flatten();
         self.opened += usize::from(file.is_some());
-        let f = Arc::new(MappedFile { path, file });
+        let f = Arc::new(MappedFile {
+            path,
+            id: (dev, ino),
+            file,
+        });
         self.files.insert((dev, ino), f.clone());
         f
     }
@@ -255,6 +280,20 @@ impl State {
         );
     }
 
+    fn regions(&self, pid: u32) -> Option<Vec<Region>> {
+        let image = self.processes.get(&pid)?.images.last()?;
+        Some(
+            image
+                .iter()
+                .map(|m| Region {
+                    range: m.start..m.end,
+                    pgoff: m.pgoff,
+                    file: m.file.clone(),
+                })
+                .collect(),
+        )
+    }
+
     fn translate(&self, pid: u32, addr: u64) -> Option<(Arc<MappedFile>, u64)> {
         let process = self.processes.get(&pid)?;
         process.images.iter().rev().find_map(|image| {
@@ -265,17 +304,18 @@ impl State {
     }
 }
 
-/// One executable line of /proc/PID/maps.
-struct MapsLine {
-    start: u64,
-    end: u64,
-    pgoff: u64,
-    dev: (u32, u32),
-    ino: u64,
-    path: String,
+/// One executable mapping of a file, as /proc/PID/maps shows it.
+pub(crate) struct MapsLine {
+    pub start: u64,
+    pub end: u64,
+    pub pgoff: u64,
+    pub dev: (u32, u32),
+    pub ino: u64,
+    pub path: String,
 }
 
-fn parse_maps_line(line: &str) -> Option<MapsLine> {
+/// A line of /proc/PID/maps, where it maps a file executable.
+pub(crate) fn parse_maps_line(line: &str) -> Option<MapsLine> {
     let mut f = line.split_whitespace();
     let (range, perms, pgoff, dev, ino) = (f.next()?, f.next()?, f.next()?, f.next()?, f.next()?);
     let path = f.collect::<Vec<_>>().join(" ");
@@ -304,22 +344,51 @@ struct Shared {
 }
 
 impl Shared {
-    /// Reads and applies every record written so far.
+    /// Reads and applies every record written so far. The state is held
+    /// from the read to the last record applied: a caller that finds the
+    /// ring empty because the reader thread has just taken its records
+    /// waits for them to be applied (else it would look up a process the
+    /// state does not have yet).
     fn drain(&self) {
+        let Ok(mut state) = self.state.lock() else {
+            return;
+        };
         let records = match self.band.lock() {
             Ok(mut band) => band.as_mut().map(SideBand::read).unwrap_or_default(),
             Err(_) => return,
         };
-        if let Ok(mut state) = self.state.lock() {
-            for r in records {
-                state.apply(r);
-            }
+        for r in records {
+            state.apply(r);
         }
     }
 }
 
 /// Where an address is: a file, and the offset in it.
 pub type Place = (Arc<MappedFile>, u64);
+
+/// One executable mapping of a file in a process.
+pub struct Region {
+    pub range: std::ops::Range<u64>,
+    /// The file offset mapped at the range's start.
+    pub pgoff: u64,
+    pub file: Arc<MappedFile>,
+}
+
+/// What [`Mappings`] knows, for another part of the tool (the DWARF
+/// unwinder) to ask while the side band runs.
+#[derive(Clone)]
+pub struct View(Arc<Shared>);
+
+impl View {
+    /// Process `pid`'s executable mappings in its current program; None
+    /// for a process the side band has not seen (running before the tool
+    /// started). Reads what the kernel wrote so far first: the process's
+    /// records are older than any stack of it read now.
+    pub fn regions(&self, pid: u32) -> Option<Vec<Region>> {
+        self.0.drain();
+        self.0.state.lock().ok()?.regions(pid)
+    }
+}
 
 /// The side band read by a thread of its own while the tool runs.
 pub struct Mappings {
@@ -352,6 +421,11 @@ impl Mappings {
             shared,
             thread: Some(thread),
         })
+    }
+
+    /// A view of the mappings for another part of the tool.
+    pub fn view(&self) -> View {
+        View(self.shared.clone())
     }
 
     /// Reads what the kernel has written so far: call it before a report.
@@ -402,6 +476,7 @@ mod tests {
     fn file(path: &str) -> Arc<MappedFile> {
         Arc::new(MappedFile {
             path: path.into(),
+            id: ((0, 0), 0),
             file: None,
         })
     }

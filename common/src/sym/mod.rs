@@ -213,6 +213,12 @@ impl Symbolizer {
         }
     }
 
+    /// What the side band knows, for the DWARF unwinder (None where it
+    /// is not followed).
+    pub fn mappings_view(&self) -> Option<mappings::View> {
+        self.mappings.as_ref().map(mappings::Mappings::view)
+    }
+
     /// Side-band records the kernel lost for a full ring since the last
     /// call, to be said.
     pub fn mappings_lost(&mut self) -> u64 {

@@ -318,6 +318,9 @@ impl Tool for Memleak {
         // A traced program's libraries (and its children's, and anything
         // run with -c) are followed as they are mapped.
         self.symbolizer.follow_mappings();
+        if let (Some(copies), Some(view)) = (&mut self.copies, self.symbolizer.mappings_view()) {
+            copies.unwinder.follow(view);
+        }
         let mut links = Vec::new();
         for (pid, plan) in &self.plans {
             links.extend(allocator::attach(

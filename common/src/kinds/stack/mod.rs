@@ -294,6 +294,9 @@ impl Stacks {
     pub fn loaded(&mut self, obj: &Object) -> Result<()> {
         if self.halves.user {
             self.symbolizer.follow_mappings();
+            if let (Some(dwarf), Some(view)) = (&mut self.dwarf, self.symbolizer.mappings_view()) {
+                dwarf.unwinder.follow(view);
+            }
         }
         if self.halves.user && self.dwarf.is_none() {
             let seen = maps::by_name(obj, "seen_pids").context("no seen_pids map")?;
