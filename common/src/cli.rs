@@ -239,6 +239,15 @@ impl HistogramArgs {
     pub fn fine(&self) -> bool {
         self.percentiles || self.hdr_log.is_some()
     }
+
+    /// The fine histograms' map where the kernel keeps them, for
+    /// [`crate::kinds::histogram::read_maps`].
+    pub fn fine_map<'a>(
+        &self,
+        map: &'a dyn libbpf_rs::MapCore,
+    ) -> Option<&'a dyn libbpf_rs::MapCore> {
+        self.fine().then_some(map)
+    }
 }
 
 pub use crate::kernel::filters::IdList;

@@ -1,14 +1,76 @@
 //! The histogram tools' kind: a tool says what its histograms are
-//! ([`Spec`], from [`crate::run::lifecycle::Tool::histograms`]) and reads them from
-//! its maps ([`crate::run::lifecycle::Tool::sections`]); the report on its
+//! ([`Spec`], from [`crate::run::lifecycle::Tool::histograms`]) and makes
+//! sections of what [`read_maps`] reads from its maps
+//! ([`crate::run::lifecycle::Tool::sections`]); the report on its
 //! schedule, the percentiles, `--hdr-log`, `--prometheus` and `--prom-file`
 //! are done here, once for every such tool.
 
+use std::collections::HashMap;
+
 use anyhow::Result;
+use libbpf_rs::MapCore;
 
 use crate::cli::HistogramArgs;
 use crate::output::hist::{print_report, Section, Style};
 use crate::output::Out;
+
+/// One histogram as a tool's map holds it, and its fine twin (the map of
+/// the same keys that --percentiles and --hdr-log fill).
+pub struct Entry<K, H, F> {
+    pub key: K,
+    pub hist: Box<H>,
+    pub fine: Option<Box<F>>,
+}
+
+/// A tool's histogram map `coarse` and, where `fine` is given (the tool
+/// asked for fine slots), its fine twin, each histogram with its twin,
+/// sorted by `order` of its key; drained (a report) or left in place (a
+/// scrape between reports).
+pub fn read_maps<K, H, F, O>(
+    coarse: &dyn MapCore,
+    fine: Option<&dyn MapCore>,
+    drain: bool,
+    order: impl Fn(&K) -> O,
+) -> Result<Vec<Entry<K, H, F>>>
+where
+    K: plain::Plain + Default,
+    H: plain::Plain + Default,
+    F: plain::Plain + Default,
+    O: Ord,
+{
+    let hists = crate::kernel::maps::read_as(coarse, drain)?;
+    let fine = match fine {
+        Some(map) => crate::kernel::maps::read_as(map, drain)?,
+        None => Vec::new(),
+    };
+    Ok(join(hists, fine, order))
+}
+
+/// Each histogram with the fine one of the same key: the same bytes, as
+/// the kernel's hash maps compare keys.
+fn join<K: plain::Plain, H, F, O: Ord>(
+    hists: Vec<(K, Box<H>)>,
+    fine: Vec<(K, Box<F>)>,
+    order: impl Fn(&K) -> O,
+) -> Vec<Entry<K, H, F>> {
+    fn bytes<K: plain::Plain>(key: &K) -> Vec<u8> {
+        // SAFETY: keys are decoded from a map's key bytes, each byte of
+        // them written (padding too); a plain type has no invalid bytes.
+        unsafe { plain::as_bytes(key) }.to_vec()
+    }
+    let mut fine: HashMap<Vec<u8>, Box<F>> =
+        fine.into_iter().map(|(k, f)| (bytes(&k), f)).collect();
+    let mut entries: Vec<Entry<K, H, F>> = hists
+        .into_iter()
+        .map(|(key, hist)| Entry {
+            fine: fine.remove(&bytes(&key)),
+            key,
+            hist,
+        })
+        .collect();
+    entries.sort_by_key(|e| order(&e.key));
+    entries
+}
 
 /// What a histogram tool's histograms are.
 pub struct Spec<'a> {
@@ -277,5 +339,95 @@ pub mod irq {
             ..Default::default()
         }
         .with_fine(fine, hist.percentiles)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+    use crate::output::hist::{print_log2, print_percentiles};
+
+    #[derive(Default, Clone, Copy)]
+    #[repr(C)]
+    struct Hist {
+        slots: [u32; 6],
+        count: u64,
+        total: u64,
+    }
+    // SAFETY: repr(C) integers, valid for any bytes.
+    unsafe impl plain::Plain for Hist {}
+
+    #[derive(Default, Clone, Copy)]
+    #[repr(C)]
+    struct Fine {
+        slots: [u32; 32],
+    }
+    // SAFETY: as above.
+    unsafe impl plain::Plain for Fine {}
+
+    /// Two histograms read in the map's order, a fine twin for one of them
+    /// and one whose histogram is gone (drained between the two reads):
+    /// sections in key order, each with its own percentiles.
+    #[test]
+    fn histograms_join_their_fine_twins_by_key_and_print_in_key_order() {
+        let hist = |slots: [u32; 6]| {
+            let count = slots.iter().map(|&s| u64::from(s)).sum();
+            Box::new(Hist {
+                slots,
+                count,
+                total: 0,
+            })
+        };
+        let hists = vec![
+            (7u64, hist([0, 1, 3, 0, 0, 0])),
+            (3, hist([0, 0, 0, 4, 0, 1])),
+        ];
+        let mut seven = Fine::default();
+        seven.slots[2] = 1;
+        seven.slots[5] = 3;
+        let fine = vec![(9u64, Box::new(Fine::default())), (7, Box::new(seven))];
+        let entries = join(hists, fine, |k| *k);
+        let keyed = entries.iter().map(|e| Keyed {
+            key: e.key,
+            slots: &e.hist.slots,
+            count: e.hist.count,
+            total: e.hist.total,
+            comm: &[],
+            fine: e.fine.as_ref().map(|f| &f.slots[..]),
+        });
+        let sections = keyed_sections(keyed, Key::Pidns, &Containers::default(), true);
+        let mut out = Vec::new();
+        for s in &sections {
+            writeln!(out, "\n{}", s.title.as_deref().unwrap_or_default()).unwrap();
+            print_log2(&mut out, &s.slots, "usecs").unwrap();
+            if let Some(p) = &s.percentiles {
+                print_percentiles(&mut out, p, "usecs").unwrap();
+            }
+        }
+        let golden = "
+pidns = 3
+     usecs               : count    distribution
+         0 -> 1          : 0        |                                        |
+         2 -> 3          : 0        |                                        |
+         4 -> 7          : 0        |                                        |
+         8 -> 15         : 4        |****************************************|
+        16 -> 31         : 0        |                                        |
+        32 -> 63         : 1        |**********                              |
+
+pidns = 7
+     usecs               : count    distribution
+         0 -> 1          : 0        |                                        |
+         2 -> 3          : 1        |*************                           |
+         4 -> 7          : 3        |****************************************|
+";
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.starts_with(golden), "{text}");
+        let last = text[golden.len()..].trim();
+        assert_eq!(
+            last, "percentiles (usecs): p50 5  p90 5  p99 5  p99.9 5  max 5",
+            "{text}"
+        );
     }
 }

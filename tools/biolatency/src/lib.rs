@@ -188,17 +188,15 @@ fn sections(
     skel: &BiolatencySkel,
     drain: bool,
 ) -> Result<Vec<hist::Section>> {
-    let mut entries: Vec<(types::hist_key, Box<types::hist>)> =
-        maps::read_as(&skel.maps.hists, drain)?;
-    entries.sort_by_key(|(k, _)| (k.cgroup_id, k.dev, k.flags));
-    let fine: Vec<(types::hist_key, Box<types::fine_hist>)> = if args.hist.fine() {
-        maps::read_as(&skel.maps.fine_hists, drain)?
-    } else {
-        Vec::new()
-    };
+    let fine = args.hist.fine_map(&skel.maps.fine_hists);
+    let entries: Vec<histogram::Entry<types::hist_key, types::hist, types::fine_hist>> =
+        histogram::read_maps(&skel.maps.hists, fine, drain, |k: &types::hist_key| {
+            (k.cgroup_id, k.dev, k.flags)
+        })?;
     let sections: Vec<hist::Section> = entries
         .iter()
-        .map(|(key, h)| {
+        .map(|e| {
+            let (key, h) = (&e.key, &e.hist);
             let mut labels = Map::new();
             let mut parts = Vec::new();
             if args.hist.per_container {
@@ -224,14 +222,7 @@ fn sections(
                 total: h.total,
                 ..Default::default()
             }
-            .with_fine(
-                fine.iter()
-                    .find(|(k, _)| {
-                        (k.dev, k.flags, k.cgroup_id) == (key.dev, key.flags, key.cgroup_id)
-                    })
-                    .map(|(_, f)| &f.slots[..]),
-                args.hist.percentiles,
-            )
+            .with_fine(e.fine.as_ref().map(|f| &f.slots[..]), args.hist.percentiles)
         })
         .collect();
     Ok(sections)

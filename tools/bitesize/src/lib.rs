@@ -132,17 +132,15 @@ impl Tool for Bitesize {
     }
 
     fn sections(&self, skel: &BitesizeSkel<'_>, drain: bool) -> Result<Vec<hist::Section>> {
-        let mut entries: Vec<(types::size_key, Box<types::hist>)> =
-            maps::read_as(&skel.maps.hists, drain)?;
-        entries.sort_by_key(|(k, _)| (k.cgroup_id, k.comm));
-        let fine: Vec<(types::size_key, Box<types::fine_hist>)> = if self.args.hist.fine() {
-            maps::read_as(&skel.maps.fine_hists, drain)?
-        } else {
-            Vec::new()
-        };
+        let fine = self.args.hist.fine_map(&skel.maps.fine_hists);
+        let entries: Vec<histogram::Entry<types::size_key, types::hist, types::fine_hist>> =
+            histogram::read_maps(&skel.maps.hists, fine, drain, |k: &types::size_key| {
+                (k.cgroup_id, k.comm)
+            })?;
         Ok(entries
             .iter()
-            .map(|(key, h)| {
+            .map(|e| {
+                let (key, h) = (&e.key, &e.hist);
                 let mut labels = Map::new();
                 let title = if self.args.hist.per_container {
                     self.containers.label(key.cgroup_id, &mut labels)
@@ -160,9 +158,7 @@ impl Tool for Bitesize {
                     ..Default::default()
                 }
                 .with_fine(
-                    fine.iter()
-                        .find(|(k, _)| (k.comm, k.cgroup_id) == (key.comm, key.cgroup_id))
-                        .map(|(_, f)| &f.slots[..]),
+                    e.fine.as_ref().map(|f| &f.slots[..]),
                     self.args.hist.percentiles,
                 )
             })

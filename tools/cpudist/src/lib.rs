@@ -153,13 +153,9 @@ impl Tool for Cpudist {
 
     fn sections(&self, skel: &CpudistSkel<'_>, drain: bool) -> Result<Vec<hist::Section>> {
         let args = &self.args;
-        let mut entries: Vec<(u64, Box<types::cpu_hist>)> = maps::read_as(&skel.maps.hists, drain)?;
-        entries.sort_by_key(|(k, _)| *k);
-        let fine: Vec<(u64, Box<types::fine_hist>)> = if args.hist.fine() {
-            maps::read_as(&skel.maps.fine_hists, drain)?
-        } else {
-            Vec::new()
-        };
+        let fine = args.hist.fine_map(&skel.maps.fine_hists);
+        let entries: Vec<histogram::Entry<u64, types::cpu_hist, types::fine_hist>> =
+            histogram::read_maps(&skel.maps.hists, fine, drain, |k| *k)?;
         let by = if args.hist.per_container {
             histogram::Key::Container
         } else if args.pids {
@@ -169,16 +165,13 @@ impl Tool for Cpudist {
         } else {
             histogram::Key::All
         };
-        let keyed = entries.iter().map(|(key, h)| histogram::Keyed {
-            key: *key,
-            slots: &h.hist.slots,
-            count: h.hist.count,
-            total: h.hist.total,
-            comm: &h.comm,
-            fine: fine
-                .iter()
-                .find(|(k, _)| k == key)
-                .map(|(_, f)| &f.slots[..]),
+        let keyed = entries.iter().map(|e| histogram::Keyed {
+            key: e.key,
+            slots: &e.hist.hist.slots,
+            count: e.hist.hist.count,
+            total: e.hist.hist.total,
+            comm: &e.hist.comm,
+            fine: e.fine.as_ref().map(|f| &f.slots[..]),
         });
         Ok(histogram::keyed_sections(
             keyed,

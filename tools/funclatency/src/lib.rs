@@ -324,21 +324,18 @@ impl Tool for Funclatency {
     }
 
     fn sections(&self, skel: &FunclatencySkel<'_>, drain: bool) -> Result<Vec<hist::Section>> {
-        let mut entries: Vec<(u64, Box<types::fl_hist>)> = maps::read_as(&skel.maps.hists, drain)?;
-        entries.sort_by_key(|(k, _)| *k);
-        let fine: Vec<(u64, Box<types::fine_hist>)> = if self.args.hist.fine() {
-            maps::read_as(&skel.maps.fine_hists, drain)?
-        } else {
-            Vec::new()
-        };
+        let fine = self.args.hist.fine_map(&skel.maps.fine_hists);
+        let entries: Vec<histogram::Entry<u64, types::fl_hist, types::fine_hist>> =
+            histogram::read_maps(&skel.maps.hists, fine, drain, |k| *k)?;
         Ok(entries
             .iter()
-            .map(|(key, h)| {
+            .map(|e| {
+                let h = &e.hist;
                 let mut labels = serde_json::Map::new();
                 let title = self.args.function.then(|| {
                     let name = self
                         .plan
-                        .get(*key as usize)
+                        .get(e.key as usize)
                         .map_or("[unknown]", |p| p.label.as_str());
                     labels.insert("function".into(), Value::from(name));
                     format!("Function = {name}")
@@ -352,9 +349,7 @@ impl Tool for Funclatency {
                     ..Default::default()
                 }
                 .with_fine(
-                    fine.iter()
-                        .find(|(k, _)| k == key)
-                        .map(|(_, f)| &f.slots[..]),
+                    e.fine.as_ref().map(|f| &f.slots[..]),
                     self.args.hist.percentiles,
                 )
             })

@@ -109,18 +109,14 @@ impl Tool for Hardirqs {
 
     fn sections(&self, skel: &HardirqsSkel<'_>, drain: bool) -> Result<Vec<hist::Section>> {
         let a = &self.args;
-        let mut entries: Vec<(types::irq_key, Box<types::hist>)> =
-            maps::read_as(&skel.maps.hists, drain)?;
-        entries.sort_by_key(|(k, _)| k.name);
-        let fine: Vec<(types::irq_key, Box<types::fine_hist>)> = if a.hist.fine() {
-            maps::read_as(&skel.maps.fine_hists, drain)?
-        } else {
-            Vec::new()
-        };
+        let fine = a.hist.fine_map(&skel.maps.fine_hists);
+        let entries: Vec<histogram::Entry<types::irq_key, types::hist, types::fine_hist>> =
+            histogram::read_maps(&skel.maps.hists, fine, drain, |k: &types::irq_key| k.name)?;
         Ok(entries
             .iter()
-            .map(|(key, h)| {
-                let name = c_string(&key.name);
+            .map(|e| {
+                let h = &e.hist;
+                let name = c_string(&e.key.name);
                 let title = format!("hardirq = {}", escape(name.as_bytes()));
                 let mut labels = Map::new();
                 labels.insert("hardirq".into(), Value::from(name));
@@ -130,9 +126,7 @@ impl Tool for Hardirqs {
                     title,
                     labels,
                     (&h.slots, h.count, h.total),
-                    fine.iter()
-                        .find(|(k, _)| k.name == key.name)
-                        .map(|(_, f)| &f.slots[..]),
+                    e.fine.as_ref().map(|f| &f.slots[..]),
                 )
             })
             .collect())

@@ -142,11 +142,13 @@ impl Tool for Runqlen {
     }
 
     fn sections(&self, skel: &RunqlenSkel<'_>, drain: bool) -> Result<Vec<hist::Section>> {
-        let mut entries: Vec<(u32, Box<types::hist>)> = maps::read_as(&skel.maps.hists, drain)?;
-        entries.sort_by_key(|(k, _)| *k);
+        // No fine twin: run queue lengths are counted, not timed.
+        let entries: Vec<histogram::Entry<u32, types::hist, u8>> =
+            histogram::read_maps(&skel.maps.hists, None, drain, |k| *k)?;
         Ok(entries
             .iter()
-            .map(|(cpu, h)| {
+            .map(|e| {
+                let (cpu, h) = (&e.key, &e.hist);
                 let mut labels = Map::new();
                 let title = self.args.cpus.then(|| {
                     labels.insert("cpu".into(), Value::from(*cpu));

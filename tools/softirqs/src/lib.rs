@@ -111,16 +111,13 @@ impl Tool for Softirqs {
 
     fn sections(&self, skel: &SoftirqsSkel<'_>, drain: bool) -> Result<Vec<hist::Section>> {
         let a = &self.args;
-        let mut entries: Vec<(u32, Box<types::hist>)> = maps::read_as(&skel.maps.hists, drain)?;
-        entries.sort_by_key(|(k, _)| *k);
-        let fine: Vec<(u32, Box<types::fine_hist>)> = if a.hist.fine() {
-            maps::read_as(&skel.maps.fine_hists, drain)?
-        } else {
-            Vec::new()
-        };
+        let fine = a.hist.fine_map(&skel.maps.fine_hists);
+        let entries: Vec<histogram::Entry<u32, types::hist, types::fine_hist>> =
+            histogram::read_maps(&skel.maps.hists, fine, drain, |k| *k)?;
         Ok(entries
             .iter()
-            .map(|(vec, h)| {
+            .map(|e| {
+                let (vec, h) = (&e.key, &e.hist);
                 let name = self
                     .names
                     .iter()
@@ -135,9 +132,7 @@ impl Tool for Softirqs {
                     format!("softirq = {name}"),
                     labels,
                     (&h.slots, h.count, h.total),
-                    fine.iter()
-                        .find(|(k, _)| k == vec)
-                        .map(|(_, f)| &f.slots[..]),
+                    e.fine.as_ref().map(|f| &f.slots[..]),
                 )
             })
             .collect())

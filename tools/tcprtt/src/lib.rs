@@ -222,14 +222,11 @@ impl Tool for Tcprtt {
     }
 
     fn sections(&self, skel: &TcprttSkel<'_>, drain: bool) -> Result<Vec<hist::Section>> {
-        let mut entries: Vec<(types::rtt_key, Box<types::hist>)> =
-            maps::read_as(&skel.maps.hists, drain)?;
-        entries.sort_by_key(|(k, _)| (k.cgroup_id, k.family, k.addr));
-        let fine: Vec<(types::rtt_key, Box<types::fine_hist>)> = if self.args.hist.fine() {
-            maps::read_as(&skel.maps.fine_hists, drain)?
-        } else {
-            Vec::new()
-        };
+        let fine = self.args.hist.fine_map(&skel.maps.fine_hists);
+        let entries: Vec<histogram::Entry<types::rtt_key, types::hist, types::fine_hist>> =
+            histogram::read_maps(&skel.maps.hists, fine, drain, |k: &types::rtt_key| {
+                (k.cgroup_id, k.family, k.addr)
+            })?;
         let (title, label) = if self.args.byladdr {
             ("Local Address", "laddr")
         } else if self.args.byraddr {
@@ -239,7 +236,8 @@ impl Tool for Tcprtt {
         };
         Ok(entries
             .iter()
-            .map(|(key, h)| {
+            .map(|e| {
+                let (key, h) = (&e.key, &e.hist);
                 let mut labels = Map::new();
                 let name = if label.is_empty() {
                     "******".to_string()
@@ -267,11 +265,7 @@ impl Tool for Tcprtt {
                     ..Default::default()
                 }
                 .with_fine(
-                    fine.iter()
-                        .find(|(k, _)| {
-                            (k.family, k.addr, k.cgroup_id) == (key.family, key.addr, key.cgroup_id)
-                        })
-                        .map(|(_, f)| &f.slots[..]),
+                    e.fine.as_ref().map(|f| &f.slots[..]),
                     self.args.hist.percentiles,
                 )
             })
