@@ -3,7 +3,7 @@
  * log2: slot i holds [2^i, 2^(i+1)), with 0 and 1 both in slot 0, the
  * layout BCC prints. fine (log-linear): each power of two split into
  * FINE_SUBS equal sub-buckets, below FINE_SUBS exact; relative error under
- * 1/FINE_SUBS, what --percentiles reads. common::hist mirrors both. */
+ * 1/FINE_SUBS, what --percentiles reads. common::output::hist mirrors both. */
 #ifndef __BITS_BPF_H
 #define __BITS_BPF_H
 

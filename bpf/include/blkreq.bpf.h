@@ -124,7 +124,7 @@ static __always_inline int blk_req_complete(struct request *rq, unsigned int nr_
 
 /* Each hook as tp_btf and raw_tp (same code; the front end loads one
  * kind); before 5.11 block_rq_insert and block_rq_issue passed the queue
- * first (the _q forms). common::kernel::block chooses among them. */
+ * first (the _q forms). common::kernel::disks chooses among them. */
 #define BLK_REQ_PROGRAMS(kind, sec)                                                          \
 	SEC(sec "/block_io_start")                                                         \
 	int BPF_PROG(blk_##kind##_io_start, struct request *rq) { return blk_req_start(rq); } \

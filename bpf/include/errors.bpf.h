@@ -1,6 +1,6 @@
 /* Failures the kernel side counts instead of hiding: stack map collisions,
  * full maps. One per-CPU counter per value of the tool's error enum (in its
- * header, included first), whose last value is ERR_MAX; common::lifecycle
+ * header, included first), whose last value is ERR_MAX; common::run::lifecycle
  * reports each non-zero counter at exit, with the note the front end gives
  * for that enum value (the tool keeps the enum in BTF with a global of its
  * type, so the front end matches on generated constants). */

@@ -18,7 +18,7 @@ struct {
 	__uint(max_entries, RINGBUF_BYTES);
 } events SEC(".maps");
 
-/* Read and reported by common::events; never reset. */
+/* Read and reported by common::run::lifecycle (lost events); never reset. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);

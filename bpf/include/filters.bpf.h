@@ -14,7 +14,7 @@ const volatile __u32 filter_uid = INVALID_UID;
  * (its output writes would feed back into what it traces). */
 const volatile __u32 self_tgid = 0;
 
-/* Holds one cgroup v2 directory fd, put there by common::filters. */
+/* Holds one cgroup v2 directory fd, put there by common::kernel::filters. */
 struct {
 	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
 	__uint(max_entries, 1);

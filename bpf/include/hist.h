@@ -1,8 +1,8 @@
-/* Histogram values shared by the kernel side and common::hist. */
+/* Histogram values shared by the kernel side and common::output::hist. */
 #ifndef __HIST_H
 #define __HIST_H
 
-/* Kept in BTF (common.bpf.c) for common::hist's generated types. Values
+/* Kept in BTF (common.bpf.c) for common::output::hist's generated types. Values
  * below 2^48 get their own fine slot; larger ones share the last. */
 enum hist_layout {
 	MAX_SLOTS = 32,

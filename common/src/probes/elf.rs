@@ -177,7 +177,7 @@ pub fn usdt_probes(path: &Path) -> Result<Vec<Usdt>> {
     let bytes = section.data().context(".note.stapsdt")?;
     let le = elf.is_little_endian();
     let word = |b: &[u8]| {
-        let a: [u8; 4] = b.try_into().expect("four bytes");
+        let a = <[u8; 4]>::try_from(b).unwrap_or_default();
         if le {
             u32::from_le_bytes(a)
         } else {

@@ -175,8 +175,8 @@ impl Probe {
                 start = i + 1;
             }
         }
-        parts.push((start, &text[start..]));
-        let last = *parts.last().expect("one part at least");
+        let last = (start, &text[start..]);
+        parts.push(last);
         let pattern = |(col, s): (usize, &str), what: &str| -> Result<Pattern, SpecError> {
             if s.is_empty() {
                 return Err(err(col, format!("no {what} named")));

@@ -458,7 +458,8 @@ fn per_point(skel: &FunccountSkel<'_>, points: usize) -> Result<HashMap<(u32, u3
             .iter()
             .map(|v| {
                 v.get(..8)
-                    .map_or(0, |b| u64::from_ne_bytes(b.try_into().unwrap()))
+                    .and_then(|b| <[u8; 8]>::try_from(b).ok())
+                    .map_or(0, u64::from_ne_bytes)
             })
             .sum();
         if n > 0 {

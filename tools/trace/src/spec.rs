@@ -538,11 +538,18 @@ impl TraceProbe {
             }
         }
         for col in strings_of {
-            let op = names
+            // Every name was resolved above, or failed there.
+            let Some(op) = names
                 .iter()
                 .find(|(c, _)| *c == col)
                 .map(|(_, o)| o.clone())
-                .expect("resolved above");
+            else {
+                return Err(err(
+                    text,
+                    col,
+                    "a string is read at an argument, retval or a field",
+                ));
+            };
             match &op {
                 Operand::Field(f) if f.kind == FieldKind::Chars => {}
                 Operand::Comm => {}

@@ -286,7 +286,10 @@ pub fn resolve<'k>(
     let mut out = Vec::new();
     for k in keys {
         let mut sides = k.sides();
-        let (kernel, user) = halves(sides.next().expect("a key's own side"));
+        let Some(own) = sides.next() else {
+            continue;
+        };
+        let (kernel, user) = halves(own);
         out.push(Parts {
             kernel,
             user,
