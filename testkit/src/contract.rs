@@ -87,11 +87,6 @@ pub fn conflicting_options_exit_2_naming_both(spec: &Spec) {
     }
 }
 
-/// Output files: see [`crate::outfiles`].
-pub fn output_files_keep_what_they_name(spec: &Spec) {
-    crate::outfiles::output_files_keep_what_they_name(spec);
-}
-
 pub fn bad_arguments_exit_2_with_one_line(spec: &Spec) {
     require_root();
     let shared: [&[&str]; 4] = [

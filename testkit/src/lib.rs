@@ -717,7 +717,8 @@ impl Drop for Namespaced {
 }
 
 /// The contract tests for one tool: `contract_tests!(Spec { … })`. Each
-/// check of [`contract`] becomes a test `contract::<check>`.
+/// check of [`contract`] becomes a test `contract::<check>`, and so does
+/// [`outfiles`]' check.
 #[macro_export]
 macro_rules! contract_tests {
     ($spec:expr) => {
@@ -731,7 +732,6 @@ macro_rules! contract_tests {
             json_lines_parse,
             help_has_examples,
             conflicting_options_exit_2_naming_both,
-            output_files_keep_what_they_name,
             hostile_input_never_crashes
         );
     };
@@ -743,6 +743,11 @@ macro_rules! contract_tests {
                     $crate::contract::$check(&super::SPEC);
                 }
             )*
+
+            #[test]
+            fn output_files_keep_what_they_name() {
+                $crate::outfiles::output_files_keep_what_they_name(&super::SPEC);
+            }
         }
     };
 }
