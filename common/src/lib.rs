@@ -4,7 +4,7 @@
 //! and report) and exports `Entry::of::<Tool>()`, whose `main` the tool's
 //! binary calls; the lifecycle opens, configures, loads, attaches, loops and
 //! reports in one order for every tool. Around it: the kinds of tool
-//! ([`kinds`]: event, histogram, stack), hook probing ([`kernel::probe`]),
+//! ([`kinds`]: event, histogram, stack, interval table), hook probing ([`kernel::probe`]),
 //! the shared filters ([`kernel::filters`]), map helpers ([`kernel::maps`]),
 //! symbolization ([`sym`]) and output ([`output`]).
 //!
@@ -15,8 +15,11 @@
 //! ```no_run
 //! use common::kernel::probe::load_when;
 //! use common::cli::TopArgs;
+//! use common::event_record;
 //! use common::kinds::event::{columns, Stamps};
+//! use common::kinds::histogram::read_maps;
 //! use common::kinds::stack::{ShownArgs, Spec, StackArgs};
+//! use common::kinds::table::{Deltas, Spec as TableSpec};
 //! use common::run::lifecycle::{Entry, Tool};
 //! ```
 

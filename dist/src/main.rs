@@ -189,7 +189,7 @@ mod tests {
             // A top tool keeps rows per task: its -r/--rows.
             let per_task = match t.info.kind {
                 Kind::Event | Kind::Stack => true,
-                Kind::Summary => has("rows"),
+                Kind::IntervalTable => has("rows"),
                 Kind::Histogram => false,
             };
             let name = t.info.name;

@@ -54,8 +54,9 @@ pub enum Kind {
     Event,
     /// Counts or times by stack: multi-line, folded, SVG, pprof.
     Stack,
-    /// Counters summarized per interval, a row each.
-    Summary,
+    /// Counters per interval, a row each (a table per interval: top
+    /// tools, syscount, funccount; common::kinds::table).
+    IntervalTable,
 }
 
 /// What a tool looks at, as BCC's tools are grouped.
@@ -80,7 +81,7 @@ impl Kind {
             Kind::Histogram => "histogram",
             Kind::Event => "event",
             Kind::Stack => "stack",
-            Kind::Summary => "summary",
+            Kind::IntervalTable => "interval table",
         }
     }
 }

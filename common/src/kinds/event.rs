@@ -15,7 +15,7 @@ use std::io::{self, Write};
 use std::rc::Rc;
 
 use crate::kernel::cgroups::{Names, Resolver};
-use crate::output::{c_bytes, escape, Clock, Out};
+use crate::output::{c_bytes, escape, Clock};
 
 /// The head of every event tool's record: bpf/include/task.h's
 /// `struct task_header`, the record's first member.
@@ -531,7 +531,7 @@ impl<E> Table<E> {
     }
 
     /// One event: a text row or a JSON object, and a newline.
-    pub fn row(&self, out: &mut Out, e: &E) -> io::Result<()> {
+    pub fn row(&self, out: &mut (impl Write + ?Sized), e: &E) -> io::Result<()> {
         let mut buf = self.buf.borrow_mut();
         buf.clear();
         if self.json {

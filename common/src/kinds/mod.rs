@@ -7,4 +7,4 @@
 pub mod event;
 pub mod histogram;
 pub mod stack;
-pub mod top;
+pub mod table;

@@ -27,7 +27,7 @@ use crate::kernel::probe;
 use crate::kinds::event::Table;
 use crate::kinds::histogram::{self, Histograms};
 use crate::kinds::stack::{self, Stacks};
-use crate::kinds::top::{self, Top};
+use crate::kinds::table::{self, IntervalTable};
 use crate::output::hist;
 use crate::output::Out;
 use crate::run::launch::Held;
@@ -184,11 +184,11 @@ pub trait Tool: Sized {
         None
     }
 
-    /// By default the table's header (event tools), BCC's line for a top
-    /// tool, or the description's banner line.
+    /// By default the table's header (event tools), an interval table's
+    /// line (BCC's for a top tool), or the description's banner line.
     fn banner(&self) -> Banner {
-        if let Some(t) = self.top() {
-            return Banner::Note(t.args.banner());
+        if let Some(line) = self.interval_table().and_then(|t| t.banner) {
+            return Banner::Note(line);
         }
         match self.table() {
             Some(t) => Banner::Header {
@@ -202,7 +202,7 @@ pub trait Tool: Sized {
     /// By default a histogram tool's `[interval] [count]` (a stack tool's
     /// DURATION is the kind's).
     fn schedule(&self) -> Schedule {
-        if let Some(t) = self.top() {
+        if let Some(t) = self.interval_table() {
             return Schedule::from(&t);
         }
         self.histograms()
@@ -230,16 +230,25 @@ pub trait Tool: Sized {
         None
     }
 
-    /// Top tools: their shared options. The lifecycle then prints their
-    /// rows every interval (kinds::top).
-    fn top(&self) -> Option<top::Spec<'_>> {
+    /// Interval-table tools: what their tables are. The lifecycle then
+    /// prints their rows every interval (kinds::table).
+    fn interval_table(&self) -> Option<table::Spec> {
         None
     }
 
-    /// Top tools: this interval's rows, drained from the kernel, with
-    /// their table and order.
-    fn top_rows<'s>(&'s mut self, _skel: &SkelOf<'_, Self>) -> Result<Box<dyn top::Print + 's>> {
-        anyhow::bail!("{} has no rows: it is not a top tool", Self::INFO.name)
+    /// Interval-table tools: this interval's rows (drained from the
+    /// kernel, or what it added to running totals), with their table and
+    /// order; `when`: the run's last report or not (a tool writes its
+    /// --prom-file then too).
+    fn interval_rows<'s>(
+        &'s mut self,
+        _skel: &SkelOf<'_, Self>,
+        _when: When,
+    ) -> Result<Box<dyn table::Print + 's>> {
+        anyhow::bail!(
+            "{} has no rows: it is not an interval-table tool",
+            Self::INFO.name
+        )
     }
 
     /// Tracing has ended and the links are detached, before the final
@@ -537,7 +546,7 @@ fn run_tool<T: Tool>(args: T::Args, common: &CommonArgs, containers: bool) -> Re
 enum Kind {
     Histograms(Box<Histograms>),
     Stacks(Box<Stacks>),
-    Top(Top),
+    Table(IntervalTable),
 }
 
 impl Kind {
@@ -545,8 +554,8 @@ impl Kind {
         if let Some(spec) = tool.histograms() {
             return Ok(Some(Kind::Histograms(Box::new(Histograms::open(&spec)?))));
         }
-        if let Some(spec) = tool.top() {
-            return Ok(Some(Kind::Top(Top::open(&spec))));
+        if let Some(spec) = tool.interval_table() {
+            return Ok(Some(Kind::Table(IntervalTable::open(&spec))));
         }
         Ok(match tool.stacks() {
             Some(spec) => Some(Kind::Stacks(Box::new(Stacks::open(spec)?))),
@@ -607,7 +616,7 @@ fn report<T: Tool>(
     match kind {
         Some(Kind::Histograms(h)) => h.report(out, &tool.sections(skel, true)?),
         Some(Kind::Stacks(s)) => s.report(skel.object(), out),
-        Some(Kind::Top(t)) => t.report(out, tool.top_rows(skel)?),
+        Some(Kind::Table(t)) => t.report(out, tool.interval_rows(skel, when)?, when == When::End),
         None => tool.report(skel, out, when),
     }
 }

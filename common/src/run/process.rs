@@ -144,6 +144,11 @@ impl Comms {
             })
     }
 
+    /// The name as recorded (`?` where none is known).
+    pub fn raw(&self, pid: u32) -> &[u8] {
+        self.0.get(&pid).map_or(b"?", Vec::as_slice)
+    }
+
     /// The name as a JSON string.
     pub fn json(&self, pid: u32) -> String {
         self.0

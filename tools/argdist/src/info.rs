@@ -6,7 +6,7 @@ pub const INFO: ToolInfo = ToolInfo {
     name: "argdist",
     aliases: &[],
     summary: "histograms (-H) and counts (-C) of arguments, return values, latencies, fields",
-    kind: Kind::Summary,
+    kind: Kind::IntervalTable,
     family: Family::Process,
     banner: "Tracing probes... Hit Ctrl-C to end.",
     dry_runs: &[

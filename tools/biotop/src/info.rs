@@ -6,7 +6,7 @@ pub const INFO: ToolInfo = ToolInfo {
     name: "biotop",
     aliases: &[],
     summary: "top for disks: block I/O count, Kbytes and average latency per process each interval",
-    kind: Kind::Summary,
+    kind: Kind::IntervalTable,
     family: Family::Disk,
     banner: "Tracing... Output every 1 secs. Hit Ctrl-C to end",
     dry_runs: &[DryRun::DEFAULT],

@@ -9,9 +9,9 @@ use common::kernel::disks;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kinds::event::{Cell, Column, Table};
-use common::kinds::top::{self, Timed};
+use common::kinds::table::{self, Timed};
 use common::output::c_bytes;
-use common::run::lifecycle::{self, Setup, SkelOf, Tool};
+use common::run::lifecycle::{self, Setup, SkelOf, Tool, When};
 
 common::skeleton!("biotop");
 use skel::{types, BiotopSkelBuilder, OpenBiotopSkel};
@@ -75,11 +75,11 @@ struct Row {
     key: types::who_key,
     total: types::io_total,
     disk: String,
-    cgroup: top::Cgroup,
+    cgroup: table::Cgroup,
 }
 
-impl AsRef<top::Cgroup> for Row {
-    fn as_ref(&self) -> &top::Cgroup {
+impl AsRef<table::Cgroup> for Row {
+    fn as_ref(&self) -> &table::Cgroup {
         &self.cgroup
     }
 }
@@ -94,7 +94,7 @@ pub(crate) struct Biotop {
     args: Args,
     targ_dev: Option<u32>,
     disks: disks::Names,
-    cgroups: top::Cgroups,
+    cgroups: table::Cgroups,
     table: Table<Timed<Row>>,
 }
 
@@ -105,7 +105,7 @@ impl Tool for Biotop {
         let targ_dev = args.disk.as_deref().map(disks::resolve).transpose()?;
         Ok(Biotop {
             table: table(args.common.json).containers(args.containers.containers),
-            cgroups: top::Cgroups::new(args.containers.containers),
+            cgroups: table::Cgroups::new(args.containers.containers),
             args,
             targ_dev,
             disks: disks::Names::default(),
@@ -124,16 +124,20 @@ impl Tool for Biotop {
         Ok(())
     }
 
-    fn top(&self) -> Option<top::Spec<'_>> {
-        Some(top::Spec {
-            args: &self.args.top,
-            json: self.args.common.json,
-            summary: true,
-        })
+    fn interval_table(&self) -> Option<table::Spec> {
+        Some(table::Spec::top(
+            &self.args.top,
+            self.args.common.json,
+            true,
+        ))
     }
 
     /// The totals the kernel summed since the last report, drained.
-    fn top_rows<'s>(&'s mut self, skel: &SkelOf<'_, Self>) -> Result<Box<dyn top::Print + 's>> {
+    fn interval_rows<'s>(
+        &'s mut self,
+        skel: &SkelOf<'_, Self>,
+        _: When,
+    ) -> Result<Box<dyn table::Print + 's>> {
         let totals: Vec<(types::who_key, Box<types::io_total>)> =
             maps::read_as(&skel.maps.totals, true)?;
         let rows = totals
@@ -150,9 +154,11 @@ impl Tool for Biotop {
             })
             .collect();
         let by = self.args.sort;
-        Ok(Box::new(top::Rows::new(rows, &self.table, move |a, b| {
-            order(b, by).cmp(&order(a, by))
-        })))
+        Ok(Box::new(table::Rows::new(
+            rows,
+            &self.table,
+            move |a, b| order(b, by).cmp(&order(a, by)),
+        )))
     }
 }
 
@@ -171,7 +177,7 @@ fn order(r: &Row, by: Sort) -> (u64, u64, u64) {
 /// BCC's columns: PID COMM D MAJ MIN DISK I/O Kbytes AVGms.
 fn table(json: bool) -> Table<Timed<Row>> {
     use common::kernel::disks::{major, minor};
-    top::table::<Row>(json)
+    table::top_table::<Row>(json)
         .columns([
             Column::new("PID", 7, "pid", |t| t.row.key.pid.into()),
             Column::new("COMM", 16, "comm", |t| {
@@ -215,7 +221,7 @@ mod tests {
                 latency_ns,
             },
             disk: String::new(),
-            cgroup: top::Cgroup::default(),
+            cgroup: table::Cgroup::default(),
         }
     }
 

@@ -6,7 +6,7 @@ pub const INFO: ToolInfo = ToolInfo {
     name: "cachestat",
     aliases: &[],
     summary: "page cache hits, misses, dirtied pages and hit ratio per interval, system-wide or per process",
-    kind: Kind::Summary,
+    kind: Kind::IntervalTable,
     family: Family::Files,
     banner: "Tracing page cache... Hit Ctrl-C to end.",
     dry_runs: &[DryRun::DEFAULT],

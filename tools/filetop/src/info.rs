@@ -6,7 +6,7 @@ pub const INFO: ToolInfo = ToolInfo {
     name: "filetop",
     aliases: &[],
     summary: "top files: reads, writes and Kbytes per thread and file, each interval",
-    kind: Kind::Summary,
+    kind: Kind::IntervalTable,
     family: Family::Files,
     banner: "Tracing... Output every 1 secs. Hit Ctrl-C to end",
     dry_runs: &[DryRun::DEFAULT],

@@ -10,10 +10,10 @@ use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
 use common::kinds::event::{Cell, Column, Table};
-use common::kinds::top::{self, Timed};
+use common::kinds::table::{self, Timed};
 use common::note;
 use common::output::c_bytes;
-use common::run::lifecycle::{self, Banner, Setup, SkelOf, Tool};
+use common::run::lifecycle::{self, Banner, Setup, SkelOf, Tool, When};
 
 common::skeleton!("filetop");
 use skel::{types, FiletopSkel, FiletopSkelBuilder, OpenFiletopSkel};
@@ -76,11 +76,11 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Filetop>();
 struct Row {
     key: types::file_key,
     stat: types::file_stat,
-    cgroup: top::Cgroup,
+    cgroup: table::Cgroup,
 }
 
-impl AsRef<top::Cgroup> for Row {
-    fn as_ref(&self) -> &top::Cgroup {
+impl AsRef<table::Cgroup> for Row {
+    fn as_ref(&self) -> &table::Cgroup {
         &self.cgroup
     }
 }
@@ -88,7 +88,7 @@ impl AsRef<top::Cgroup> for Row {
 pub(crate) struct Filetop {
     args: Args,
     mode: Variant,
-    cgroups: top::Cgroups,
+    cgroups: table::Cgroups,
     table: Table<Timed<Row>>,
 }
 
@@ -99,7 +99,7 @@ impl Tool for Filetop {
         let mode = Variant::choose(&FUNCTIONS);
         Ok(Filetop {
             table: table(args.common.json).containers(args.containers.containers),
-            cgroups: top::Cgroups::new(args.containers.containers),
+            cgroups: table::Cgroups::new(args.containers.containers),
             args,
             mode,
         })
@@ -149,16 +149,20 @@ impl Tool for Filetop {
         Banner::Note(self.args.top.banner())
     }
 
-    fn top(&self) -> Option<top::Spec<'_>> {
-        Some(top::Spec {
-            args: &self.args.top,
-            json: self.args.common.json,
-            summary: true,
-        })
+    fn interval_table(&self) -> Option<table::Spec> {
+        Some(table::Spec::top(
+            &self.args.top,
+            self.args.common.json,
+            true,
+        ))
     }
 
     /// What the kernel summed since the last report, drained.
-    fn top_rows<'s>(&'s mut self, skel: &SkelOf<'_, Self>) -> Result<Box<dyn top::Print + 's>> {
+    fn interval_rows<'s>(
+        &'s mut self,
+        skel: &SkelOf<'_, Self>,
+        _: When,
+    ) -> Result<Box<dyn table::Print + 's>> {
         let entries: Vec<(types::file_key, Box<types::file_stat>)> =
             maps::read_as(&skel.maps.stats, true)?;
         let by = self.args.sort;
@@ -166,9 +170,11 @@ impl Tool for Filetop {
         for r in &mut rows {
             r.cgroup = self.cgroups.of(r.stat.cgroup_id);
         }
-        Ok(Box::new(top::Rows::new(rows, &self.table, move |a, b| {
-            order(&b.stat, by).cmp(&order(&a.stat, by))
-        })))
+        Ok(Box::new(table::Rows::new(
+            rows,
+            &self.table,
+            move |a, b| order(&b.stat, by).cmp(&order(&a.stat, by)),
+        )))
     }
 }
 
@@ -199,7 +205,7 @@ fn merge(entries: Vec<(types::file_key, Box<types::file_stat>)>) -> Vec<Row> {
                 rows.push(Row {
                     key,
                     stat: *stat,
-                    cgroup: top::Cgroup::default(),
+                    cgroup: table::Cgroup::default(),
                 });
             }
         }
@@ -220,7 +226,7 @@ fn order(s: &types::file_stat, by: Sort) -> (u64, u64, u64, u64) {
 
 /// BCC's columns: TID COMM READS WRITES R_Kb W_Kb T FILE.
 fn table(json: bool) -> Table<Timed<Row>> {
-    top::table::<Row>(json)
+    table::top_table::<Row>(json)
         .columns([
             Column::new("TID", 7, "tid", |t| t.row.key.tid.into()),
             Column::json("pid", |t| t.row.key.pid.into()),

@@ -7,7 +7,7 @@ pub const INFO: ToolInfo = ToolInfo {
     aliases: &[],
     summary:
         "calls counted per user function, USDT probe, tracepoint or kernel function (wildcards)",
-    kind: Kind::Summary,
+    kind: Kind::IntervalTable,
     family: Family::Process,
     banner: "Tracing functions... Hit Ctrl-C to end.",
     dry_runs: &[

@@ -8,7 +8,6 @@
 mod info;
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -17,7 +16,9 @@ use common::cli::{self, CgroupLongArgs, CommonArgs, IdList, MetricsArgs};
 use common::export::prom::{Counters, Exporter, FileThrottle};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
-use common::output::{self, c_bytes, Out};
+use common::kinds::event::{Cell, Column, Table};
+use common::kinds::table::{self, Deltas, Timed};
+use common::output::c_bytes;
 use common::probes::plan::{self, Planned, Point, Programs};
 use common::probes::{Accepts, Probe};
 use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
@@ -25,7 +26,6 @@ use common::run::process::Comms;
 use common::usage::usage;
 use libbpf_rs::skel::Skel;
 use libbpf_rs::{Link, MapCore, MapFlags};
-use serde_json::json;
 
 common::skeleton!("funccount");
 use skel::{types, FunccountSkel, FunccountSkelBuilder, OpenFunccountSkel};
@@ -101,7 +101,8 @@ pub(crate) struct Funccount {
     plan: Vec<Planned>,
     /// Totals at the last report, to print what each interval added: by
     /// (process or 0, point).
-    previous: HashMap<(u32, u32), u64>,
+    deltas: Deltas<(u32, u32), u64>,
+    table: Table<Timed<Row>>,
     comms: Comms,
     exporter: Option<Exporter>,
     file: FileThrottle,
@@ -184,10 +185,11 @@ impl Tool for Funccount {
             .collect::<Result<Vec<_>>>()?;
         let exporter = args.metrics.exporter()?;
         Ok(Funccount {
+            table: table(&args),
             args,
             probes,
             plan: Vec::new(),
-            previous: HashMap::new(),
+            deltas: Deltas::default(),
             comms: Comms::default(),
             exporter,
             file: FileThrottle::default(),
@@ -314,7 +316,27 @@ impl Tool for Funccount {
         }
     }
 
-    fn report(&mut self, skel: &FunccountSkel<'_>, out: &mut Out, when: When) -> Result<()> {
+    fn interval_table(&self) -> Option<table::Spec> {
+        Some(table::Spec {
+            json: self.args.common.json,
+            heading: if self.args.timestamp {
+                table::Heading::Time
+            } else {
+                table::Heading::Nothing
+            },
+            clear: false,
+            max: usize::MAX,
+            schedule: self.schedule(),
+            last_line: Some("Detaching..."),
+            banner: None,
+        })
+    }
+
+    fn interval_rows<'s>(
+        &'s mut self,
+        skel: &FunccountSkel<'_>,
+        when: When,
+    ) -> Result<Box<dyn table::Print + 's>> {
         let totals = if self.args.process {
             per_process(skel, &mut self.comms)?
         } else {
@@ -328,25 +350,23 @@ impl Tool for Funccount {
             self.file
                 .write(exporter, when == When::End, || metrics(plan, t))?;
         }
-        let mut rows: Vec<((u32, u32), u64)> = totals
-            .iter()
-            .map(|(k, n)| {
-                (
-                    *k,
-                    n.saturating_sub(self.previous.get(k).copied().unwrap_or(0)),
-                )
+        let rows = self
+            .deltas
+            .added(totals)
+            .into_iter()
+            .map(|((pid, point), count)| Row {
+                pid,
+                point,
+                count,
+                func: label(&self.plan, point).to_string(),
+                comm: self.comms.raw(pid).to_vec(),
             })
-            .filter(|(_, n)| *n > 0)
             .collect();
-        self.previous = totals;
         // BCC's order: the fewest calls first, so the most are nearest the
         // prompt.
-        rows.sort_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)));
-        self.print(out, &rows)?;
-        if when == When::End && !self.args.common.json {
-            writeln!(out, "Detaching...")?;
-        }
-        Ok(())
+        Ok(Box::new(table::Rows::new(rows, &self.table, |a, b| {
+            (a.count, a.pid, a.point).cmp(&(b.count, b.pid, b.point))
+        })))
     }
 
     fn error_note(&self, index: u32) -> Option<&'static str> {
@@ -378,48 +398,31 @@ fn where_(point: &Point) -> String {
     }
 }
 
-impl Funccount {
-    fn label(&self, point: u32) -> &str {
-        label(&self.plan, point)
-    }
+/// A point's calls in the interval (by a process with -P).
+struct Row {
+    pid: u32,
+    point: u32,
+    count: u64,
+    func: String,
+    /// The process's name (raw), with -P.
+    comm: Vec<u8>,
+}
 
-    fn print(&self, out: &mut Out, rows: &[((u32, u32), u64)]) -> Result<()> {
-        let time = output::now_hms();
-        if self.args.common.json {
-            for ((pid, point), n) in rows {
-                let mut o = json!({ "time": time, "func": self.label(*point), "count": n });
-                if self.args.process {
-                    o["pid"] = (*pid).into();
-                    o["comm"] = self.comms.json(*pid).into();
-                }
-                out.json(&o)?;
-            }
-            return Ok(());
-        }
-        writeln!(out)?;
-        if self.args.timestamp {
-            writeln!(out, "{time:<8}")?;
-        }
-        if self.args.process {
-            writeln!(
-                out,
-                "{:<7} {:<16} {:<36} {:>8}",
-                "PID", "COMM", "FUNC", "COUNT"
-            )?;
-        } else {
-            writeln!(out, "{:<36} {:>8}", "FUNC", "COUNT")?;
-        }
-        for ((pid, point), n) in rows {
-            let func = self.label(*point);
-            if self.args.process {
-                let comm = self.comms.text(*pid);
-                writeln!(out, "{pid:<7} {comm:<16} {func:<36} {n:>8}")?;
-            } else {
-                writeln!(out, "{func:<36} {n:>8}")?;
-            }
-        }
-        Ok(())
-    }
+/// BCC's columns: FUNC COUNT, with -P PID COMM first.
+fn table(args: &Args) -> Table<Timed<Row>> {
+    let t = table::timed::<Row>(args.common.json);
+    let t = if args.process {
+        t.columns([
+            Column::new("PID", 7, "pid", |t| t.row.pid.into()),
+            Column::new("COMM", 16, "comm", |t| Cell::bytes(&t.row.comm)),
+        ])
+    } else {
+        t
+    };
+    t.columns([
+        Column::new("FUNC", 36, "func", |t| t.row.func.as_str().into()),
+        Column::right("COUNT", 8, "count", |t| t.row.count.into()),
+    ])
 }
 
 /// How the report names point `point`.

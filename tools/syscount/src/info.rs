@@ -6,7 +6,7 @@ pub const INFO: ToolInfo = ToolInfo {
     name: "syscount",
     aliases: &[],
     summary: "system calls counted by call or process, with their total and average time (-L)",
-    kind: Kind::Summary,
+    kind: Kind::IntervalTable,
     family: Family::Process,
     banner: "Tracing syscalls... Hit Ctrl-C to end.",
     dry_runs: &[

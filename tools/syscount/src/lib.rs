@@ -18,11 +18,12 @@ use common::export::prom::{Counters, Exporter, FileThrottle};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe::{self, Hook};
-use common::output::{self, c_bytes, Out};
+use common::kinds::event::{Cell, Column, Table};
+use common::kinds::table::{self, Deltas, Timed};
+use common::output::c_bytes;
 use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 use common::run::process::Comms;
 use libbpf_rs::{MapCore, MapFlags};
-use serde_json::json;
 
 common::skeleton!("syscount");
 use skel::{types, OpenSyscountSkel, SyscountSkel, SyscountSkelBuilder};
@@ -109,10 +110,24 @@ struct Stat {
     ns: u64,
 }
 
+impl table::Counts for Stat {
+    fn since(self, before: Stat) -> Stat {
+        Stat {
+            count: self.count.saturating_sub(before.count),
+            ns: self.ns.saturating_sub(before.ns),
+        }
+    }
+
+    fn is_zero(&self) -> bool {
+        self.count == 0
+    }
+}
+
 pub(crate) struct Syscount {
     args: Args,
     /// Totals at the last report, to print what each interval added.
-    previous: HashMap<u32, Stat>,
+    deltas: Deltas<u32, Stat>,
+    table: Table<Timed<Row>>,
     comms: Comms,
     exporter: Option<Exporter>,
     file: FileThrottle,
@@ -157,8 +172,9 @@ impl Tool for Syscount {
         }
         let exporter = args.metrics.exporter()?;
         Ok(Syscount {
+            table: table(&args),
             args,
-            previous: HashMap::new(),
+            deltas: Deltas::default(),
             comms: Comms::default(),
             exporter,
             file: FileThrottle::default(),
@@ -229,7 +245,23 @@ impl Tool for Syscount {
         }
     }
 
-    fn report(&mut self, skel: &SyscountSkel<'_>, out: &mut Out, when: When) -> Result<()> {
+    fn interval_table(&self) -> Option<table::Spec> {
+        Some(table::Spec {
+            json: self.args.common.json,
+            heading: table::Heading::BracketedTime,
+            clear: false,
+            max: self.args.top,
+            schedule: self.schedule(),
+            last_line: None,
+            banner: None,
+        })
+    }
+
+    fn interval_rows<'s>(
+        &'s mut self,
+        skel: &SyscountSkel<'_>,
+        when: When,
+    ) -> Result<Box<dyn table::Print + 's>> {
         let totals = if self.args.process {
             per_process(skel, &mut self.comms)?
         } else {
@@ -244,96 +276,93 @@ impl Tool for Syscount {
             self.file
                 .write(exporter, when == When::End, || metrics(t, latency))?;
         }
-        let mut rows: Vec<(u32, Stat)> = totals
-            .iter()
-            .map(|(k, s)| {
-                let before = self.previous.get(k).copied().unwrap_or_default();
-                let d = Stat {
-                    count: s.count.saturating_sub(before.count),
-                    ns: s.ns.saturating_sub(before.ns),
-                };
-                (*k, d)
+        let rows = self
+            .deltas
+            .added(totals)
+            .into_iter()
+            .map(|(key, stat)| Row {
+                key,
+                stat,
+                name: if self.args.process {
+                    self.comms.raw(key).to_vec()
+                } else {
+                    syscall_name(key).into_owned().into_bytes()
+                },
             })
-            .filter(|(_, d)| d.count > 0)
             .collect();
-        self.previous = totals;
         // BCC's order: by time with -L, else by count; the largest first.
-        rows.sort_by(|a, b| {
-            let key = |s: &Stat| if self.args.latency { s.ns } else { s.count };
-            key(&b.1).cmp(&key(&a.1)).then(a.0.cmp(&b.0))
-        });
-        rows.truncate(self.args.top);
-        self.print(out, &rows)
+        let latency = self.args.latency;
+        let key = move |r: &Row| if latency { r.stat.ns } else { r.stat.count };
+        Ok(Box::new(table::Rows::new(
+            rows,
+            &self.table,
+            move |a, b| key(b).cmp(&key(a)).then(a.key.cmp(&b.key)),
+        )))
     }
 }
 
-impl Syscount {
-    fn label(&self, key: u32) -> String {
-        if self.args.process {
-            let comm = self.comms.text(key);
-            format!("{key:<6} {comm:<15}")
-        } else {
-            syscall_name(key).into_owned()
-        }
-    }
+/// A call's or a process's row: what the interval added.
+struct Row {
+    key: u32,
+    stat: Stat,
+    /// The call's name, or the process's (raw).
+    name: Vec<u8>,
+}
 
-    fn print(&self, out: &mut Out, rows: &[(u32, Stat)]) -> Result<()> {
-        let time = output::now_hms();
-        let scale = if self.args.milliseconds { 1e6 } else { 1e3 };
-        if self.args.common.json {
-            for (key, s) in rows {
-                let mut o = json!({ "time": time, "count": s.count });
-                if self.args.process {
-                    o["pid"] = (*key).into();
-                    o["comm"] = self.comms.json(*key).into();
-                } else {
-                    o["nr"] = (*key).into();
-                    o["syscall"] = syscall_name(*key).into();
-                }
-                if self.args.latency {
-                    o["total_ns"] = s.ns.into();
-                    o["avg_ns"] = (s.ns / s.count.max(1)).into();
-                }
-                out.json(&o)?;
-            }
-            return Ok(());
-        }
-        let unit = if self.args.milliseconds { "ms" } else { "us" };
-        let first = if self.args.process {
-            "PID    COMM"
-        } else {
-            "SYSCALL"
-        };
-        writeln!(out)?;
-        writeln!(out, "[{time}]")?;
-        if self.args.latency {
-            writeln!(
-                out,
-                "{first:<22} {:>8} {:>16} {:>12}",
-                "COUNT",
-                format!("TIME ({unit})"),
-                format!("AVG ({unit})")
-            )?;
-        } else {
-            writeln!(out, "{first:<22} {:>8}", "COUNT")?;
-        }
-        for (key, s) in rows {
-            let label = self.label(*key);
-            if self.args.latency {
-                let total = s.ns as f64 / scale;
-                let avg = total / s.count.max(1) as f64;
-                let d = if self.args.milliseconds { 6 } else { 3 };
-                writeln!(
-                    out,
-                    "{label:<22} {:>8} {total:>16.d$} {avg:>12.d$}",
-                    s.count
-                )?;
-            } else {
-                writeln!(out, "{label:<22} {:>8}", s.count)?;
-            }
-        }
-        Ok(())
+impl Row {
+    fn avg_ns(&self) -> u64 {
+        self.stat.ns / self.stat.count.max(1)
     }
+}
+
+/// BCC's columns: SYSCALL (or PID COMM with -P) COUNT, and with -L the
+/// total and average time in microseconds (-m: milliseconds); in JSON the
+/// times in nanoseconds.
+fn table(args: &Args) -> Table<Timed<Row>> {
+    let t = table::timed::<Row>(args.common.json);
+    // A column's JSON key is in every row: each added only where it applies.
+    let t = if args.process {
+        t.columns([
+            Column::new("PID", 6, "pid", |t| t.row.key.into()),
+            Column::new("COMM", 15, "comm", |t| Cell::bytes(&t.row.name)),
+        ])
+    } else {
+        t.columns([
+            Column::json("nr", |t| t.row.key.into()),
+            Column::new("SYSCALL", 22, "syscall", |t| {
+                String::from_utf8_lossy(&t.row.name).into()
+            }),
+        ])
+    };
+    let t = t.columns([Column::right("COUNT", 8, "count", |t| {
+        t.row.stat.count.into()
+    })]);
+    if !args.latency {
+        return t;
+    }
+    let t = if args.milliseconds {
+        t.columns([
+            Column::right("TIME (ms)", 16, "", |t| {
+                Cell::Float(t.row.stat.ns as f64 / 1e6, 6)
+            }),
+            Column::right("AVG (ms)", 12, "", |t| {
+                Cell::Float(t.row.avg_ns() as f64 / 1e6, 6)
+            }),
+        ])
+    } else {
+        t.columns([
+            Column::right("TIME (us)", 16, "", |t| {
+                Cell::Float(t.row.stat.ns as f64 / 1e3, 3)
+            }),
+            Column::right("AVG (us)", 12, "", |t| {
+                Cell::Float(t.row.avg_ns() as f64 / 1e3, 3)
+            }),
+        ])
+    };
+    t.columns([
+        Column::json("total_ns", |t| t.row.stat.ns.into()),
+        Column::json("avg_ns", |t| t.row.avg_ns().into()),
+    ])
 }
 
 fn stat_of(values: &[Vec<u8>]) -> Stat {

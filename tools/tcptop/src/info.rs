@@ -6,7 +6,7 @@ pub const INFO: ToolInfo = ToolInfo {
     name: "tcptop",
     aliases: &[],
     summary: "top for TCP: KiB received and sent per process and connection, each interval",
-    kind: Kind::Summary,
+    kind: Kind::IntervalTable,
     family: Family::Network,
     banner: "Tracing... Output every 1 secs. Hit Ctrl-C to end",
     dry_runs: &[DryRun::DEFAULT],

@@ -11,10 +11,10 @@ use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
 use common::kinds::event::{Cell, Column, Table};
-use common::kinds::top::{self, Timed};
+use common::kinds::table::{self, Timed};
 use common::output::c_bytes;
 use common::output::net::{endpoint, ip_version, AF_INET6};
-use common::run::lifecycle::{self, Setup, SkelOf, Tool};
+use common::run::lifecycle::{self, Setup, SkelOf, Tool, When};
 
 common::skeleton!("tcptop");
 use skel::{types, OpenTcptopProgs, OpenTcptopSkel, TcptopSkelBuilder};
@@ -75,18 +75,18 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Tcptop>();
 struct Row {
     key: types::conn_key,
     bytes: types::conn_bytes,
-    cgroup: top::Cgroup,
+    cgroup: table::Cgroup,
 }
 
-impl AsRef<top::Cgroup> for Row {
-    fn as_ref(&self) -> &top::Cgroup {
+impl AsRef<table::Cgroup> for Row {
+    fn as_ref(&self) -> &table::Cgroup {
         &self.cgroup
     }
 }
 
 pub(crate) struct Tcptop {
     args: Args,
-    cgroups: top::Cgroups,
+    cgroups: table::Cgroups,
     /// IPv4's table, then IPv6's.
     tables: [Table<Timed<Row>>; 2],
 }
@@ -109,7 +109,7 @@ impl Tool for Tcptop {
                 table(args.common.json, 32, "LADDR6", "RADDR6")
                     .containers(args.containers.containers),
             ],
-            cgroups: top::Cgroups::new(args.containers.containers),
+            cgroups: table::Cgroups::new(args.containers.containers),
             args,
         })
     }
@@ -126,16 +126,20 @@ impl Tool for Tcptop {
         Ok(())
     }
 
-    fn top(&self) -> Option<top::Spec<'_>> {
-        Some(top::Spec {
-            args: &self.args.top,
-            json: self.args.common.json,
-            summary: !self.args.nosummary,
-        })
+    fn interval_table(&self) -> Option<table::Spec> {
+        Some(table::Spec::top(
+            &self.args.top,
+            self.args.common.json,
+            !self.args.nosummary,
+        ))
     }
 
     /// The bytes the kernel summed since the last report, drained.
-    fn top_rows<'s>(&'s mut self, skel: &SkelOf<'_, Self>) -> Result<Box<dyn top::Print + 's>> {
+    fn interval_rows<'s>(
+        &'s mut self,
+        skel: &SkelOf<'_, Self>,
+        _: When,
+    ) -> Result<Box<dyn table::Print + 's>> {
         let conns: Vec<(types::conn_key, Box<types::conn_bytes>)> =
             maps::read_as(&skel.maps.conns, true)?;
         let by = self.args.sort;
@@ -144,7 +148,7 @@ impl Tool for Tcptop {
             Sort::Sent => b.sent,
             Sort::Received => b.received,
         };
-        Ok(Box::new(top::Rows {
+        Ok(Box::new(table::Rows {
             rows: conns
                 .into_iter()
                 .map(|(key, bytes)| Row {
@@ -228,7 +232,7 @@ fn choose_programs(p: &mut OpenTcptopProgs) -> Result<Variant> {
 /// BCC's columns: PID COMM LADDR RADDR RX_KB TX_KB (addresses with their
 /// ports; IPv6 wider).
 fn table(json: bool, width: usize, laddr: &'static str, raddr: &'static str) -> Table<Timed<Row>> {
-    top::table::<Row>(json).columns([
+    table::top_table::<Row>(json).columns([
         Column::new("PID", 7, "pid", |t| t.row.key.pid.into()),
         Column::new("COMM", 12, "comm", |t| {
             Cell::bytes(c_bytes(&t.row.bytes.comm))

@@ -6,7 +6,7 @@ pub const INFO: ToolInfo = ToolInfo {
     name: "vfsstat",
     aliases: &[],
     summary: "VFS reads, writes, fsyncs, opens and creates per second, each interval",
-    kind: Kind::Summary,
+    kind: Kind::IntervalTable,
     family: Family::Files,
     banner: "Tracing VFS calls... Hit Ctrl-C to end.",
     dry_runs: &[DryRun::DEFAULT],

@@ -1,0 +1,447 @@
+//! The interval-table kind (biotop, filetop, tcptop, syscount, funccount): a
+//! pipeline the lifecycle drives. Every interval (and the part interval at
+//! the end) the tool hands over its rows
+//! ([`crate::run::lifecycle::Tool::interval_rows`]): drained from the
+//! kernel, or what each key added since the last report where the kernel
+//! keeps running totals ([`Deltas`]). The kind sorts them by the tool's
+//! order, cuts them to the tool's maximum, clears the screen or not, prints
+//! the interval's heading (the time, BCC's `[HH:MM:SS]`, or the time and
+//! load average), the header and the rows, or JSON lines with the
+//! interval's `time`. A tool's own part is its row type, its columns and
+//! its order.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::io::{self, IsTerminal, Write};
+
+use anyhow::Result;
+
+use crate::cli::TopArgs;
+use crate::kernel::cgroups::{Names, Resolver};
+use crate::kinds::event::{Column, InCgroup, Table};
+use crate::output::Out;
+use crate::run::lifecycle::Schedule;
+
+/// What an interval-table tool's tables are.
+pub struct Spec {
+    pub json: bool,
+    /// What each interval's table starts with, in text.
+    pub heading: Heading,
+    /// Clear the screen before each table (where stdout is a terminal).
+    pub clear: bool,
+    /// The most rows a table shows, the first in the tool's order.
+    pub max: usize,
+    pub schedule: Schedule,
+    /// A line after the last table (funccount's `Detaching...`), in text.
+    pub last_line: Option<&'static str>,
+    /// The banner, where the tool has not its own.
+    pub banner: Option<String>,
+}
+
+impl Spec {
+    /// A top tool's (`-C`, `-r`, `[interval] [count]`): the screen cleared,
+    /// the time and load average above the table where `summary` (tcptop
+    /// -S: none).
+    pub fn top(args: &TopArgs, json: bool, summary: bool) -> Spec {
+        Spec {
+            json,
+            heading: if summary {
+                Heading::LoadAvg
+            } else {
+                Heading::Nothing
+            },
+            clear: !args.noclear,
+            max: usize::try_from(args.rows).unwrap_or(usize::MAX),
+            schedule: Schedule::from(&args.every),
+            last_line: None,
+            banner: Some(args.banner()),
+        }
+    }
+}
+
+/// What precedes a table: a blank line (or a cleared screen), then this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Heading {
+    Nothing,
+    /// `HH:MM:SS` on a line of its own (funccount -T).
+    Time,
+    /// `[HH:MM:SS]` (BCC's syscount).
+    BracketedTime,
+    /// `HH:MM:SS loadavg: …` and a blank line (BCC's top tools).
+    LoadAvg,
+}
+
+/// A row as its table reads it: the tool's row and the interval's time.
+pub struct Timed<R> {
+    pub time: String,
+    pub row: R,
+}
+
+/// A row's cgroup, for `--containers`: the id the kernel kept with the
+/// entry, and its names.
+#[derive(Default)]
+pub struct Cgroup {
+    pub id: u64,
+    pub names: Option<std::rc::Rc<Names>>,
+}
+
+/// Names rows' cgroups when `--containers` asked for them (a cgroup's names
+/// kept once seen).
+pub struct Cgroups(Option<Resolver>);
+
+impl Cgroups {
+    pub fn new(on: bool) -> Cgroups {
+        Cgroups(on.then(Resolver::default))
+    }
+
+    /// The cgroup of a row whose kernel entry holds `id`.
+    pub fn of(&mut self, id: u64) -> Cgroup {
+        Cgroup {
+            id,
+            names: self.0.as_mut().and_then(|r| r.names(id)),
+        }
+    }
+}
+
+impl<R: AsRef<Cgroup>> InCgroup for Timed<R> {
+    fn cgroup_id(&self) -> u64 {
+        self.row.as_ref().id
+    }
+
+    fn names(&self) -> Option<&Names> {
+        self.row.as_ref().names.as_deref()
+    }
+}
+
+/// An interval table: the interval's `time` first (JSON only), then the
+/// tool's columns.
+pub fn timed<R>(json: bool) -> Table<Timed<R>> {
+    Table::new(json).column(
+        false,
+        Column::json("time", |t: &Timed<R>| t.time.as_str().into()),
+    )
+}
+
+/// A top tool's table: the interval's `time` and the row's `cgroup_id`
+/// first (JSON only), then the tool's columns.
+pub fn top_table<R: AsRef<Cgroup>>(json: bool) -> Table<Timed<R>> {
+    timed(json).column(
+        false,
+        Column::json("cgroup_id", |t: &Timed<R>| t.row.as_ref().id.into()),
+    )
+}
+
+/// Counters the kernel keeps as running totals.
+pub trait Counts: Copy + Default {
+    /// What was added since `before`.
+    fn since(self, before: Self) -> Self;
+    /// Nothing was counted.
+    fn is_zero(&self) -> bool;
+}
+
+impl Counts for u64 {
+    fn since(self, before: u64) -> u64 {
+        self.saturating_sub(before)
+    }
+
+    fn is_zero(&self) -> bool {
+        *self == 0
+    }
+}
+
+/// Each key's totals at the last report, for the tools whose kernel side
+/// keeps running totals (per-CPU arrays are not drained): each report
+/// shows what the interval added.
+pub struct Deltas<K, C>(HashMap<K, C>);
+
+impl<K, C> Default for Deltas<K, C> {
+    fn default() -> Self {
+        Deltas(HashMap::new())
+    }
+}
+
+impl<K: Eq + Hash + Clone, C: Counts> Deltas<K, C> {
+    /// What each key added since the last call (keys that added nothing
+    /// left out); `totals` are remembered for the next.
+    pub fn added(&mut self, totals: HashMap<K, C>) -> Vec<(K, C)> {
+        let added = totals
+            .iter()
+            .map(|(k, c)| {
+                (
+                    k.clone(),
+                    c.since(self.0.get(k).copied().unwrap_or_default()),
+                )
+            })
+            .filter(|(_, c)| !c.is_zero())
+            .collect();
+        self.0 = totals;
+        added
+    }
+}
+
+/// How two rows compare: the one to show first is the lesser.
+pub type Order<'t, R> = Box<dyn Fn(&R, &R) -> Ordering + 't>;
+
+/// One interval's rows, on their way to the screen.
+pub struct Rows<'t, R> {
+    pub rows: Vec<R>,
+    pub order: Order<'t, R>,
+    /// One table, or one per group of rows (tcptop: IPv4, then IPv6), each
+    /// printed when it has rows, a later one after a blank line.
+    pub tables: &'t [Table<Timed<R>>],
+    /// The index in `tables` of a row's table.
+    pub group: fn(&R) -> usize,
+}
+
+impl<'t, R> Rows<'t, R> {
+    /// The rows of one table, in `order` (the first shown the lesser).
+    pub fn new(
+        rows: Vec<R>,
+        table: &'t Table<Timed<R>>,
+        order: impl Fn(&R, &R) -> Ordering + 't,
+    ) -> Self {
+        Rows {
+            rows,
+            order: Box::new(order),
+            tables: std::slice::from_ref(table),
+            group: |_| 0,
+        }
+    }
+}
+
+/// [`Rows`] of any row type, as the lifecycle holds them.
+pub trait Print {
+    /// Sorts, cuts to `max` and prints the rows under their headers.
+    fn print(
+        self: Box<Self>,
+        out: &mut dyn Write,
+        time: &str,
+        max: usize,
+        json: bool,
+    ) -> io::Result<()>;
+}
+
+impl<R> Print for Rows<'_, R> {
+    fn print(
+        self: Box<Self>,
+        out: &mut dyn Write,
+        time: &str,
+        max: usize,
+        json: bool,
+    ) -> io::Result<()> {
+        let Rows {
+            mut rows,
+            order,
+            tables,
+            group,
+        } = *self;
+        rows.sort_by(|a, b| order(a, b));
+        rows.truncate(max);
+        let mut groups: Vec<Vec<R>> = tables.iter().map(|_| Vec::new()).collect();
+        for row in rows {
+            let g = group(&row).min(tables.len().saturating_sub(1));
+            if let Some(rows) = groups.get_mut(g) {
+                rows.push(row);
+            }
+        }
+        for (i, (table, rows)) in tables.iter().zip(groups).enumerate() {
+            // One table: its header always; several: each that has rows,
+            // a later one after a blank line (BCC's tcptop).
+            if !json && (tables.len() == 1 || !rows.is_empty()) {
+                let gap = if i > 0 { "\n" } else { "" };
+                writeln!(out, "{gap}{}", table.header())?;
+            }
+            for row in rows {
+                let timed = Timed {
+                    time: time.to_owned(),
+                    row,
+                };
+                table.row(out, &timed)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An interval-table tool's pipeline.
+pub struct IntervalTable {
+    clear: bool,
+    json: bool,
+    heading: Heading,
+    max: usize,
+    last_line: Option<&'static str>,
+}
+
+impl IntervalTable {
+    pub fn open(spec: &Spec) -> IntervalTable {
+        IntervalTable {
+            clear: spec.clear && !spec.json && io::stdout().is_terminal(),
+            json: spec.json,
+            heading: spec.heading,
+            max: spec.max,
+            last_line: spec.last_line,
+        }
+    }
+
+    /// One interval's table; `last`: the run's last.
+    pub fn report(&self, out: &mut Out, rows: Box<dyn Print + '_>, last: bool) -> Result<()> {
+        let time = crate::output::now_hms();
+        let loadavg = (self.heading == Heading::LoadAvg)
+            .then(|| std::fs::read_to_string("/proc/loadavg").unwrap_or_default());
+        self.write(out, &time, loadavg.as_deref(), rows, last)?;
+        out.flush()?;
+        Ok(())
+    }
+
+    /// [`IntervalTable::report`] at `time`, with `loadavg` as
+    /// /proc/loadavg reads.
+    fn write(
+        &self,
+        out: &mut dyn Write,
+        time: &str,
+        loadavg: Option<&str>,
+        rows: Box<dyn Print + '_>,
+        last: bool,
+    ) -> io::Result<()> {
+        if !self.json {
+            if self.clear {
+                out.write_all(b"\x1b[H\x1b[2J")?;
+            } else {
+                out.write_all(b"\n")?;
+            }
+            match self.heading {
+                Heading::Nothing => {}
+                Heading::Time => writeln!(out, "{time:<8}")?,
+                Heading::BracketedTime => writeln!(out, "[{time}]")?,
+                Heading::LoadAvg => writeln!(
+                    out,
+                    "{time:<8} loadavg: {}\n",
+                    loadavg.unwrap_or_default().trim_end()
+                )?,
+            }
+        }
+        rows.print(out, time, self.max, self.json)?;
+        if let Some(line) = self.last_line.filter(|_| last && !self.json) {
+            writeln!(out, "{line}")?;
+        }
+        Ok(())
+    }
+}
+
+impl From<&Spec> for Schedule {
+    fn from(spec: &Spec) -> Schedule {
+        spec.schedule
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Row {
+        name: &'static str,
+        count: u64,
+    }
+
+    fn table(json: bool) -> Table<Timed<Row>> {
+        timed(json).columns([
+            Column::new("NAME", 10, "name", |t: &Timed<Row>| t.row.name.into()),
+            Column::right("COUNT", 8, "count", |t: &Timed<Row>| t.row.count.into()),
+        ])
+    }
+
+    fn kind(json: bool, heading: Heading, max: usize) -> IntervalTable {
+        IntervalTable {
+            clear: false,
+            json,
+            heading,
+            max,
+            last_line: Some("Detaching..."),
+        }
+    }
+
+    /// Running totals over three reports: each shows what its interval
+    /// added, the keys that added nothing left out.
+    fn intervals() -> Vec<Vec<(&'static str, u64)>> {
+        let mut deltas = Deltas::default();
+        let totals = [
+            vec![("read", 10u64), ("write", 3), ("open", 1)],
+            vec![("read", 25), ("write", 3), ("open", 2), ("close", 4)],
+            vec![("read", 25), ("write", 3), ("open", 2), ("close", 4)],
+        ];
+        totals
+            .into_iter()
+            .map(|t| {
+                let mut added = deltas.added(t.into_iter().collect());
+                added.sort();
+                added
+            })
+            .collect()
+    }
+
+    fn printed(
+        json: bool,
+        heading: Heading,
+        max: usize,
+        rows: &[(&'static str, u64)],
+        last: bool,
+    ) -> String {
+        let t = table(json);
+        let rows = rows
+            .iter()
+            .map(|&(name, count)| Row { name, count })
+            .collect();
+        // The most first, then by name.
+        let rows = Rows::new(rows, &t, |a, b| {
+            b.count.cmp(&a.count).then(a.name.cmp(b.name))
+        });
+        let mut out = Vec::new();
+        kind(json, heading, max)
+            .write(
+                &mut out,
+                "12:34:56",
+                Some("0.10 0.20 0.30 1/99 42\n"),
+                Box::new(rows),
+                last,
+            )
+            .unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn deltas_show_what_each_interval_added() {
+        assert_eq!(
+            intervals(),
+            [
+                vec![("open", 1), ("read", 10), ("write", 3)],
+                vec![("close", 4), ("open", 1), ("read", 15)],
+                vec![],
+            ]
+        );
+    }
+
+    #[test]
+    fn tables_sort_cut_and_head_as_asked() {
+        let [first, second, third] = <[_; 3]>::try_from(intervals()).unwrap();
+        assert_eq!(
+            printed(false, Heading::BracketedTime, 2, &first, false),
+            "\n[12:34:56]\nNAME          COUNT\nread             10\nwrite             3\n"
+        );
+        assert_eq!(
+            printed(false, Heading::LoadAvg, 10, &second, false),
+            "\n12:34:56 loadavg: 0.10 0.20 0.30 1/99 42\n\n\
+             NAME          COUNT\nread             15\nclose             4\nopen              1\n"
+        );
+        assert_eq!(
+            printed(false, Heading::Time, 10, &third, true),
+            "\n12:34:56\nNAME          COUNT\nDetaching...\n"
+        );
+        assert_eq!(
+            printed(true, Heading::BracketedTime, 10, &second, true),
+            "{\"time\":\"12:34:56\",\"name\":\"read\",\"count\":15}\n\
+             {\"time\":\"12:34:56\",\"name\":\"close\",\"count\":4}\n\
+             {\"time\":\"12:34:56\",\"name\":\"open\",\"count\":1}\n"
+        );
+    }
+}
