@@ -19,6 +19,10 @@ pub struct Spec {
     /// kernels lack it (fentry or kprobes, say), and whether this one
     /// has it: the checks that attach are skipped, and said, without it.
     pub needs: Option<Needs>,
+    /// The tool traces what every process does at a high rate (memleak's
+    /// kernel allocations): its checks run it once at a time, as runs side
+    /// by side trace one another (four memleaks took over 20 s to end).
+    pub heavy: bool,
     /// Option sets that cannot all hold, each with the names its usage
     /// error must show (clap names an option by its long form).
     pub conflicts: &'static [Conflict],
@@ -34,6 +38,15 @@ pub type Conflict = (&'static [&'static str], &'static [&'static str]);
 pub type Needs = (&'static str, fn() -> bool);
 
 impl Spec {
+    /// How many of its runs a check makes side by side.
+    pub(crate) fn runs_at_once(&self) -> usize {
+        if self.heavy {
+            1
+        } else {
+            4
+        }
+    }
+
     /// True if the tool can attach here; else the skip is said.
     pub(crate) fn attaches(&self) -> bool {
         self.needs
@@ -334,7 +347,7 @@ pub fn hostile_input_never_crashes(spec: &Spec) {
             }) as Box<dyn FnOnce() + Send>
         })
         .collect();
-    super::in_parallel(4, jobs);
+    super::in_parallel(spec.runs_at_once(), jobs);
     // A full stdout, stderr or both: while printing the dry run, and while
     // tracing (notes, banners: a second of tracing has written them).
     let full = || {
@@ -367,7 +380,7 @@ pub fn hostile_input_never_crashes(spec: &Spec) {
             }));
         }
     }
-    super::in_parallel(4, jobs);
+    super::in_parallel(spec.runs_at_once(), jobs);
     let _ = std::fs::remove_dir_all(&cwd);
     // Every run above has exited and been reaped, and the tools pin
     // nothing, so none of their programs can stay loaded; the signal

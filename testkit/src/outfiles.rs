@@ -248,8 +248,8 @@ pub fn output_files_keep_what_they_name(spec: &Spec) {
         dirs.push(dir);
     }
     // Each case runs a tool for a second and a half after it has loaded:
-    // four at a time.
-    crate::in_parallel(4, jobs);
+    // four at a time (one, for a heavy tool).
+    crate::in_parallel(spec.runs_at_once(), jobs);
     for dir in dirs {
         let _ = std::fs::remove_dir_all(&dir);
     }

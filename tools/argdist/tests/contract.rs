@@ -8,6 +8,7 @@ testkit::contract_tests!(testkit::contract::Spec {
     ],
     final_report: Some("t:syscalls:sys_enter_getppid"),
     needs: None,
+    heavy: false,
     conflicts: &[(
         &["-p", "1", "-t", "1", "-C", "p:c:malloc()"],
         &["--pid", "--tid"]

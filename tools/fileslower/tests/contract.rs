@@ -5,6 +5,7 @@ testkit::contract_tests!(testkit::contract::Spec {
     args: &[],
     final_report: None,
     needs: None,
+    heavy: false,
     conflicts: &[],
     refused: &[&["-1"], &["x"], &["-p", "x"], &["1", "2"]],
 });

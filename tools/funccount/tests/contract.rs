@@ -5,6 +5,7 @@ testkit::contract_tests!(testkit::contract::Spec {
     args: &["t:syscalls:sys_enter_getppid"],
     final_report: Some("Detaching..."),
     needs: None,
+    heavy: false,
     conflicts: &[(
         &["-P", "--prometheus", ":0", "c:malloc"],
         &["--process", "--prometheus"]

@@ -5,6 +5,7 @@ testkit::contract_tests!(testkit::contract::Spec {
     args: &["c:malloc"],
     final_report: Some("count"),
     needs: None,
+    heavy: false,
     conflicts: &[(
         &["-u", "-m", "c:malloc"],
         &["--microseconds", "--milliseconds"]

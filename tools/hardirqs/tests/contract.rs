@@ -7,6 +7,7 @@ testkit::contract_tests!(testkit::contract::Spec {
     // a second is not certain on every machine.
     final_report: None,
     needs: None,
+    heavy: false,
     conflicts: &[],
     refused: &[
         &["0"],

@@ -5,6 +5,7 @@ testkit::contract_tests!(testkit::contract::Spec {
     args: &["1"],
     final_report: Some("stacks with outstanding allocations"),
     needs: None,
+    heavy: true,
     conflicts: &[(&["-f", "--json"], &["--folded", "--json"])],
     refused: &[
         &["0"],

@@ -5,6 +5,7 @@ testkit::contract_tests!(testkit::contract::Spec {
     args: &[],
     final_report: Some("    -"),
     needs: None,
+    heavy: false,
     conflicts: &[(&["-f", "--json"], &["--folded", "--json"])],
     refused: &[
         &["0"],

@@ -6,6 +6,7 @@ testkit::contract_tests!(testkit::contract::Spec {
     args: &["-I"],
     final_report: Some("    -"),
     needs: None,
+    heavy: false,
     conflicts: &[(&["-f", "--json"], &["--folded", "--json"])],
     refused: &[
         &["0"],

@@ -5,6 +5,7 @@ testkit::contract_tests!(testkit::contract::Spec {
     args: &[],
     final_report: Some("runqlen"),
     needs: None,
+    heavy: false,
     conflicts: &[],
     refused: &[
         &["0"],

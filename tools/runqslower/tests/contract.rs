@@ -5,6 +5,7 @@ testkit::contract_tests!(testkit::contract::Spec {
     args: &[],
     final_report: None,
     needs: None,
+    heavy: false,
     conflicts: &[(&["-p", "1", "-t", "1"], &["--pid", "--tid"])],
     refused: &[
         &["-c", "/no/such/cgroup"],

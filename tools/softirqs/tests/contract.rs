@@ -6,6 +6,7 @@ testkit::contract_tests!(testkit::contract::Spec {
     // The timer softirq runs at every tick: a histogram is certain.
     final_report: Some("softirq = timer"),
     needs: None,
+    heavy: false,
     conflicts: &[],
     refused: &[
         &["0"],

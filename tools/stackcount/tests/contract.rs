@@ -5,6 +5,7 @@ testkit::contract_tests!(testkit::contract::Spec {
     args: &["t:raw_syscalls:sys_enter"],
     final_report: None,
     needs: None,
+    heavy: false,
     conflicts: &[(
         &["-U", "-K", "c:malloc"],
         &["--user-stacks-only", "--kernel-stacks-only"]

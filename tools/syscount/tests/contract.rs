@@ -5,6 +5,7 @@ testkit::contract_tests!(testkit::contract::Spec {
     args: &[],
     final_report: Some("COUNT"),
     needs: None,
+    heavy: false,
     conflicts: &[(
         &["-P", "--prometheus", ":0"],
         &["--process", "--prometheus"]

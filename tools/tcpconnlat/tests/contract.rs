@@ -5,6 +5,7 @@ testkit::contract_tests!(testkit::contract::Spec {
     args: &[],
     final_report: None,
     needs: None,
+    heavy: false,
     conflicts: &[(&["-4", "-6"], &["--ipv4", "--ipv6"])],
     refused: &[
         &["-4", "-6"],

@@ -5,6 +5,7 @@ testkit::contract_tests!(testkit::contract::Spec {
     args: &["t:syscalls:sys_enter_getppid \"nr=%d\", args->__syscall_nr"],
     final_report: None,
     needs: None,
+    heavy: false,
     conflicts: &[(&["-p", "1", "-L", "1", "c:malloc"], &["--pid", "--tid"])],
     refused: &[
         &["x:lib:func"],
