@@ -175,7 +175,8 @@ fn funclatency_kernel_functions_need_kprobes_and_say_so() {
         return;
     }
     // Where kprobes exist (the VMs): the program's 30 sleeps in the
-    // kernel, 10 of them 10 ms.
+    // kernel, 10 of them 10 ms (never shorter), 20 of 1 ms (a TCG guest
+    // overshot one of those to 8 ms once: most stay below).
     if !cfg!(target_arch = "x86_64") {
         return;
     }
@@ -183,7 +184,7 @@ fn funclatency_kernel_functions_need_kprobes_and_say_so() {
     let b = buckets(&hists[0]);
     assert_eq!(hists[0]["count"], 30, "{f:?}");
     let slow: u64 = b.iter().filter(|x| x.0 >= 8).map(|x| x.2).sum();
-    assert_eq!(slow, 10, "{f:?}");
+    assert!((10..=15).contains(&slow), "{slow} of at least 8 ms: {f:?}");
 }
 
 /// A pattern matching a function the kernel cannot probe (glibc's
