@@ -185,6 +185,8 @@ pub fn stop_signals_end_it_cleanly(spec: &Spec) {
         std::thread::sleep(Duration::from_millis(300));
         let f = tool.signal(sig);
         assert_eq!(f.status.code(), Some(0), "signal {sig}: {f:?}");
+        // Each failure counter the kernel side kept is said by its name.
+        assert!(!f.stderr.contains("of an unnamed kind"), "{f:?}");
         let left = still_loaded(&held);
         assert!(
             left.is_empty(),

@@ -120,11 +120,16 @@ pub fn print(
 /// What a non-zero counter of the kernel side's `errors` map means.
 pub fn error_note(index: u32) -> Option<&'static str> {
     use types::memleak_error as E;
-    stacks::error_note(index).or(Some(match E(index) {
+    // The stack map's first (`or` would evaluate the match, and its
+    // `return None`, before looking).
+    if let Some(note) = stacks::error_note(index) {
+        return Some(note);
+    }
+    Some(match E(index) {
         E::ERR_ALLOCS_FULL => "allocations not tracked: the allocation map was full",
         E::ERR_COMBINED_FULL => "allocations not totalled for -C: the stack totals map was full",
         _ => return None,
-    }))
+    })
 }
 
 /// Prints the stacks; returns how many.
@@ -337,4 +342,22 @@ fn print_stacks(
     }
     files.finish(announce)?;
     Ok(shown)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The stack map's failures and memleak's own are each named: the
+    /// stack map's were "of an unnamed kind" while the second match was
+    /// evaluated first.
+    #[test]
+    fn every_error_counter_is_named() {
+        use types::memleak_error as E;
+        assert!(error_note(0).is_some_and(|n| n.contains("hash collisions")));
+        for i in 0..E::ERR_MAX.0 {
+            assert!(error_note(i).is_some(), "error {i} has no note");
+        }
+        assert_eq!(error_note(E::ERR_MAX.0), None);
+    }
 }
