@@ -8,7 +8,9 @@
 //! the interval's heading (the time, BCC's `[HH:MM:SS]`, or the time and
 //! load average), the header and the rows, or JSON lines with the
 //! interval's `time`. A tool's own part is its row type, its columns and
-//! its order.
+//! its order. Where the tool has `--prometheus`/`--prom-file`, the kind
+//! answers the scrapes and writes the file after each report with the
+//! tool's counters ([`crate::run::lifecycle::Tool::interval_metrics`]).
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -17,14 +19,15 @@ use std::io::{self, IsTerminal, Write};
 
 use anyhow::Result;
 
-use crate::cli::TopArgs;
+use crate::cli::{MetricsArgs, TopArgs};
+use crate::export::prom::{Counters, Exporter};
 use crate::kernel::cgroups::{Names, Resolver};
 use crate::kinds::event::{Column, InCgroup, Table};
 use crate::output::Out;
 use crate::run::lifecycle::Schedule;
 
 /// What an interval-table tool's tables are.
-pub struct Spec {
+pub struct Spec<'a> {
     pub json: bool,
     /// What each interval's table starts with, in text.
     pub heading: Heading,
@@ -37,13 +40,15 @@ pub struct Spec {
     pub last_line: Option<&'static str>,
     /// The banner, where the tool has not its own.
     pub banner: Option<String>,
+    /// `--prometheus`/`--prom-file`, where the tool has them.
+    pub metrics: Option<&'a MetricsArgs>,
 }
 
-impl Spec {
+impl Spec<'_> {
     /// A top tool's (`-C`, `-r`, `[interval] [count]`): the screen cleared,
     /// the time and load average above the table where `summary` (tcptop
     /// -S: none).
-    pub fn top(args: &TopArgs, json: bool, summary: bool) -> Spec {
+    pub fn top(args: &TopArgs, json: bool, summary: bool) -> Spec<'static> {
         Spec {
             json,
             heading: if summary {
@@ -56,6 +61,7 @@ impl Spec {
             schedule: Schedule::from(&args.every),
             last_line: None,
             banner: Some(args.banner()),
+            metrics: None,
         }
     }
 }
@@ -70,6 +76,9 @@ pub enum Heading {
     BracketedTime,
     /// `HH:MM:SS loadavg: …` and a blank line (BCC's top tools).
     LoadAvg,
+    /// Nothing, not even a blank line, and no header: a line per interval
+    /// under the header the banner printed once (vfsstat, cachestat).
+    Lines,
 }
 
 /// A row as its table reads it: the tool's row and the interval's time.
@@ -212,13 +221,14 @@ impl<'t, R> Rows<'t, R> {
 
 /// [`Rows`] of any row type, as the lifecycle holds them.
 pub trait Print {
-    /// Sorts, cuts to `max` and prints the rows under their headers.
+    /// Sorts, cuts to `max` and prints the rows, under their headers
+    /// where `headers`.
     fn print(
         self: Box<Self>,
         out: &mut dyn Write,
         time: &str,
         max: usize,
-        json: bool,
+        headers: bool,
     ) -> io::Result<()>;
 }
 
@@ -228,7 +238,7 @@ impl<R> Print for Rows<'_, R> {
         out: &mut dyn Write,
         time: &str,
         max: usize,
-        json: bool,
+        headers: bool,
     ) -> io::Result<()> {
         let Rows {
             mut rows,
@@ -248,7 +258,7 @@ impl<R> Print for Rows<'_, R> {
         for (i, (table, rows)) in tables.iter().zip(groups).enumerate() {
             // One table: its header always; several: each that has rows,
             // a later one after a blank line (BCC's tcptop).
-            if !json && (tables.len() == 1 || !rows.is_empty()) {
+            if headers && (tables.len() == 1 || !rows.is_empty()) {
                 let gap = if i > 0 { "\n" } else { "" };
                 writeln!(out, "{gap}{}", table.header())?;
             }
@@ -271,17 +281,23 @@ pub struct IntervalTable {
     heading: Heading,
     max: usize,
     last_line: Option<&'static str>,
+    exporter: Option<Exporter>,
 }
 
 impl IntervalTable {
-    pub fn open(spec: &Spec) -> IntervalTable {
-        IntervalTable {
+    pub fn open(spec: &Spec) -> Result<IntervalTable> {
+        let exporter = match spec.metrics {
+            Some(m) => m.exporter()?,
+            None => None,
+        };
+        Ok(IntervalTable {
             clear: spec.clear && !spec.json && io::stdout().is_terminal(),
             json: spec.json,
             heading: spec.heading,
             max: spec.max,
             last_line: spec.last_line,
-        }
+            exporter,
+        })
     }
 
     /// One interval's table; `last`: the run's last.
@@ -294,6 +310,28 @@ impl IntervalTable {
         Ok(())
     }
 
+    /// After a report: --prom-file, with `metrics()` (a file that cannot be
+    /// written ends the run).
+    pub fn reported(&self, metrics: impl FnOnce() -> Result<Counters>) -> Result<()> {
+        match &self.exporter {
+            Some(e) => e.reported(|| metrics()?.encode()),
+            None => Ok(()),
+        }
+    }
+
+    /// `--prometheus`'s socket, for the loop to wait on.
+    pub fn fd(&self) -> Option<std::os::fd::RawFd> {
+        self.exporter.as_ref().and_then(Exporter::fd)
+    }
+
+    /// Answers the scrapes waiting with `metrics()`.
+    pub fn serve(&self, mut metrics: impl FnMut() -> Result<Counters>) -> Result<()> {
+        match &self.exporter {
+            Some(e) => e.serve(|| metrics()?.encode()),
+            None => Ok(()),
+        }
+    }
+
     /// [`IntervalTable::report`] at `time`, with `loadavg` as
     /// /proc/loadavg reads.
     fn write(
@@ -304,14 +342,14 @@ impl IntervalTable {
         rows: Box<dyn Print + '_>,
         last: bool,
     ) -> io::Result<()> {
-        if !self.json {
+        if !self.json && self.heading != Heading::Lines {
             if self.clear {
                 out.write_all(b"\x1b[H\x1b[2J")?;
             } else {
                 out.write_all(b"\n")?;
             }
             match self.heading {
-                Heading::Nothing => {}
+                Heading::Nothing | Heading::Lines => {}
                 Heading::Time => writeln!(out, "{time:<8}")?,
                 Heading::BracketedTime => writeln!(out, "[{time}]")?,
                 Heading::LoadAvg => writeln!(
@@ -321,7 +359,8 @@ impl IntervalTable {
                 )?,
             }
         }
-        rows.print(out, time, self.max, self.json)?;
+        let headers = !self.json && self.heading != Heading::Lines;
+        rows.print(out, time, self.max, headers)?;
         if let Some(line) = self.last_line.filter(|_| last && !self.json) {
             writeln!(out, "{line}")?;
         }
@@ -329,7 +368,7 @@ impl IntervalTable {
     }
 }
 
-impl From<&Spec> for Schedule {
+impl From<&Spec<'_>> for Schedule {
     fn from(spec: &Spec) -> Schedule {
         spec.schedule
     }
@@ -358,6 +397,7 @@ mod tests {
             heading,
             max,
             last_line: Some("Detaching..."),
+            exporter: None,
         }
     }
 

@@ -21,6 +21,7 @@ use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapType, Object, RingBufferBuilder};
 
 use crate::cli::CommonArgs;
+use crate::export::prom::Counters;
 use crate::kernel::filters::Filters;
 use crate::kernel::maps;
 use crate::kernel::probe;
@@ -232,14 +233,19 @@ pub trait Tool: Sized {
 
     /// Interval-table tools: what their tables are. The lifecycle then
     /// prints their rows every interval (kinds::table).
-    fn interval_table(&self) -> Option<table::Spec> {
+    fn interval_table(&self) -> Option<table::Spec<'_>> {
         None
+    }
+
+    /// Interval-table tools with `--prometheus`/`--prom-file`: their
+    /// counters since the start (running totals, never an interval's).
+    fn interval_metrics(&mut self, _skel: &SkelOf<'_, Self>) -> Result<Counters> {
+        Ok(Counters::default())
     }
 
     /// Interval-table tools: this interval's rows (drained from the
     /// kernel, or what it added to running totals), with their table and
-    /// order; `when`: the run's last report or not (a tool writes its
-    /// --prom-file then too).
+    /// order; `when`: the run's last report or not.
     fn interval_rows<'s>(
         &'s mut self,
         _skel: &SkelOf<'_, Self>,
@@ -555,7 +561,7 @@ impl Kind {
             return Ok(Some(Kind::Histograms(Box::new(Histograms::open(&spec)?))));
         }
         if let Some(spec) = tool.interval_table() {
-            return Ok(Some(Kind::Table(IntervalTable::open(&spec))));
+            return Ok(Some(Kind::Table(IntervalTable::open(&spec)?)));
         }
         Ok(match tool.stacks() {
             Some(spec) => Some(Kind::Stacks(Box::new(Stacks::open(spec)?))),
@@ -616,7 +622,10 @@ fn report<T: Tool>(
     match kind {
         Some(Kind::Histograms(h)) => h.report(out, &tool.sections(skel, true)?),
         Some(Kind::Stacks(s)) => s.report(skel.object(), out),
-        Some(Kind::Table(t)) => t.report(out, tool.interval_rows(skel, when)?, when == When::End),
+        Some(Kind::Table(t)) => {
+            t.report(out, tool.interval_rows(skel, when)?, when == When::End)?;
+            t.reported(|| tool.interval_metrics(skel))
+        }
         None => tool.report(skel, out, when),
     }
 }
@@ -677,6 +686,7 @@ fn event_loop<'o, T: Tool>(
     let mut more = false;
     let extra_fd = match &*kind.borrow() {
         Some(Kind::Histograms(h)) => h.fd(),
+        Some(Kind::Table(t)) => t.fd(),
         _ => tool.borrow().extra_fd(),
     };
     out.borrow_mut().flush()?;
@@ -720,6 +730,7 @@ fn event_loop<'o, T: Tool>(
         if fds[4].revents != 0 {
             match &*kind.borrow() {
                 Some(Kind::Histograms(h)) => h.serve(|| tool.borrow().sections(skel, false))?,
+                Some(Kind::Table(t)) => t.serve(|| tool.borrow_mut().interval_metrics(skel))?,
                 _ => tool.borrow_mut().extra_ready(skel)?,
             }
         }

@@ -124,7 +124,7 @@ impl Tool for Biotop {
         Ok(())
     }
 
-    fn interval_table(&self) -> Option<table::Spec> {
+    fn interval_table(&self) -> Option<table::Spec<'_>> {
         Some(table::Spec::top(
             &self.args.top,
             self.args.common.json,

@@ -149,7 +149,7 @@ impl Tool for Filetop {
         Banner::Note(self.args.top.banner())
     }
 
-    fn interval_table(&self) -> Option<table::Spec> {
+    fn interval_table(&self) -> Option<table::Spec<'_>> {
         Some(table::Spec::top(
             &self.args.top,
             self.args.common.json,

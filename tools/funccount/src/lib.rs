@@ -13,7 +13,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::Parser;
 use common::cli::{self, CgroupLongArgs, CommonArgs, IdList, MetricsArgs};
-use common::export::prom::{Counters, Exporter, FileThrottle};
+use common::export::prom::Counters;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kinds::event::{Cell, Column, Table};
@@ -104,8 +104,6 @@ pub(crate) struct Funccount {
     deltas: Deltas<(u32, u32), u64>,
     table: Table<Timed<Row>>,
     comms: Comms,
-    exporter: Option<Exporter>,
-    file: FileThrottle,
     /// No attach cookies here (5.10-5.14): each point but the first (and
     /// the USDT probes) is served by a copy of the object of its own,
     /// sharing the first's maps, as BCC loads a program per probe.
@@ -183,7 +181,6 @@ impl Tool for Funccount {
             .iter()
             .map(|p| Probe::parse(p, accepts).map_err(|e| usage(e.to_string())))
             .collect::<Result<Vec<_>>>()?;
-        let exporter = args.metrics.exporter()?;
         Ok(Funccount {
             table: table(&args),
             args,
@@ -191,8 +188,6 @@ impl Tool for Funccount {
             plan: Vec::new(),
             deltas: Deltas::default(),
             comms: Comms::default(),
-            exporter,
-            file: FileThrottle::default(),
             copies: Vec::new(),
         })
     }
@@ -295,28 +290,7 @@ impl Tool for Funccount {
         ))
     }
 
-    fn schedule(&self) -> Schedule {
-        Schedule {
-            interval: self.args.interval.map(Duration::from_secs),
-            count: None,
-            duration: self.args.duration.map(Duration::from_secs),
-        }
-    }
-
-    fn extra_fd(&self) -> Option<std::os::fd::RawFd> {
-        self.exporter.as_ref().and_then(Exporter::fd)
-    }
-
-    fn extra_ready(&mut self, skel: &FunccountSkel<'_>) -> Result<()> {
-        match &self.exporter {
-            Some(exporter) => {
-                exporter.serve(|| metrics(&self.plan, &per_point(skel, self.plan.len())?))
-            }
-            None => Ok(()),
-        }
-    }
-
-    fn interval_table(&self) -> Option<table::Spec> {
+    fn interval_table(&self) -> Option<table::Spec<'_>> {
         Some(table::Spec {
             json: self.args.common.json,
             heading: if self.args.timestamp {
@@ -326,30 +300,31 @@ impl Tool for Funccount {
             },
             clear: false,
             max: usize::MAX,
-            schedule: self.schedule(),
+            schedule: Schedule {
+                interval: self.args.interval.map(Duration::from_secs),
+                count: None,
+                duration: self.args.duration.map(Duration::from_secs),
+            },
             last_line: Some("Detaching..."),
             banner: None,
+            metrics: Some(&self.args.metrics),
         })
+    }
+
+    fn interval_metrics(&mut self, skel: &FunccountSkel<'_>) -> Result<Counters> {
+        Ok(metrics(&self.plan, &per_point(skel, self.plan.len())?))
     }
 
     fn interval_rows<'s>(
         &'s mut self,
         skel: &FunccountSkel<'_>,
-        when: When,
+        _: When,
     ) -> Result<Box<dyn table::Print + 's>> {
         let totals = if self.args.process {
             per_process(skel, &mut self.comms)?
         } else {
             per_point(skel, self.plan.len())?
         };
-        if let Some(exporter) = &self.exporter {
-            self.file.changed();
-            let (t, plan) = (&totals, &self.plan);
-            // A file that cannot be written ends the run (exit 1), as in
-            // every other tool.
-            self.file
-                .write(exporter, when == When::End, || metrics(plan, t))?;
-        }
         let rows = self
             .deltas
             .added(totals)
@@ -432,7 +407,7 @@ fn label(plan: &[Planned], point: u32) -> &str {
 }
 
 /// `funccount_calls_total{func="malloc"}`.
-fn metrics(plan: &[Planned], totals: &HashMap<(u32, u32), u64>) -> Result<String> {
+fn metrics(plan: &[Planned], totals: &HashMap<(u32, u32), u64>) -> Counters {
     let mut calls: Vec<(u32, u64)> = totals.iter().map(|((_, p), n)| (*p, *n)).collect();
     calls.sort();
     Counters {
@@ -445,7 +420,6 @@ fn metrics(plan: &[Planned], totals: &HashMap<(u32, u32), u64>) -> Result<String
                 .collect(),
         )],
     }
-    .encode()
 }
 
 /// Every point's calls, summed over the CPUs, by (0, point).
@@ -453,18 +427,7 @@ fn per_point(skel: &FunccountSkel<'_>, points: usize) -> Result<HashMap<(u32, u3
     let map = &skel.maps.calls;
     let mut totals = HashMap::new();
     for i in 0..points as u32 {
-        let values = map
-            .lookup_percpu(&i.to_ne_bytes(), MapFlags::ANY)
-            .context("reading the counts")?
-            .unwrap_or_default();
-        let n: u64 = values
-            .iter()
-            .map(|v| {
-                v.get(..8)
-                    .and_then(|b| <[u8; 8]>::try_from(b).ok())
-                    .map_or(0, u64::from_ne_bytes)
-            })
-            .sum();
+        let n = maps::percpu_sum_at(map, i)?;
         if n > 0 {
             totals.insert((0, i), n);
         }

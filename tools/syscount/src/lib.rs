@@ -14,7 +14,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::Parser;
 use common::cli::{self, CgroupArgs, CommonArgs, IdList, MetricsArgs};
-use common::export::prom::{Counters, Exporter, FileThrottle};
+use common::export::prom::Counters;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe::{self, Hook};
@@ -129,8 +129,6 @@ pub(crate) struct Syscount {
     deltas: Deltas<u32, Stat>,
     table: Table<Timed<Row>>,
     comms: Comms,
-    exporter: Option<Exporter>,
-    file: FileThrottle,
 }
 
 /// The name of call `nr`: from the architecture's table, else `[N]`.
@@ -170,14 +168,11 @@ impl Tool for Syscount {
             let _ = out.flush();
             std::process::exit(0);
         }
-        let exporter = args.metrics.exporter()?;
         Ok(Syscount {
             table: table(&args),
             args,
             deltas: Deltas::default(),
             comms: Comms::default(),
-            exporter,
-            file: FileThrottle::default(),
         })
     }
 
@@ -226,56 +221,37 @@ impl Tool for Syscount {
         ))
     }
 
-    fn schedule(&self) -> Schedule {
-        Schedule {
-            interval: self.args.interval.map(Duration::from_secs),
-            count: None,
-            duration: self.args.duration.map(Duration::from_secs),
-        }
-    }
-
-    fn extra_fd(&self) -> Option<std::os::fd::RawFd> {
-        self.exporter.as_ref().and_then(Exporter::fd)
-    }
-
-    fn extra_ready(&mut self, skel: &SyscountSkel<'_>) -> Result<()> {
-        match &self.exporter {
-            Some(exporter) => exporter.serve(|| metrics(&per_call(skel)?, self.args.latency)),
-            None => Ok(()),
-        }
-    }
-
-    fn interval_table(&self) -> Option<table::Spec> {
+    fn interval_table(&self) -> Option<table::Spec<'_>> {
         Some(table::Spec {
             json: self.args.common.json,
             heading: table::Heading::BracketedTime,
             clear: false,
             max: self.args.top,
-            schedule: self.schedule(),
+            schedule: Schedule {
+                interval: self.args.interval.map(Duration::from_secs),
+                count: None,
+                duration: self.args.duration.map(Duration::from_secs),
+            },
             last_line: None,
             banner: None,
+            metrics: Some(&self.args.metrics),
         })
+    }
+
+    fn interval_metrics(&mut self, skel: &SyscountSkel<'_>) -> Result<Counters> {
+        Ok(metrics(&per_call(skel)?, self.args.latency))
     }
 
     fn interval_rows<'s>(
         &'s mut self,
         skel: &SyscountSkel<'_>,
-        when: When,
+        _: When,
     ) -> Result<Box<dyn table::Print + 's>> {
         let totals = if self.args.process {
             per_process(skel, &mut self.comms)?
         } else {
             per_call(skel)?
         };
-        if let Some(exporter) = &self.exporter {
-            self.file.changed();
-            let latency = self.args.latency;
-            let t = &totals;
-            // A file that cannot be written ends the run (exit 1), as in
-            // every other tool.
-            self.file
-                .write(exporter, when == When::End, || metrics(t, latency))?;
-        }
         let rows = self
             .deltas
             .added(totals)
@@ -423,7 +399,7 @@ fn per_process(skel: &SyscountSkel<'_>, comms: &mut Comms) -> Result<HashMap<u32
 
 /// `syscount_calls_total{syscall="read"}`, and with -L
 /// `syscount_seconds_total`.
-fn metrics(totals: &HashMap<u32, Stat>, latency: bool) -> Result<String> {
+fn metrics(totals: &HashMap<u32, Stat>, latency: bool) -> Counters {
     let mut calls: Vec<(u32, Stat)> = totals.iter().map(|(k, s)| (*k, *s)).collect();
     calls.sort_by_key(|(nr, _)| *nr);
     let label = |nr: u32| vec![("syscall".to_string(), syscall_name(nr).into_owned())];
@@ -444,7 +420,7 @@ fn metrics(totals: &HashMap<u32, Stat>, latency: bool) -> Result<String> {
                 .collect(),
         ));
     }
-    Counters { families }.encode()
+    Counters { families }
 }
 
 #[cfg(test)]

@@ -126,7 +126,7 @@ impl Tool for Tcptop {
         Ok(())
     }
 
-    fn interval_table(&self) -> Option<table::Spec> {
+    fn interval_table(&self) -> Option<table::Spec<'_>> {
         Some(table::Spec::top(
             &self.args.top,
             self.args.common.json,
