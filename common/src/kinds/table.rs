@@ -477,6 +477,12 @@ mod tests {
             printed(false, Heading::Time, 10, &third, true),
             "\n12:34:56\nNAME          COUNT\nDetaching...\n"
         );
+        // A line per interval under the banner's header: no blank line, no
+        // header, no last line.
+        assert_eq!(
+            printed(false, Heading::Lines, 1, &second, false),
+            "read             15\n"
+        );
         assert_eq!(
             printed(true, Heading::BracketedTime, 10, &second, true),
             "{\"time\":\"12:34:56\",\"name\":\"read\",\"count\":15}\n\

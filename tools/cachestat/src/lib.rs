@@ -8,12 +8,13 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 use common::cli::{self, CommonArgs, IdList};
-use common::export::prom::Exporter;
+use common::export::prom::Counters;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe::{self, Hook};
+use common::kinds::event::Table;
+use common::kinds::table::{self, Timed};
 use common::note;
-use common::output::Out;
 use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 use libbpf_rs::skel::Skel;
 use libbpf_rs::Link;
@@ -121,7 +122,7 @@ struct Cachestat {
     /// Where the kprobe programs go, in kprobe mode.
     kprobes: Option<Kprobes>,
     previous: [u64; COUNTERS],
-    exporter: Option<Exporter>,
+    table: Table<Timed<stats::Line>>,
     totals: stats::Totals,
 }
 
@@ -129,13 +130,12 @@ impl Tool for Cachestat {
     common::tool_types!(CachestatSkelBuilder);
 
     fn new(args: Args) -> Result<Self> {
-        let exporter = args.metrics.exporter()?;
         Ok(Cachestat {
+            table: stats::table(&args),
             args,
             mode: Hook::Fentry,
             kprobes: None,
             previous: [0; COUNTERS],
-            exporter,
             totals: stats::Totals::default(),
         })
     }
@@ -186,66 +186,54 @@ impl Tool for Cachestat {
                 self.mode
             );
         }
-        let time = if self.args.timestamp {
-            format!("{:<8} ", "TIME")
-        } else {
-            String::new()
-        };
         Banner::Header {
-            header: format!(
-                "{time}{:>8} {:>8} {:>8} {:>8} {:>12} {:>10}",
-                "HITS", "MISSES", "DIRTIES", "HITRATIO", "BUFFERS_MB", "CACHED_MB"
-            ),
+            header: self.table.header(),
             note: "Tracing page cache... Hit Ctrl-C to end.".into(),
         }
     }
 
-    fn schedule(&self) -> Schedule {
-        Schedule {
-            interval: Some(Duration::from_secs(self.args.interval)),
-            count: self.args.count,
-            duration: None,
-        }
+    fn interval_table(&self) -> Option<table::Spec<'_>> {
+        Some(table::Spec {
+            json: self.args.common.json,
+            heading: table::Heading::Lines,
+            clear: false,
+            max: 1,
+            schedule: Schedule {
+                interval: Some(Duration::from_secs(self.args.interval)),
+                count: self.args.count,
+                duration: None,
+            },
+            last_line: None,
+            banner: None,
+            metrics: Some(&self.args.metrics),
+        })
     }
 
     /// One line per interval, and one for the part interval at the end, so
     /// that nothing counted goes unreported.
-    fn report(&mut self, skel: &CachestatSkel<'_>, out: &mut Out, _: When) -> Result<()> {
+    fn interval_rows<'s>(
+        &'s mut self,
+        skel: &CachestatSkel<'_>,
+        _: When,
+    ) -> Result<Box<dyn table::Print + 's>> {
         let now = stats::read_counters(&skel.maps.counts)?;
         let mut delta = [0u64; COUNTERS];
         for (i, d) in delta.iter_mut().enumerate() {
             *d = now[i].saturating_sub(self.previous[i]);
         }
         self.previous = now;
-        stats::print_interval(out, &self.args, &delta, self.mode)?;
-        if let Some(exporter) = &self.exporter {
-            self.totals.advance(&now, stats::exact(self.mode));
-            exporter.reported(|| self.totals.counters().encode())?;
-        }
-        Ok(())
+        let line = stats::Line::new(&delta, self.mode)?;
+        Ok(Box::new(table::Rows::new(
+            vec![line],
+            &self.table,
+            |_, _| std::cmp::Ordering::Equal,
+        )))
     }
 
-    fn extra_fd(&self) -> Option<std::os::fd::RawFd> {
-        self.exporter.as_ref().and_then(Exporter::fd)
-    }
-
-    fn extra_ready(&mut self, skel: &CachestatSkel<'_>) -> Result<()> {
-        let Cachestat {
-            exporter: Some(exporter),
-            totals,
-            mode,
-            ..
-        } = self
-        else {
-            return Ok(());
-        };
-        exporter.serve(|| {
-            totals.advance(
-                &stats::read_counters(&skel.maps.counts)?,
-                stats::exact(*mode),
-            );
-            totals.counters().encode()
-        })
+    fn interval_metrics(&mut self, skel: &CachestatSkel<'_>) -> Result<Counters> {
+        let now = stats::read_counters(&skel.maps.counts)?;
+        self.totals.advance(&now, stats::exact(self.mode));
+        Ok(self.totals.counters())
     }
 }
 

@@ -1,13 +1,11 @@
 //! One interval's figures from the kernel's counters, and how they print.
 
-use std::io::Write;
-
 use anyhow::{Context, Result};
 use common::kernel::maps;
 use common::kernel::probe::Hook;
-use common::output::{now_hms, Out};
+use common::kinds::event::{Cell, Column, Table};
+use common::kinds::table::{self, Timed};
 use libbpf_rs::MapCore;
-use serde_json::json;
 
 use crate::Args;
 use crate::{ACCESSED, ADDED, BUFFER_DIRTIED, COUNTERS, DIRTIED, WRITE_ADDED};
@@ -18,42 +16,49 @@ pub fn exact(mode: Hook) -> bool {
     matches!(mode, Hook::Fentry | Hook::Kprobe)
 }
 
-pub fn print_interval(
-    out: &mut Out,
-    args: &Args,
-    delta: &[u64; COUNTERS],
-    mode: Hook,
-) -> Result<()> {
-    let stats = Stats::from_counters(delta, exact(mode));
-    let (buffers, cached) = meminfo_mb()?;
-    let time = now_hms();
-    if args.common.json {
-        out.json(&json!({
-            "time": time,
-            "hits": stats.hits,
-            "misses": stats.misses,
-            "dirties": stats.dirties,
-            "hit_ratio": stats.ratio_percent(),
-            "buffers_mb": buffers,
-            "cached_mb": cached,
-            "mode": if exact(mode) { mode.to_string() } else { "tracepoint".into() },
-        }))?;
-    } else {
-        if args.timestamp {
-            write!(out, "{time:<8} ")?;
-        }
-        writeln!(
-            out,
-            "{:>8} {:>8} {:>8} {:>7.2}% {:>12} {:>10}",
-            stats.hits,
-            stats.misses,
-            stats.dirties,
-            stats.ratio_percent(),
-            buffers,
-            cached
-        )?;
+/// One interval's line: its figures, the page cache's size, the mode.
+pub struct Line {
+    stats: Stats,
+    buffers_mb: u64,
+    cached_mb: u64,
+    mode: &'static str,
+}
+
+impl Line {
+    pub fn new(delta: &[u64; COUNTERS], mode: Hook) -> Result<Line> {
+        let (buffers_mb, cached_mb) = meminfo_mb()?;
+        Ok(Line {
+            stats: Stats::from_counters(delta, exact(mode)),
+            buffers_mb,
+            cached_mb,
+            mode: match mode {
+                Hook::Fentry => "fentry",
+                Hook::Kprobe => "kprobe",
+                _ => "tracepoint",
+            },
+        })
     }
-    Ok(())
+}
+
+/// BCC's columns (the time first with -T); in JSON the mode too.
+pub fn table(args: &Args) -> Table<Timed<Line>> {
+    table::timed(args.common.json)
+        .column(
+            args.timestamp,
+            Column::new("TIME", 8, "", |t: &Timed<Line>| t.time.as_str().into()),
+        )
+        .columns([
+            Column::right("HITS", 8, "hits", |t| t.row.stats.hits.into()),
+            Column::right("MISSES", 8, "misses", |t| t.row.stats.misses.into()),
+            Column::right("DIRTIES", 8, "dirties", |t| t.row.stats.dirties.into()),
+            Column::right("HITRATIO", 8, "", |t| {
+                format!("{:.2}%", t.row.stats.ratio_percent()).into()
+            }),
+            Column::json("hit_ratio", |t| Cell::Float(t.row.stats.ratio_percent(), 2)),
+            Column::right("BUFFERS_MB", 12, "buffers_mb", |t| t.row.buffers_mb.into()),
+            Column::right("CACHED_MB", 10, "cached_mb", |t| t.row.cached_mb.into()),
+            Column::json("mode", |t| t.row.mode.into()),
+        ])
 }
 
 /// Sums each per-CPU counter.

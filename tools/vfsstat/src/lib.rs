@@ -3,7 +3,6 @@
 
 mod info;
 
-use std::io::Write;
 use std::time::Instant;
 
 use anyhow::Result;
@@ -13,18 +12,16 @@ use common::kernel::fileio::{self, Variant};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
+use common::kinds::event::{Cell, Column, Table};
+use common::kinds::table::{self, Timed};
 use common::note;
-use common::output::{self, Out};
 use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
-use serde_json::json;
 
 common::skeleton!("vfsstat");
 use skel::{types, OpenVfsstatSkel, VfsstatSkel, VfsstatSkelBuilder};
 
 use types::vfs_stat as S;
 const STATS: usize = S::VS_MAX.0 as usize;
-/// BCC's columns, in the counters' order.
-const NAMES: [&str; STATS] = ["READ", "WRITE", "FSYNC", "OPEN", "CREATE"];
 /// The VFS functions BCC counts, in the same order.
 const FUNCTIONS: [&str; STATS] = [
     "vfs_read",
@@ -61,6 +58,7 @@ pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Vfsstat>();
 
 pub(crate) struct Vfsstat {
     args: Args,
+    table: Table<Timed<Rates>>,
     mode: Variant,
     previous: [u64; STATS],
     since: Instant,
@@ -71,6 +69,7 @@ impl Tool for Vfsstat {
 
     fn new(args: Args) -> Result<Self> {
         Ok(Vfsstat {
+            table: table(args.common.json),
             args,
             mode: Variant::choose(&FUNCTIONS),
             previous: [0; STATS],
@@ -137,23 +136,32 @@ impl Tool for Vfsstat {
                  counted at the read, write, fsync and open system calls that reach them"
             );
         }
-        let mut header = format!("{:<8}  ", "TIME");
-        for name in NAMES {
-            header.push_str(&format!(" {:>8}", format!("{name}/s")));
-        }
         Banner::Header {
-            header,
+            header: self.table.header(),
             note: "Tracing VFS calls... Hit Ctrl-C to end.".into(),
         }
     }
 
-    fn schedule(&self) -> Schedule {
-        Schedule::from(&self.args.every)
+    fn interval_table(&self) -> Option<table::Spec<'_>> {
+        Some(table::Spec {
+            json: self.args.common.json,
+            heading: table::Heading::Lines,
+            clear: false,
+            max: 1,
+            schedule: Schedule::from(&self.args.every),
+            last_line: None,
+            banner: None,
+            metrics: None,
+        })
     }
 
     /// One line per interval, and one for the part interval at the end, as
     /// rates over the time that passed.
-    fn report(&mut self, skel: &VfsstatSkel<'_>, out: &mut Out, _: When) -> Result<()> {
+    fn interval_rows<'s>(
+        &'s mut self,
+        skel: &VfsstatSkel<'_>,
+        _: When,
+    ) -> Result<Box<dyn table::Print + 's>> {
         let mut counts = [0u64; STATS];
         for (i, c) in counts.iter_mut().enumerate() {
             let now = maps::percpu_sum_at(&skel.maps.stats, i as u32)?;
@@ -162,24 +170,51 @@ impl Tool for Vfsstat {
         }
         let secs = self.since.elapsed().as_secs_f64().max(1e-3);
         self.since = Instant::now();
-        let time = output::now_hms();
-        if self.args.common.json {
-            let mut obj = json!({ "time": time, "interval_s": secs });
-            for (name, c) in NAMES.iter().zip(counts) {
-                let key = name.to_ascii_lowercase();
-                obj[&key] = json!(c);
-                obj[format!("{key}_per_s")] = json!(c as f64 / secs);
-            }
-            out.json(&obj)?;
-        } else {
-            let mut line = format!("{time:<8}: ");
-            for c in counts {
-                line.push_str(&format!(" {:>8}", (c as f64 / secs).round() as u64));
-            }
-            writeln!(out, "{line}")?;
-        }
-        Ok(())
+        let row = Rates { counts, secs };
+        Ok(Box::new(table::Rows::new(
+            vec![row],
+            &self.table,
+            |_, _| std::cmp::Ordering::Equal,
+        )))
     }
+}
+
+/// One interval's counts and its length.
+struct Rates {
+    counts: [u64; STATS],
+    secs: f64,
+}
+
+/// A counter's columns: its rate, rounded as BCC shows it; in JSON its
+/// count and its rate.
+fn counter<const I: usize>(
+    header: &'static str,
+    key: &'static str,
+    rate: &'static str,
+) -> [Column<Timed<Rates>>; 3] {
+    fn per_s<const I: usize>(t: &Timed<Rates>) -> f64 {
+        t.row.counts[I] as f64 / t.row.secs
+    }
+    [
+        Column::right(header, 8, "", |t| (per_s::<I>(t).round() as u64).into()),
+        Column::json(key, |t| t.row.counts[I].into()),
+        Column::json(rate, |t| Cell::Float(per_s::<I>(t), 3)),
+    ]
+}
+
+/// BCC's line: the time, then each counter per second; in JSON the counts,
+/// their rates and the interval's length.
+fn table(json: bool) -> Table<Timed<Rates>> {
+    table::timed::<Rates>(json)
+        .columns([
+            Column::new("TIME", 10, "", |t| format!("{}:", t.time).into()),
+            Column::json("interval_s", |t| Cell::Float(t.row.secs, 3)),
+        ])
+        .columns(counter::<0>("READ/s", "read", "read_per_s"))
+        .columns(counter::<1>("WRITE/s", "write", "write_per_s"))
+        .columns(counter::<2>("FSYNC/s", "fsync", "fsync_per_s"))
+        .columns(counter::<3>("OPEN/s", "open", "open_per_s"))
+        .columns(counter::<4>("CREATE/s", "create", "create_per_s"))
 }
 
 #[cfg(test)]
@@ -190,6 +225,26 @@ mod tests {
     fn good_arguments_parse() {
         let ok = Args::try_parse_from(["vfsstat", "5", "3"]).unwrap();
         assert_eq!((ok.every.interval, ok.every.count), (5, Some(3)));
+    }
+
+    #[test]
+    fn lines_are_laid_out_as_bccs() {
+        let t = table(false);
+        assert_eq!(
+            t.header(),
+            "TIME         READ/s  WRITE/s  FSYNC/s   OPEN/s CREATE/s"
+        );
+        let row = Timed {
+            time: "12:34:56".into(),
+            row: Rates {
+                counts: [10, 2, 0, 3, 1],
+                secs: 2.0,
+            },
+        };
+        assert_eq!(
+            String::from_utf8(t.render(&row).unwrap()).unwrap(),
+            "12:34:56:         5        1        0        2        1"
+        );
     }
 
     #[test]
