@@ -137,7 +137,16 @@ pub fn named_share(folded: &[String], collisions: u64, mode: &str) -> (u64, u64)
             missed += value;
         }
     }
-    (named, total - missed.min(collisions))
+    // A stack lost to a collision is a [Missed User Stack] line. Samples
+    // (`spin`) count one each: at most `collisions` of them are the loss.
+    // Times do not say how many stacks they sum: where the tool said it
+    // lost any, the missed lines' time is its loss.
+    let lost = match (collisions, mode) {
+        (0, _) => 0,
+        (_, "spin") => missed.min(collisions),
+        _ => missed,
+    };
+    (named, total - lost)
 }
 
 /// The stacks a tool said it lost to hash collisions (its stderr note).

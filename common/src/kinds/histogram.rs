@@ -13,6 +13,7 @@ use libbpf_rs::MapCore;
 use crate::cli::HistogramArgs;
 use crate::output::hist::{print_report, Section, Style};
 use crate::output::Out;
+use crate::run::schedule::When;
 
 /// One histogram as a tool's map holds it, and its fine twin (the map of
 /// the same keys that --percentiles and --hdr-log fill).
@@ -157,25 +158,33 @@ impl Histograms {
             ),
         })
     }
+}
+
+impl super::Pipeline for Histograms {
+    fn kind(&self) -> Option<registry::Kind> {
+        Some(registry::Kind::Histogram)
+    }
 
     /// A report of the (drained) histograms: printed, then logged and
     /// added to the metrics.
-    pub fn report(&mut self, out: &mut Out, sections: &[Section]) -> Result<()> {
-        print_report(out, &self.style, sections)?;
+    fn report(&mut self, src: &mut dyn super::Source, out: &mut Out, _: When) -> Result<()> {
+        let sections = src.sections(true)?;
+        print_report(out, &self.style, &sections)?;
         if let Some(log) = &mut self.hdr_log {
-            log.write(sections)?;
+            log.write(&sections)?;
         }
-        self.metrics.reported(sections)
+        self.metrics.reported(&sections)
     }
 
     /// --prometheus's socket, for the loop to wait on.
-    pub fn fd(&self) -> Option<std::os::fd::RawFd> {
+    fn fd(&self) -> Option<std::os::fd::RawFd> {
         self.metrics.fd()
     }
 
-    /// Answers the scrapes waiting; `current` reads what the kernel holds.
-    pub fn serve(&self, current: impl FnMut() -> Result<Vec<Section>>) -> Result<()> {
-        self.metrics.serve(current)
+    /// Answers the scrapes waiting with what the kernel holds, left in
+    /// place.
+    fn serve(&mut self, src: &mut dyn super::Source) -> Result<()> {
+        self.metrics.serve(|| src.sections(false))
     }
 }
 

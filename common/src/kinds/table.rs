@@ -20,11 +20,11 @@ use std::io::{self, IsTerminal, Write};
 use anyhow::Result;
 
 use crate::cli::{MetricsArgs, TopArgs};
-use crate::export::prom::{Counters, Exporter};
+use crate::export::prom::Exporter;
 use crate::kernel::cgroups::{Names, Resolver};
 use crate::kinds::event::{Column, InCgroup, Table};
 use crate::output::Out;
-use crate::run::lifecycle::Schedule;
+use crate::run::schedule::{Schedule, When};
 
 /// What an interval-table tool's tables are.
 pub struct Spec<'a> {
@@ -301,7 +301,7 @@ impl IntervalTable {
     }
 
     /// One interval's table; `last`: the run's last.
-    pub fn report(&self, out: &mut Out, rows: Box<dyn Print + '_>, last: bool) -> Result<()> {
+    fn print(&self, out: &mut Out, rows: Box<dyn Print + '_>, last: bool) -> Result<()> {
         let time = crate::output::now_hms();
         let loadavg = (self.heading == Heading::LoadAvg)
             .then(|| std::fs::read_to_string("/proc/loadavg").unwrap_or_default());
@@ -310,29 +310,7 @@ impl IntervalTable {
         Ok(())
     }
 
-    /// After a report: --prom-file, with `metrics()` (a file that cannot be
-    /// written ends the run).
-    pub fn reported(&self, metrics: impl FnOnce() -> Result<Counters>) -> Result<()> {
-        match &self.exporter {
-            Some(e) => e.reported(|| metrics()?.encode()),
-            None => Ok(()),
-        }
-    }
-
-    /// `--prometheus`'s socket, for the loop to wait on.
-    pub fn fd(&self) -> Option<std::os::fd::RawFd> {
-        self.exporter.as_ref().and_then(Exporter::fd)
-    }
-
-    /// Answers the scrapes waiting with `metrics()`.
-    pub fn serve(&self, mut metrics: impl FnMut() -> Result<Counters>) -> Result<()> {
-        match &self.exporter {
-            Some(e) => e.serve(|| metrics()?.encode()),
-            None => Ok(()),
-        }
-    }
-
-    /// [`IntervalTable::report`] at `time`, with `loadavg` as
+    /// [`IntervalTable::print`] at `time`, with `loadavg` as
     /// /proc/loadavg reads.
     fn write(
         &self,
@@ -365,6 +343,35 @@ impl IntervalTable {
             writeln!(out, "{line}")?;
         }
         Ok(())
+    }
+}
+
+impl super::Pipeline for IntervalTable {
+    fn kind(&self) -> Option<registry::Kind> {
+        Some(registry::Kind::IntervalTable)
+    }
+
+    /// The interval's table, then --prom-file with the tool's counters (a
+    /// file that cannot be written ends the run).
+    fn report(&mut self, src: &mut dyn super::Source, out: &mut Out, when: When) -> Result<()> {
+        self.print(out, src.rows(when)?, when == When::End)?;
+        match &self.exporter {
+            Some(e) => e.reported(|| src.metrics()?.encode()),
+            None => Ok(()),
+        }
+    }
+
+    /// `--prometheus`'s socket, for the loop to wait on.
+    fn fd(&self) -> Option<std::os::fd::RawFd> {
+        self.exporter.as_ref().and_then(Exporter::fd)
+    }
+
+    /// Answers the scrapes waiting with the tool's counters.
+    fn serve(&mut self, src: &mut dyn super::Source) -> Result<()> {
+        match &self.exporter {
+            Some(e) => e.serve(|| src.metrics()?.encode()),
+            None => Ok(()),
+        }
     }
 }
 

@@ -21,282 +21,17 @@ use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapType, Object, RingBufferBuilder};
 
 use crate::cli::CommonArgs;
-use crate::export::prom::Counters;
-use crate::kernel::filters::Filters;
 use crate::kernel::maps;
 use crate::kernel::probe;
-use crate::kinds::event::Table;
-use crate::kinds::histogram::{self, Histograms};
-use crate::kinds::stack::{self, Stacks};
-use crate::kinds::table::{self, IntervalTable};
-use crate::output::hist;
+use crate::kinds::Pipeline;
 use crate::output::Out;
 use crate::run::launch::Held;
+use crate::run::tool::Bound;
 use crate::signals;
 use crate::{note, run};
 
-/// The opened (not yet loaded) skeleton of tool `T`.
-pub type OpenOf<'o, T> = <<T as Tool>::Builder as SkelBuilder<'o>>::Output;
-/// The loaded skeleton of tool `T`.
-pub type SkelOf<'o, T> = <OpenOf<'o, T> as OpenSkel<'o>>::Output;
-
-/// What a tool says when it is attached.
-pub enum Banner {
-    /// A table header on stdout (text mode); in machine-readable mode the
-    /// note goes to stderr instead.
-    Header { header: String, note: String },
-    /// `Tracing ... Hit Ctrl-C to end.`: on stdout, or on stderr when stdout
-    /// is read by a program.
-    Note(String),
-}
-
-/// When the loop reports and ends, besides signals, a closed stdout and the
-/// end of a started command.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Schedule {
-    /// Report every interval.
-    pub interval: Option<Duration>,
-    /// End after this many interval reports.
-    pub count: Option<u64>,
-    /// End (with a final report) after this long.
-    pub duration: Option<Duration>,
-}
-
-impl From<&crate::cli::IntervalCount> for Schedule {
-    /// `[interval] [count]`: a report every interval, `count` times.
-    fn from(i: &crate::cli::IntervalCount) -> Schedule {
-        Schedule {
-            interval: i.interval.map(Duration::from_secs),
-            count: i.count,
-            duration: None,
-        }
-    }
-}
-
-impl From<&crate::cli::EveryInterval> for Schedule {
-    /// A report every interval (one second by default), `count` times.
-    fn from(i: &crate::cli::EveryInterval) -> Schedule {
-        Schedule {
-            interval: Some(Duration::from_secs(i.interval)),
-            count: i.count,
-            duration: None,
-        }
-    }
-}
-
-/// Why a report is asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum When {
-    /// An interval has passed; tracing goes on.
-    Interval,
-    /// Tracing has ended and the programs are detached: the last report.
-    End,
-}
-
-/// What the lifecycle knows that a tool's configuration may need.
-#[derive(Debug, Clone, Default)]
-pub struct Setup {
-    /// The pid of the command the tool started (`--exec`, `-c`).
-    pub child: Option<u32>,
-}
-
-/// What every tool's `impl Tool` names the same way: its `Args`, its
-/// skeleton's builder, its `info::INFO`: `common::tool_types!(XSkelBuilder);`
-#[macro_export]
-macro_rules! tool_types {
-    ($builder:ty) => {
-        type Args = Args;
-        type Builder = $builder;
-        const INFO: &'static $crate::run::lifecycle::ToolInfo = &info::INFO;
-    };
-}
-
-pub use registry::ToolInfo;
-
-/// A tool: its options, variant choice and report.
-pub trait Tool: Sized {
-    /// The tool's arguments (clap derive, with EXAMPLES).
-    type Args: Parser;
-    /// The skeleton builder libbpf-cargo generated for the tool.
-    type Builder: Default + for<'o> SkelBuilder<'o>;
-
-    /// What the tool says about itself (`src/info.rs`): its name, summary,
-    /// banner, man page sections, dry runs and bench.
-    const INFO: &'static registry::ToolInfo;
-
-    /// Builds the tool from its arguments: checks that need no BPF.
-    fn new(args: Self::Args) -> Result<Self>;
-
-    /// True when stdout is read by a program for a reason of the tool's
-    /// own (folded stacks; `--json` is the lifecycle's): notes then go to
-    /// stderr.
-    fn machine_readable(&self) -> bool {
-        false
-    }
-
-    /// A command to start and trace (`--exec`, `-c`): forked before the
-    /// programs load, held until they are attached.
-    fn command(&self) -> Option<Vec<OsString>> {
-        None
-    }
-
-    /// The shared filters (filters.bpf.h) this tool applies.
-    fn filters(&self) -> Filters {
-        Filters::default()
-    }
-
-    /// Sets the read-only data and map sizes, and chooses the program
-    /// variants this kernel can run.
-    fn configure(&mut self, open: &mut OpenOf<'_, Self>, setup: &Setup) -> Result<()>;
-
-    /// Whether `-v` is one of the tool's own options (capable's, as BCC's:
-    /// non-audit checks too): it then prints the hooks chosen, not libbpf's
-    /// log, which would bury the tool's output under hundreds of lines.
-    fn verbose_is_own(&self) -> bool {
-        false
-    }
-
-    /// What `--dry-run` and `-v` say under the hooks, beyond the programs:
-    /// a choice made outside BPF (profile's perf event).
-    fn hook_notes(&self) -> Vec<String> {
-        Vec::new()
-    }
-
-    /// The function a program whose section names none attaches to (the
-    /// tool attaches it itself): for `--dry-run` and `-v`.
-    fn hook_target(&self, _program: &str) -> Option<String> {
-        None
-    }
-
-    /// After load, before attach: tail calls, maps the tool fills itself.
-    fn loaded(&mut self, _skel: &mut SkelOf<'_, Self>) -> Result<()> {
-        Ok(())
-    }
-
-    /// Attaches the programs; by default every loaded program whose section
-    /// names its attach point.
-    fn attach(&mut self, skel: &mut SkelOf<'_, Self>) -> Result<Vec<Link>> {
-        attach_all(skel.object())
-    }
-
-    /// Event tools: the columns of their table ([`Table`]), which give
-    /// the banner's header.
-    fn table(&self) -> Option<&Table<Self>> {
-        None
-    }
-
-    /// By default the table's header (event tools), an interval table's
-    /// line (BCC's for a top tool), or the description's banner line.
-    fn banner(&self) -> Banner {
-        if let Some(line) = self.interval_table().and_then(|t| t.banner) {
-            return Banner::Note(line);
-        }
-        match self.table() {
-            Some(t) => Banner::Header {
-                header: t.header(),
-                note: Self::INFO.banner.into(),
-            },
-            None => Banner::Note(Self::INFO.banner.into()),
-        }
-    }
-
-    /// By default a histogram tool's `[interval] [count]` (a stack tool's
-    /// DURATION is the kind's).
-    fn schedule(&self) -> Schedule {
-        if let Some(t) = self.interval_table() {
-            return Schedule::from(&t);
-        }
-        self.histograms()
-            .map(|h| Schedule::from(&h.args.interval))
-            .unwrap_or_default()
-    }
-
-    /// Histogram tools: what their histograms are. The lifecycle then
-    /// reports them on the schedule, answers scrapes and writes the
-    /// exports; the tool reads its maps in [`Tool::sections`].
-    fn histograms(&self) -> Option<histogram::Spec<'_>> {
-        None
-    }
-
-    /// Histogram tools: the histograms the kernel holds, drained (a report)
-    /// or left in place (a scrape).
-    fn sections(&self, _skel: &SkelOf<'_, Self>, _drain: bool) -> Result<Vec<hist::Section>> {
-        Ok(Vec::new())
-    }
-
-    /// Stack tools: what they count and how the report looks. The
-    /// lifecycle then sets the kernel side's switches, sizes its maps,
-    /// unwinds, keeps the processes' maps and reports (kinds::stack).
-    fn stacks(&self) -> Option<stack::Spec<'_>> {
-        None
-    }
-
-    /// Interval-table tools: what their tables are. The lifecycle then
-    /// prints their rows every interval (kinds::table).
-    fn interval_table(&self) -> Option<table::Spec<'_>> {
-        None
-    }
-
-    /// Interval-table tools with `--prometheus`/`--prom-file`: their
-    /// counters since the start (running totals, never an interval's).
-    fn interval_metrics(&mut self, _skel: &SkelOf<'_, Self>) -> Result<Counters> {
-        Ok(Counters::default())
-    }
-
-    /// Interval-table tools: this interval's rows (drained from the
-    /// kernel, or what it added to running totals), with their table and
-    /// order; `when`: the run's last report or not.
-    fn interval_rows<'s>(
-        &'s mut self,
-        _skel: &SkelOf<'_, Self>,
-        _when: When,
-    ) -> Result<Box<dyn table::Print + 's>> {
-        anyhow::bail!(
-            "{} has no rows: it is not an interval-table tool",
-            Self::INFO.name
-        )
-    }
-
-    /// Tracing has ended and the links are detached, before the final
-    /// report: what the tool attached itself stops (profile's perf events).
-    fn detached(&mut self) {}
-
-    /// One record from the `events` ring buffer (not a stack tool's: the
-    /// kind reads those).
-    fn event(&mut self, _data: &[u8], _out: &mut Out) -> io::Result<()> {
-        Ok(())
-    }
-
-    /// A descriptor the loop waits on too (`--prometheus`'s socket).
-    fn extra_fd(&self) -> Option<std::os::fd::RawFd> {
-        None
-    }
-
-    /// `extra_fd` is readable.
-    fn extra_ready(&mut self, _skel: &SkelOf<'_, Self>) -> Result<()> {
-        Ok(())
-    }
-
-    /// The command (`command`) has been exec'd, as tracing starts.
-    fn command_started(&mut self, _pid: u32) {}
-
-    /// Called whenever the loop wakes (at least every 100 ms); true ends
-    /// tracing, with a final report (memleak: every traced process is gone).
-    fn idle(&mut self) -> bool {
-        false
-    }
-
-    /// Prints a report: every interval, and once at the end.
-    fn report(&mut self, _skel: &SkelOf<'_, Self>, _out: &mut Out, _when: When) -> Result<()> {
-        Ok(())
-    }
-
-    /// What a non-zero counter at `index` of the kernel side's `errors`
-    /// map means (the tool's error enum).
-    fn error_note(&self, _index: u32) -> Option<&'static str> {
-        None
-    }
-}
+pub use crate::run::schedule::{Schedule, When};
+pub use crate::run::tool::{attach_all, Banner, OpenOf, Setup, SkelOf, Tool, ToolInfo};
 
 /// A tool as the bundle sees it: its description, its `main` and its
 /// options (for man pages and completions). Each tool crate exports one
@@ -306,6 +41,10 @@ pub struct Entry {
     pub info: &'static registry::ToolInfo,
     pub main: fn() -> ExitCode,
     pub command: fn() -> clap::Command,
+    /// The kind of pipeline the tool builds from these arguments (its name
+    /// first), without loading anything; `None`: its own report. A test
+    /// holds it to the kind the registry declares.
+    pub pipeline_kind: fn(&[String]) -> Result<Option<registry::Kind>>,
 }
 
 impl Entry {
@@ -317,8 +56,14 @@ impl Entry {
             info: T::INFO,
             main: main::<T>,
             command: <T::Args as clap::CommandFactory>::command,
+            pipeline_kind: pipeline_kind::<T>,
         }
     }
+}
+
+fn pipeline_kind<T: Tool>(argv: &[String]) -> Result<Option<registry::Kind>> {
+    let tool = T::new(T::Args::try_parse_from(argv)?)?;
+    Ok(tool.pipeline()?.kind())
 }
 
 /// A tool's `main`: runs it and turns the result into the exit status.
@@ -413,7 +158,7 @@ fn clap_exit(e: clap::Error) -> ExitCode {
 
 fn run_tool<T: Tool>(args: T::Args, common: &CommonArgs, containers: bool) -> Result<u8> {
     let mut tool = T::new(args)?;
-    let mut kind = Kind::open(&tool)?;
+    let mut pipeline = tool.pipeline()?;
     run::libbpf_log(common.verbose && !tool.verbose_is_own());
     run::check_privilege()?;
     let mut filters = tool.filters();
@@ -437,9 +182,7 @@ fn run_tool<T: Tool>(args: T::Args, common: &CommonArgs, containers: bool) -> Re
         .open(&mut object)
         .context("opening the BPF object")?;
     tool.configure(&mut open, &setup)?;
-    if let Some(s) = Kind::stacks(&mut kind) {
-        s.configure(open.open_object_mut())?;
-    }
+    pipeline.configure(open.open_object_mut())?;
     filters.configure(open.open_object_mut())?;
     if containers && maps::has_rodata(open.open_object(), "ns_pids") {
         maps::set_rodata(open.open_object_mut(), "ns_pids", &[1])?;
@@ -460,16 +203,12 @@ fn run_tool<T: Tool>(args: T::Args, common: &CommonArgs, containers: bool) -> Re
         note!("hooks: {}", hooks.join(", "));
     }
     filters.fill(skel.object())?;
-    if let Some(s) = Kind::stacks(&mut kind) {
-        s.loaded(skel.object())?;
-    }
+    pipeline.loaded(skel.object())?;
     tool.loaded(&mut skel)?;
     let links = tool.attach(&mut skel)?;
 
     let mut out = Out::default();
-    let machine = common.json
-        || tool.machine_readable()
-        || Kind::stacks(&mut kind).is_some_and(|s| s.machine_readable());
+    let machine = common.json || tool.machine_readable() || pipeline.machine_readable();
     match tool.banner() {
         Banner::Header { header, note } => {
             if machine {
@@ -495,13 +234,10 @@ fn run_tool<T: Tool>(args: T::Args, common: &CommonArgs, containers: bool) -> Re
         tool.command_started(child.pid());
     }
 
-    let schedule = match Kind::stacks(&mut kind) {
-        Some(s) => s.schedule(),
-        None => tool.schedule(),
-    };
+    let schedule = pipeline.schedule().unwrap_or_else(|| tool.schedule());
     let tool = RefCell::new(tool);
     let out = RefCell::new(out);
-    let kind = RefCell::new(kind);
+    let pipeline = RefCell::new(pipeline);
     // Few links are detached as the loop ends, before the ring's last
     // records are read and the final report is made: one exact cut. Many
     // (hundreds of tracepoints, each ~40 ms to detach in the kernel, one
@@ -512,7 +248,7 @@ fn run_tool<T: Tool>(args: T::Args, common: &CommonArgs, containers: bool) -> Re
         &skel,
         &tool,
         &out,
-        &kind,
+        &pipeline,
         schedule,
         child.as_ref(),
         &mut links,
@@ -520,9 +256,13 @@ fn run_tool<T: Tool>(args: T::Args, common: &CommonArgs, containers: bool) -> Re
     let mut tool = tool.into_inner();
     tool.detached();
     let mut out = out.into_inner();
-    let mut kind = kind.into_inner();
+    let mut pipeline = pipeline.into_inner();
     if ended != Ended::Count && ended != Ended::ReaderGone {
-        report(&mut tool, &skel, &mut out, kind.as_mut(), When::End)?;
+        let mut src = Bound {
+            tool: &mut tool,
+            skel: &skel,
+        };
+        pipeline.report(&mut src, &mut out, When::End)?;
     }
     out.flush()?;
     if let Some(links) = links {
@@ -534,7 +274,7 @@ fn run_tool<T: Tool>(args: T::Args, common: &CommonArgs, containers: bool) -> Re
     if ended == Ended::ReaderGone {
         return Err(io::Error::from(io::ErrorKind::BrokenPipe).into());
     }
-    report_counters(skel.object(), &tool, kind.as_ref())?;
+    report_counters(skel.object(), &tool, pipeline.as_ref())?;
     if out.dropped_lines() > 0 {
         note!(
             "{} lines of output dropped: stdout was not being read when the tool was stopped",
@@ -545,36 +285,6 @@ fn run_tool<T: Tool>(args: T::Args, common: &CommonArgs, containers: bool) -> Re
         Some(child) => child.finish(),
         None => 0,
     })
-}
-
-/// The pipeline of a tool's kind, where its kind has one: the lifecycle
-/// reports through it instead of through [`Tool::report`].
-enum Kind {
-    Histograms(Box<Histograms>),
-    Stacks(Box<Stacks>),
-    Table(IntervalTable),
-}
-
-impl Kind {
-    fn open<T: Tool>(tool: &T) -> Result<Option<Kind>> {
-        if let Some(spec) = tool.histograms() {
-            return Ok(Some(Kind::Histograms(Box::new(Histograms::open(&spec)?))));
-        }
-        if let Some(spec) = tool.interval_table() {
-            return Ok(Some(Kind::Table(IntervalTable::open(&spec)?)));
-        }
-        Ok(match tool.stacks() {
-            Some(spec) => Some(Kind::Stacks(Box::new(Stacks::open(spec)?))),
-            None => None,
-        })
-    }
-
-    fn stacks(kind: &mut Option<Kind>) -> Option<&mut Stacks> {
-        match kind {
-            Some(Kind::Stacks(s)) => Some(s),
-            _ => None,
-        }
-    }
 }
 
 /// What `--dry-run` prints: the programs loaded and verified, and where
@@ -611,30 +321,11 @@ const BATCH: usize = 512;
 /// The longest the ring is read for after the tracing ends.
 const FINAL_DRAIN: Duration = Duration::from_secs(2);
 
-/// A report: the kind's, or the tool's own.
-fn report<T: Tool>(
-    tool: &mut T,
-    skel: &SkelOf<'_, T>,
-    out: &mut Out,
-    kind: Option<&mut Kind>,
-    when: When,
-) -> Result<()> {
-    match kind {
-        Some(Kind::Histograms(h)) => h.report(out, &tool.sections(skel, true)?),
-        Some(Kind::Stacks(s)) => s.report(skel.object(), out),
-        Some(Kind::Table(t)) => {
-            t.report(out, tool.interval_rows(skel, when)?, when == When::End)?;
-            t.reported(|| tool.interval_metrics(skel))
-        }
-        None => tool.report(skel, out, when),
-    }
-}
-
 fn event_loop<'o, T: Tool>(
     skel: &SkelOf<'o, T>,
     tool: &RefCell<T>,
     out: &RefCell<Out>,
-    kind: &RefCell<Option<Kind>>,
+    pipeline: &RefCell<Box<dyn Pipeline>>,
     schedule: Schedule,
     child: Option<&crate::run::launch::Running>,
     links: &mut Option<Vec<Link>>,
@@ -647,8 +338,7 @@ fn event_loop<'o, T: Tool>(
             let mut builder = RingBufferBuilder::new();
             builder
                 .add(map, |data| {
-                    if let Some(s) = Kind::stacks(&mut kind.borrow_mut()) {
-                        s.record(data);
+                    if pipeline.borrow_mut().record(data) {
                         return 0;
                     }
                     let r = tool.borrow_mut().event(data, &mut out.borrow_mut());
@@ -684,11 +374,7 @@ fn event_loop<'o, T: Tool>(
     let mut lost_checked = start;
     // Records left in the ring after a batch: poll without waiting.
     let mut more = false;
-    let extra_fd = match &*kind.borrow() {
-        Some(Kind::Histograms(h)) => h.fd(),
-        Some(Kind::Table(t)) => t.fd(),
-        _ => tool.borrow().extra_fd(),
-    };
+    let extra_fd = pipeline.borrow().fd();
     out.borrow_mut().flush()?;
     let ended = loop {
         if signals::stop_requested() {
@@ -728,15 +414,13 @@ fn event_loop<'o, T: Tool>(
             break Ended::ChildExited;
         }
         if fds[4].revents != 0 {
-            match &*kind.borrow() {
-                Some(Kind::Histograms(h)) => h.serve(|| tool.borrow().sections(skel, false))?,
-                Some(Kind::Table(t)) => t.serve(|| tool.borrow_mut().interval_metrics(skel))?,
-                _ => tool.borrow_mut().extra_ready(skel)?,
-            }
+            let mut src = Bound {
+                tool: &mut *tool.borrow_mut(),
+                skel,
+            };
+            pipeline.borrow_mut().serve(&mut src)?;
         }
-        if let Some(s) = Kind::stacks(&mut kind.borrow_mut()) {
-            s.idle();
-        }
+        pipeline.borrow_mut().idle();
         if tool.borrow_mut().idle() {
             break Ended::Done;
         }
@@ -747,13 +431,13 @@ fn event_loop<'o, T: Tool>(
         let now = Instant::now();
         if let (Some(t), Some(interval)) = (tick, schedule.interval) {
             if now >= t {
-                report(
-                    &mut *tool.borrow_mut(),
+                let mut src = Bound {
+                    tool: &mut *tool.borrow_mut(),
                     skel,
-                    &mut out.borrow_mut(),
-                    kind.borrow_mut().as_mut(),
-                    When::Interval,
-                )?;
+                };
+                pipeline
+                    .borrow_mut()
+                    .report(&mut src, &mut out.borrow_mut(), When::Interval)?;
                 out.borrow_mut().flush()?;
                 reports += 1;
                 if schedule.count.is_some_and(|c| reports >= c) {
@@ -828,27 +512,6 @@ fn wait_ms(d: Duration) -> libc::c_int {
     d.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int
 }
 
-/// Attaches every loaded program whose section names its attach point
-/// (`tp_btf/sched_switch`); programs without one (tail calls, uprobes the
-/// tool attaches itself) are left alone.
-pub fn attach_all(obj: &Object) -> Result<Vec<Link>> {
-    let mut links = Vec::new();
-    for prog in obj.progs_mut() {
-        if !prog.autoload() || !prog.section().to_string_lossy().contains('/') {
-            continue;
-        }
-        let link = prog.attach().with_context(|| {
-            format!(
-                "attaching {} ({})",
-                prog.name().to_string_lossy(),
-                prog.section().to_string_lossy()
-            )
-        })?;
-        links.push(link);
-    }
-    Ok(links)
-}
-
 /// Detaches the links concurrently: removing a tracepoint or uprobe waits
 /// for an RCU grace period, and in parallel they share one.
 /// Links detached before the final report; with more, after it.
@@ -876,7 +539,7 @@ fn detach(links: Vec<Link>) {
 const DETACH_THREADS: usize = 8;
 
 /// Lost events and the kernel side's failure counters, on stderr.
-fn report_counters<T: Tool>(obj: &Object, tool: &T, kind: Option<&Kind>) -> Result<()> {
+fn report_counters<T: Tool>(obj: &Object, tool: &T, pipeline: &dyn Pipeline) -> Result<()> {
     if let Some(map) = maps::by_name(obj, "lost_events") {
         let n = maps::percpu_sum_at(&map, 0)?;
         if n > 0 {
@@ -887,11 +550,8 @@ fn report_counters<T: Tool>(obj: &Object, tool: &T, kind: Option<&Kind>) -> Resu
         for i in 0..map.max_entries() {
             let n = maps::percpu_sum_at(&map, i)?;
             if n > 0 {
-                let what = match kind {
-                    Some(Kind::Stacks(s)) => s.error_note(i),
-                    _ => None,
-                };
-                let what = what
+                let what = pipeline
+                    .error_note(i)
                     .or_else(|| tool.error_note(i))
                     .unwrap_or("failures of an unnamed kind");
                 note!("{n} {what}");

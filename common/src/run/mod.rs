@@ -3,6 +3,8 @@
 pub mod launch;
 pub mod lifecycle;
 pub mod process;
+pub mod schedule;
+pub mod tool;
 
 use std::io;
 use std::path::Path;

@@ -303,7 +303,7 @@ impl Argdist {
 /// integer the kernel reads (an operand, maybe cast) and its whole filter
 /// is the kernel's; else None (each hit is sent and counted here).
 fn in_kernel(p: &ArgProbe) -> Option<trace::spec::Agg> {
-    if !p.probe.filter_in_kernel || p.exprs.len() > hits::AGG_VALS {
+    if !p.probe.filter_in_kernel || p.exprs.len() > trace::limits::AGG_VALS {
         return None;
     }
     // "total calls": one key, with no values.

@@ -17,13 +17,7 @@ use libbpf_rs::{Link, MapCore};
 use crate::spec::{Cmp, Operand, TraceProbe};
 use crate::{types, OpenTraceSkel, TraceSkel};
 
-/// bpf/trace.h's limits.
-pub const STRS: usize = 6;
-pub const STR_MAX: u32 = 256;
-pub const RECORD_MAX: usize = 256;
-pub const TERMS: usize = 4;
-pub const STACK_DEPTH: u32 = 127;
-pub const AGG_VALS: usize = 4;
+use crate::limits::{RECORD_MAX, STACK_DEPTH, STRS, STR_MAX, TERMS};
 
 /// The string in slot `slot` of a record (slots of `size` bytes).
 pub fn str_slot(e: &types::tr_event, slot: usize, size: usize) -> &[u8] {

@@ -8,6 +8,7 @@
 
 pub mod hits;
 mod info;
+pub mod limits;
 pub mod spec;
 
 use std::collections::HashMap;

@@ -451,7 +451,7 @@ impl TraceProbe {
             },
             &parts.string_values,
         )?;
-        tp.filter_in_kernel = tp.kernel_terms(crate::hits::TERMS).1;
+        tp.filter_in_kernel = tp.kernel_terms(crate::limits::TERMS).1;
         tp.needs_entry = tp
             .names
             .iter()
@@ -574,11 +574,11 @@ impl TraceProbe {
             }
             self.string_cols.push(col);
         }
-        if self.strings.len() > crate::hits::STRS {
+        if self.strings.len() > crate::limits::STRS {
             return Err(err(
                 text,
                 0,
-                format!("at most {} strings are read per probe", crate::hits::STRS),
+                format!("at most {} strings are read per probe", crate::limits::STRS),
             ));
         }
         self.names = names;
@@ -862,7 +862,7 @@ fn resolve_member(
     }
     match cx.fields.iter().find(|f| f.name == field) {
         Some(f)
-            if (f.offset + f.size.min(8)) as usize > crate::hits::RECORD_MAX
+            if (f.offset + f.size.min(8)) as usize > crate::limits::RECORD_MAX
                 && f.kind != FieldKind::DataLoc =>
         {
             Err(err(
@@ -870,7 +870,7 @@ fn resolve_member(
                 col,
                 format!(
                     "{field} lies past the record's first {} bytes",
-                    crate::hits::RECORD_MAX
+                    crate::limits::RECORD_MAX
                 ),
             ))
         }

@@ -26,7 +26,7 @@ use crate::cli::IdList;
 use crate::kernel::cgroups::Resolver;
 use crate::kernel::maps;
 use crate::output::Out;
-use crate::run::lifecycle::Schedule;
+use crate::run::schedule::{Schedule, When};
 use crate::skel::types::stack_error as E;
 use crate::skel::types::{self, stack_limits};
 use crate::sym::Symbolizer;
@@ -251,24 +251,30 @@ impl Stacks {
             cgroups: spec.args.containers.then(Resolver::default),
         })
     }
+}
+
+impl super::Pipeline for Stacks {
+    fn kind(&self) -> Option<registry::Kind> {
+        Some(registry::Kind::Stack)
+    }
 
     /// Stdout is read by a program: folded lines or JSON.
-    pub fn machine_readable(&self) -> bool {
+    fn machine_readable(&self) -> bool {
         self.look.json || self.look.folded
     }
 
     /// One report, after DURATION or at Ctrl-C; and one every interval
     /// where the tool takes one.
-    pub fn schedule(&self) -> Schedule {
-        Schedule {
+    fn schedule(&self) -> Option<Schedule> {
+        Some(Schedule {
             duration: self.duration.map(Duration::from_secs),
             interval: self.interval.map(Duration::from_secs),
             count: None,
-        }
+        })
     }
 
     /// Sets stackcounts.bpf.h's switches and sizes its maps.
-    pub fn configure(&self, obj: &mut OpenObject) -> Result<()> {
+    fn configure(&mut self, obj: &mut OpenObject) -> Result<()> {
         let dwarf = self.dwarf.is_some();
         for (name, on) in [
             ("user_stacks", self.halves.user),
@@ -291,7 +297,7 @@ impl Stacks {
     }
 
     /// Loaded: starts keeping the memory maps of the processes seen.
-    pub fn loaded(&mut self, obj: &Object) -> Result<()> {
+    fn loaded(&mut self, obj: &Object) -> Result<()> {
         if self.halves.user {
             self.symbolizer.follow_mappings();
             if let (Some(dwarf), Some(view)) = (&mut self.dwarf, self.symbolizer.mappings_view()) {
@@ -308,7 +314,7 @@ impl Stacks {
 
     /// One record of the `events` ring (--unwind dwarf): a stack copy,
     /// unwound now, or a sample, summed.
-    pub fn record(&mut self, data: &[u8]) {
+    fn record(&mut self, data: &[u8]) -> bool {
         if let Some(d) = &mut self.dwarf {
             // A process's first stack: its memory map is kept for the
             // report, which may come after it exits.
@@ -316,11 +322,12 @@ impl Stacks {
                 self.symbolizer.keep_process(pid);
             }
         }
+        true
     }
 
     /// Whenever the loop wakes, while tracing: symbols loaded ahead, so
     /// that the report starts at once at Ctrl-C.
-    pub fn idle(&mut self) {
+    fn idle(&mut self) {
         if self.halves.kernel {
             self.symbolizer.warm_kernel();
         }
@@ -330,7 +337,8 @@ impl Stacks {
     /// The report: the sums drained, in BCC's order (ascending, the
     /// largest last, next to the prompt), symbolized, printed and written
     /// to the files.
-    pub fn report(&mut self, obj: &Object, out: &mut Out) -> Result<()> {
+    fn report(&mut self, src: &mut dyn super::Source, out: &mut Out, _: When) -> Result<()> {
+        let obj = src.object();
         if self.timestamp && !self.machine_readable() {
             writeln!(out, "{}", crate::output::now_hms())?;
         }
@@ -397,7 +405,7 @@ impl Stacks {
     }
 
     /// The notes for the kind's failure counters.
-    pub fn error_note(&self, index: u32) -> Option<&'static str> {
+    fn error_note(&self, index: u32) -> Option<&'static str> {
         match E(index) {
             E::ERR_STACK_COUNTS_FULL => Some(self.counts_full),
             _ => error_note(index),
