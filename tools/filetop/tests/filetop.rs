@@ -10,6 +10,9 @@ use testkit::{
     require_root, run, run_with_env, stop_and_check_unloaded, unique, unique_copy, Traced,
 };
 
+/// Every row: BCC's order puts rows of writes only below every file read
+/// in the interval, which on a busy machine are more than a screenful.
+const ALL_ROWS: &str = "1000000";
 const BIN: &str = env!("CARGO_BIN_EXE_filetop");
 const BLOCKS: u64 = 150;
 
@@ -74,7 +77,7 @@ fn check_copy(env: &[(&str, &str)]) {
     let dd = unique_copy("ftd", "/bin/dd");
     let tool = Traced::start_command(
         Command::new(BIN)
-            .args(["--json", "-r", "100"])
+            .args(["--json", "-r", ALL_ROWS])
             .envs(env.iter().copied()),
     );
     let pid = copy(
@@ -123,10 +126,10 @@ fn filetop_all_files_shows_devices_and_text_table() {
     let dd = unique_copy("fta", "/bin/dd");
     let input = files.dir.join(&files.input);
     // Without -a the device written to is not shown.
-    let tool = Traced::start(BIN, &["-C", "-r", "50"]);
+    let tool = Traced::start(BIN, &["-C", "-r", ALL_ROWS]);
     copy(&dd, &input, Path::new("/dev/null"));
     let plain = stop_and_check_unloaded(tool);
-    let tool = Traced::start(BIN, &["-a", "-C", "-r", "50"]);
+    let tool = Traced::start(BIN, &["-a", "-C", "-r", ALL_ROWS]);
     copy(&dd, &input, Path::new("/dev/null"));
     let all = stop_and_check_unloaded(tool);
     let comm = dd.file_name().unwrap().to_str().unwrap();
@@ -201,8 +204,8 @@ fn filetop_names_each_rows_container() {
         testkit::FakeContainer::docker(),
         testkit::FakeContainer::kubernetes(),
     );
-    let json = Traced::start(BIN, &["--json", "--containers", "-r", "100"]);
-    let text = Traced::start(BIN, &["--containers", "-C", "-r", "100"]);
+    let json = Traced::start(BIN, &["--json", "--containers", "-r", ALL_ROWS]);
+    let text = Traced::start(BIN, &["--containers", "-C", "-r", ALL_ROWS]);
     let input = files.dir.join(&files.input);
     for (who, out) in [(&docker, "a"), (&pod, "b")] {
         let to = files.dir.join(format!("{}{out}", files.output));
