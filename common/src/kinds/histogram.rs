@@ -199,6 +199,22 @@ pub enum Key {
     Container,
 }
 
+impl Key {
+    /// The key the options ask for: the first given of --per-container,
+    /// -P, -L and --pidnss (clap lets only one through).
+    pub fn chosen(per_container: bool, pids: bool, tids: bool, pidnss: bool) -> Key {
+        [
+            (per_container, Key::Container),
+            (pids, Key::Pid),
+            (tids, Key::Tid),
+            (pidnss, Key::Pidns),
+        ]
+        .into_iter()
+        .find_map(|(on, key)| on.then_some(key))
+        .unwrap_or(Key::All)
+    }
+}
+
 /// One histogram as the kernel keeps it by [`Key`]: with the comm it saw
 /// first (processes and threads) and its fine slots (--percentiles).
 pub struct Keyed<'a> {

@@ -66,6 +66,23 @@ impl Spec<'_> {
     }
 }
 
+impl<'a> Spec<'a> {
+    /// A line per interval under the header the banner printed (vfsstat,
+    /// cachestat).
+    pub fn lines(json: bool, schedule: Schedule, metrics: Option<&'a MetricsArgs>) -> Spec<'a> {
+        Spec {
+            json,
+            heading: Heading::Lines,
+            clear: false,
+            max: 1,
+            schedule,
+            last_line: None,
+            banner: None,
+            metrics,
+        }
+    }
+}
+
 /// What precedes a table: a blank line (or a cleared screen), then this.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Heading {
@@ -204,6 +221,11 @@ pub struct Rows<'t, R> {
 }
 
 impl<'t, R> Rows<'t, R> {
+    /// One row: the interval's line.
+    pub fn one(row: R, table: &'t Table<Timed<R>>) -> Self {
+        Rows::new(vec![row], table, |_, _| Ordering::Equal)
+    }
+
     /// The rows of one table, in `order` (the first shown the lesser).
     pub fn new(
         rows: Vec<R>,

@@ -193,20 +193,13 @@ impl Tool for Cachestat {
     }
 
     fn interval_table(&self) -> Option<table::Spec<'_>> {
-        Some(table::Spec {
-            json: self.args.common.json,
-            heading: table::Heading::Lines,
-            clear: false,
-            max: 1,
-            schedule: Schedule {
-                interval: Some(Duration::from_secs(self.args.interval)),
-                count: self.args.count,
-                duration: None,
-            },
-            last_line: None,
-            banner: None,
-            metrics: Some(&self.args.metrics),
-        })
+        let schedule = Schedule {
+            interval: Some(Duration::from_secs(self.args.interval)),
+            count: self.args.count,
+            duration: None,
+        };
+        let metrics = Some(&self.args.metrics);
+        Some(table::Spec::lines(self.args.common.json, schedule, metrics))
     }
 
     /// One line per interval, and one for the part interval at the end, so

@@ -156,15 +156,7 @@ impl Tool for Cpudist {
         let fine = args.hist.fine_map(&skel.maps.fine_hists);
         let entries: Vec<histogram::Entry<u64, types::cpu_hist, types::fine_hist>> =
             histogram::read_maps(&skel.maps.hists, fine, drain, |k| *k)?;
-        let by = if args.hist.per_container {
-            histogram::Key::Container
-        } else if args.pids {
-            histogram::Key::Pid
-        } else if args.tids {
-            histogram::Key::Tid
-        } else {
-            histogram::Key::All
-        };
+        let by = histogram::Key::chosen(args.hist.per_container, args.pids, args.tids, false);
         let keyed = entries.iter().map(|e| histogram::Keyed {
             key: e.key,
             slots: &e.hist.hist.slots,

@@ -131,45 +131,28 @@ impl Tool for Runqlat {
         })
     }
 
+    /// The histograms the kernel holds, drained (a report) or left in
+    /// place (a scrape).
     fn sections(&self, skel: &RunqlatSkel<'_>, drain: bool) -> Result<Vec<hist::Section>> {
-        collect(&self.args, &self.containers, skel, drain)
+        let args = &self.args;
+        let fine = args.hist.fine_map(&skel.maps.fine_hists);
+        let entries: Vec<histogram::Entry<u64, types::rq_hist, types::fine_hist>> =
+            histogram::read_maps(&skel.maps.hists, fine, drain, |k| *k)?;
+        let keyed = entries.iter().map(|e| histogram::Keyed {
+            key: e.key,
+            slots: &e.hist.hist.slots,
+            count: e.hist.hist.count,
+            total: e.hist.hist.total,
+            comm: &e.hist.comm,
+            fine: e.fine.as_ref().map(|f| &f.slots[..]),
+        });
+        let by = histogram::Key::chosen(args.hist.per_container, args.pids, args.tids, args.pidnss);
+        let percentiles = args.hist.percentiles;
+        Ok(histogram::keyed_sections(
+            keyed,
+            by,
+            &self.containers,
+            percentiles,
+        ))
     }
-}
-
-/// The histograms the kernel holds, drained (a report) or left in place
-/// (a scrape).
-fn collect(
-    args: &Args,
-    containers: &histogram::Containers,
-    skel: &RunqlatSkel,
-    drain: bool,
-) -> Result<Vec<hist::Section>> {
-    let fine = args.hist.fine_map(&skel.maps.fine_hists);
-    let entries: Vec<histogram::Entry<u64, types::rq_hist, types::fine_hist>> =
-        histogram::read_maps(&skel.maps.hists, fine, drain, |k| *k)?;
-    let by = if args.hist.per_container {
-        histogram::Key::Container
-    } else if args.pids {
-        histogram::Key::Pid
-    } else if args.tids {
-        histogram::Key::Tid
-    } else if args.pidnss {
-        histogram::Key::Pidns
-    } else {
-        histogram::Key::All
-    };
-    let keyed = entries.iter().map(|e| histogram::Keyed {
-        key: e.key,
-        slots: &e.hist.hist.slots,
-        count: e.hist.hist.count,
-        total: e.hist.hist.total,
-        comm: &e.hist.comm,
-        fine: e.fine.as_ref().map(|f| &f.slots[..]),
-    });
-    Ok(histogram::keyed_sections(
-        keyed,
-        by,
-        containers,
-        args.hist.percentiles,
-    ))
 }

@@ -264,8 +264,9 @@ fn trace_kernel_functions_need_kprobes_and_say_so() {
 /// A string in a page the process has not touched yet (its first use):
 /// the probe cannot read it, the front end reads it from the process.
 /// Without sleepable uprobes (5.10; the dry run says which) the front end
-/// reads it after the hit: gone here (the page is unmapped at once), so
-/// marked `[unreadable]`, never shown empty.
+/// reads it after the hit, from the process as it is then: the string
+/// where its page is still mapped, else (unmapped after the fifth call)
+/// `[unreadable]`; never shown empty or wrong.
 #[test]
 fn trace_shows_a_string_on_its_first_call() {
     let probe = work("WORK:first \"%s\", arg1");
@@ -273,14 +274,14 @@ fn trace_shows_a_string_on_its_first_call() {
     assert!(dry.status.success(), "{dry:?}");
     let prefaults = dry.stdout.iter().any(|l| l.contains("(tr_prefault"));
     let (rows, f, _) = traced(&["WORK:first \"%s\", arg1"]);
-    let first = if prefaults {
-        "first-call-string"
-    } else {
-        "[unreadable]"
-    };
-    let mut want = vec!["first-call-string"; 5];
-    want[0] = first;
-    assert_eq!(messages(&rows, "first"), want, "{f:?}\n{dry:?}");
+    let got = messages(&rows, "first");
+    assert_eq!(got.len(), 5, "{f:?}");
+    let first = got[0].as_str();
+    assert!(
+        first == "first-call-string" || (!prefaults && first == "[unreadable]"),
+        "{f:?}\n{dry:?}"
+    );
+    assert!(got[1..].iter().all(|m| m == "first-call-string"), "{f:?}");
 }
 
 /// Traced strings are escaped in text (one line, no control characters)

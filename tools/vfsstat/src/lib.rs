@@ -143,16 +143,8 @@ impl Tool for Vfsstat {
     }
 
     fn interval_table(&self) -> Option<table::Spec<'_>> {
-        Some(table::Spec {
-            json: self.args.common.json,
-            heading: table::Heading::Lines,
-            clear: false,
-            max: 1,
-            schedule: Schedule::from(&self.args.every),
-            last_line: None,
-            banner: None,
-            metrics: None,
-        })
+        let schedule = Schedule::from(&self.args.every);
+        Some(table::Spec::lines(self.args.common.json, schedule, None))
     }
 
     /// One line per interval, and one for the part interval at the end, as

@@ -492,3 +492,101 @@ impl Dwarf {
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dwarf(joined: bool) -> Dwarf {
+        Dwarf {
+            unwinder: Unwinder::new(127),
+            stacks: StackTable::default(),
+            pending: HashMap::new(),
+            latest: HashMap::new(),
+            latest_waker: HashMap::new(),
+            sums: HashMap::new(),
+            joined,
+        }
+    }
+
+    /// A stack copy record of this process's thread `tid`, from `ip`,
+    /// with no stack bytes.
+    fn copy(tid: u32, seq: u64, waker: bool, ip: u64) -> Vec<u8> {
+        let h = crate::skel::types::ustack_header {
+            kind: if waker {
+                crate::unwind::KIND_WAKER_STACK
+            } else {
+                crate::unwind::KIND_STACK
+            },
+            tid,
+            tgid: std::process::id(),
+            seq,
+            ip,
+            ..Default::default()
+        };
+        // SAFETY: a Plain struct of integers without padding.
+        unsafe { plain::as_bytes(&h) }.to_vec()
+    }
+
+    fn sample(tid: u32, seq: u64, waker_seq: u64, value: u64) -> Vec<u8> {
+        let s = types::stack_sample {
+            kind: stack_limits::STACK_SAMPLE_KIND.0,
+            tgid: std::process::id(),
+            tid,
+            kern_stack_id: -1,
+            seq,
+            value,
+            waker_seq,
+            ..Default::default()
+        };
+        // SAFETY: a Plain struct of integers and bytes without padding.
+        unsafe { plain::as_bytes(&s) }.to_vec()
+    }
+
+    /// Two code addresses of this program, whose stacks differ.
+    fn ips() -> (u64, u64) {
+        (dwarf as *const () as u64, copy as *const () as u64)
+    }
+
+    #[test]
+    fn samples_take_the_latest_copy_of_their_thread() {
+        let mut d = dwarf(false);
+        let (a, b) = ips();
+        // The process's first copy names it (its maps kept from then).
+        assert_eq!(d.record(&copy(7, 1, false, a)), Some(std::process::id()));
+        // A later copy of the same thread replaces it: a sample names the
+        // copy taken with it.
+        assert_eq!(d.record(&copy(7, 2, false, b)), None);
+        d.record(&sample(7, 2, 0, 5));
+        // Its copy replaced, or never sent (a full ring): missed.
+        d.record(&sample(7, 1, 0, 7));
+        d.record(&sample(7, 9, 0, 13));
+        // No user stack asked (a kernel thread).
+        d.record(&sample(7, 0, 0, 11));
+        // A copy serves one sample.
+        d.record(&sample(7, 2, 0, 17));
+        let mut sums: Vec<(User, u64)> = d.sums.iter().map(|(k, v)| (k.user, *v)).collect();
+        sums.sort_by_key(|(_, v)| *v);
+        assert_eq!(
+            sums,
+            [
+                (User::Unwound(1), 5),
+                (User::Absent, 11),
+                (User::Missed, 7 + 13 + 17)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_wakers_copy_is_kept_apart_from_the_woken_threads_own() {
+        let mut d = dwarf(true);
+        let (a, b) = ips();
+        d.record(&copy(7, 1, false, a));
+        d.record(&copy(7, 2, true, b));
+        d.record(&sample(7, 1, 2, 3));
+        let (key, value) = d.sums.iter().next().expect("a sum");
+        assert_eq!(*value, 3);
+        assert_eq!(key.user, User::Unwound(0));
+        assert_eq!(key.waker.as_ref().map(|w| w.user), Some(User::Unwound(1)));
+    }
+}
