@@ -226,6 +226,23 @@ pub struct Keyed<'a> {
     pub fine: Option<&'a [u32]>,
 }
 
+/// The [`Keyed`] of an [`Entry`] whose histogram has the scheduler tools'
+/// shape (`hist.slots`, `hist.count`, `hist.total`, `comm`; runqlat's and
+/// cpudist's generated types), with its fine slots.
+#[macro_export]
+macro_rules! keyed_entry {
+    ($e:expr) => {
+        $crate::kinds::histogram::Keyed {
+            key: $e.key,
+            slots: &$e.hist.hist.slots,
+            count: $e.hist.hist.count,
+            total: $e.hist.hist.total,
+            comm: &$e.hist.comm,
+            fine: $e.fine.as_ref().map(|f| &f.slots[..]),
+        }
+    };
+}
+
 /// The sections of histograms kept by [`Key`], titled as BCC titles them
 /// (`pid = 42 bash`: the live comm, else the one the kernel kept).
 pub fn keyed_sections<'a>(

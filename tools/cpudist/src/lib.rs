@@ -157,14 +157,7 @@ impl Tool for Cpudist {
         let entries: Vec<histogram::Entry<u64, types::cpu_hist, types::fine_hist>> =
             histogram::read_maps(&skel.maps.hists, fine, drain, |k| *k)?;
         let by = histogram::Key::chosen(args.hist.per_container, args.pids, args.tids, false);
-        let keyed = entries.iter().map(|e| histogram::Keyed {
-            key: e.key,
-            slots: &e.hist.hist.slots,
-            count: e.hist.hist.count,
-            total: e.hist.hist.total,
-            comm: &e.hist.comm,
-            fine: e.fine.as_ref().map(|f| &f.slots[..]),
-        });
+        let keyed = entries.iter().map(|e| common::keyed_entry!(e));
         Ok(histogram::keyed_sections(
             keyed,
             by,

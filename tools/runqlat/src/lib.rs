@@ -138,14 +138,7 @@ impl Tool for Runqlat {
         let fine = args.hist.fine_map(&skel.maps.fine_hists);
         let entries: Vec<histogram::Entry<u64, types::rq_hist, types::fine_hist>> =
             histogram::read_maps(&skel.maps.hists, fine, drain, |k| *k)?;
-        let keyed = entries.iter().map(|e| histogram::Keyed {
-            key: e.key,
-            slots: &e.hist.hist.slots,
-            count: e.hist.hist.count,
-            total: e.hist.hist.total,
-            comm: &e.hist.comm,
-            fine: e.fine.as_ref().map(|f| &f.slots[..]),
-        });
+        let keyed = entries.iter().map(|e| common::keyed_entry!(e));
         let by = histogram::Key::chosen(args.hist.per_container, args.pids, args.tids, args.pidnss);
         let percentiles = args.hist.percentiles;
         Ok(histogram::keyed_sections(
