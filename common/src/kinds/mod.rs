@@ -95,6 +95,12 @@ pub struct Declared<'a> {
 /// The pipeline of what a tool declares: the first of histograms, an
 /// interval table, stacks; else [`Own`].
 pub fn pipeline(d: Declared) -> Result<Box<dyn Pipeline>> {
+    // A kind waits on its own descriptors: a tool's would never be read.
+    let kind = d.histograms.is_some() || d.table.is_some() || d.stacks.is_some();
+    anyhow::ensure!(
+        !(kind && d.own_fd.is_some()),
+        "a tool of a kind gives its descriptor through the kind's spec, not extra_fd"
+    );
     Ok(if let Some(spec) = d.histograms {
         Box::new(histogram::Histograms::open(&spec)?)
     } else if let Some(spec) = d.table {

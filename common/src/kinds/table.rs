@@ -44,7 +44,7 @@ pub struct Spec<'a> {
     pub metrics: Option<&'a MetricsArgs>,
 }
 
-impl Spec<'_> {
+impl<'a> Spec<'a> {
     /// A top tool's (`-C`, `-r`, `[interval] [count]`): the screen cleared,
     /// the time and load average above the table where `summary` (tcptop
     /// -S: none).
@@ -64,9 +64,7 @@ impl Spec<'_> {
             metrics: None,
         }
     }
-}
 
-impl<'a> Spec<'a> {
     /// A line per interval under the header the banner printed (vfsstat,
     /// cachestat).
     pub fn lines(json: bool, schedule: Schedule, metrics: Option<&'a MetricsArgs>) -> Spec<'a> {

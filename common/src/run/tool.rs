@@ -213,7 +213,9 @@ pub trait Tool: Sized {
         Ok(())
     }
 
-    /// A descriptor the loop waits on too (`--prometheus`'s socket).
+    /// A tool that reports itself (no kind's pipeline): a descriptor the
+    /// loop waits on too (its `--prometheus` socket). A kind's tools give
+    /// theirs through the kind's spec.
     fn extra_fd(&self) -> Option<std::os::fd::RawFd> {
         None
     }
