@@ -4,6 +4,8 @@
  * to every probe of that kind; the probe's index comes from the attach
  * cookie (bpf_get_attach_cookie, 5.15+; with USDT the spec's cookie), or
  * on older kernels from the copy of the object that serves it alone.
+ * System call tracepoints are served by one program at each raw sys_enter
+ * and sys_exit (syscall_points.bpf.h), with no cookie or copy.
  * Counts go to a per-CPU array indexed by probe (no hashing, no lock), or
  * with -P a per-CPU hash by process and probe. */
 #include <vmlinux.h>
@@ -14,6 +16,7 @@
 #include "errors.bpf.h"
 #include "filters.bpf.h"
 #include "maps.bpf.h"
+#include "syscall_points.bpf.h"
 
 const volatile bool per_process = false;
 /* -p with only uprobes and USDT probes: they are placed in that process
@@ -114,6 +117,27 @@ SEC("tracepoint")
 int fc_tp(void *ctx)
 {
 	count(use_cookie ? bpf_get_attach_cookie(ctx) : lone_point);
+	return 0;
+}
+
+/* syscalls:* points: one program at each raw tracepoint. */
+SEC("raw_tp/sys_enter")
+int fc_sys_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u32 point = entered_point(ctx);
+
+	if (point)
+		count(point - 1);
+	return 0;
+}
+
+SEC("raw_tp/sys_exit")
+int fc_sys_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u32 point = exited_point(ctx);
+
+	if (point)
+		count(point - 1);
 	return 0;
 }
 

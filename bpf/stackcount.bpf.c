@@ -15,6 +15,7 @@
 #include "filters.bpf.h"
 #include "maps.bpf.h"
 #include "errors.bpf.h"
+#include "syscall_points.bpf.h"
 /* --unwind dwarf's copies. */
 #define RINGBUF_BYTES (8 << 20)
 #include "stackcounts.bpf.h"
@@ -87,6 +88,20 @@ SEC("tracepoint")
 int sc_tp(void *ctx)
 {
 	return hit(ctx, false);
+}
+
+/* syscalls:* points: one program at each raw tracepoint, for the calls
+ * traced. */
+SEC("raw_tp/sys_enter")
+int sc_sys_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+	return entered_point(ctx) ? hit(ctx, false) : 0;
+}
+
+SEC("raw_tp/sys_exit")
+int sc_sys_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	return exited_point(ctx) ? hit(ctx, false) : 0;
 }
 
 SEC("kprobe.multi")

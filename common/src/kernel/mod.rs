@@ -11,5 +11,6 @@ pub mod maps;
 pub mod perf;
 pub mod probe;
 pub mod sideband;
+pub mod syscalls;
 pub mod tcp;
 pub mod tracefs;

@@ -7,12 +7,13 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use libbpf_rs::{
-    KprobeMultiOpts, KprobeOpts, Link, ProgramMut, TracepointCategory, TracepointOpts,
-    UprobeMultiOpts, UprobeOpts, UsdtOpts,
+    KprobeMultiOpts, KprobeOpts, Link, MapCore, MapFlags, MapMut, ProgramMut, TracepointCategory,
+    TracepointOpts, UprobeMultiOpts, UprobeOpts, UsdtOpts,
 };
 
 use super::{elf, tracepoints, At, Probe, Target};
 use crate::kernel::probe::{self, UprobeLinks};
+use crate::kernel::syscalls::{self, NR_SYSCALLS};
 
 /// Where one probe point goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +36,28 @@ pub enum Point {
     Kernel {
         func: String,
     },
+    /// A `syscalls:*` tracepoint served by the tool's program at the raw
+    /// sys_enter or sys_exit tracepoint (bpf/include/syscall_points.bpf.h):
+    /// call `nr`'s entry, or its exit.
+    Syscall {
+        event: String,
+        exit: bool,
+        nr: u32,
+    },
+}
+
+/// How a tool serves its points.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Serving {
+    /// User functions' entry probes go past their frame setup
+    /// ([`elf::after_frame_setup`]), where a frame pointer walk finds their
+    /// caller (stack tools).
+    pub whole_frames: bool,
+    /// System call tracepoints become [`Point::Syscall`]s: the tool has
+    /// programs at the raw sys_enter and sys_exit and a syscall_points map
+    /// ([`Programs::sys_enter`]). `BPFTOOLS_DISABLE=raw_syscalls` keeps
+    /// them classic tracepoints.
+    pub raw_syscalls: bool,
 }
 
 /// A point and how the report names it.
@@ -49,13 +72,13 @@ pub struct Planned {
 /// once. A probe that matches nothing, a library not found, or kernel
 /// functions on a kernel without kprobes, is an error naming it.
 pub fn plan(probes: &[Probe], pid: Option<u32>) -> Result<Vec<Planned>> {
-    plan_with(probes, pid, false)
+    plan_with(probes, pid, Serving::default())
 }
 
-/// As [`plan`]; with `whole_frames`, user functions' entry probes go past
-/// their frame setup ([`elf::after_frame_setup`]), where a frame pointer
-/// walk finds their caller (stack tools).
-pub fn plan_with(probes: &[Probe], pid: Option<u32>, whole_frames: bool) -> Result<Vec<Planned>> {
+/// As [`plan`], for a tool that serves points as `serving` says.
+pub fn plan_with(probes: &[Probe], pid: Option<u32>, serving: Serving) -> Result<Vec<Planned>> {
+    let whole_frames = serving.whole_frames;
+    let raw_syscalls = serving.raw_syscalls && !probe::disabled("raw_syscalls");
     let mut out: Vec<Planned> = Vec::new();
     for probe in probes {
         let before = out.len();
@@ -104,13 +127,23 @@ pub fn plan_with(probes: &[Probe], pid: Option<u32>, whole_frames: bool) -> Resu
             }
             Target::Tracepoint { category, event } => {
                 for t in tracepoints::matching(category, event)? {
+                    let call = (raw_syscalls && t.category == "syscalls")
+                        .then(|| syscalls::of_tracepoint(&t.event))
+                        .flatten();
                     out.push(Planned {
                         label: format!("{}:{}", t.category, t.event),
                         at,
-                        point: Point::Tracepoint {
-                            category: t.category,
-                            event: t.event,
-                            id: t.id,
+                        point: match call {
+                            Some((exit, nr)) => Point::Syscall {
+                                event: t.event,
+                                exit,
+                                nr,
+                            },
+                            None => Point::Tracepoint {
+                                category: t.category,
+                                event: t.event,
+                                id: t.id,
+                            },
                         },
                     });
                 }
@@ -188,6 +221,10 @@ impl Point {
     pub fn is_kernel(&self) -> bool {
         matches!(self, Point::Kernel { .. })
     }
+
+    pub fn is_syscall(&self) -> bool {
+        matches!(self, Point::Syscall { .. })
+    }
 }
 
 /// The labels of the points `which` picks, comma-separated: what
@@ -224,6 +261,11 @@ pub struct Programs<'a, 'obj> {
     /// Copies of the tracepoint program for a tracepoint probed again (the
     /// kernel attaches one program once to one tracepoint).
     pub tracepoint_again: Vec<&'a ProgramMut<'obj>>,
+    /// [`Point::Syscall`]s: the programs at the raw sys_enter and sys_exit,
+    /// and the map that tells them each call's point.
+    pub sys_enter: Option<&'a ProgramMut<'obj>>,
+    pub sys_exit: Option<&'a ProgramMut<'obj>>,
+    pub syscall_points: Option<&'a MapMut<'obj>>,
 }
 
 /// Which programs a plan needs loaded, as they will attach here.
@@ -238,6 +280,8 @@ pub struct Needs {
     /// The most points on one tracepoint (each use past the first needs a
     /// copy of the program).
     pub tracepoint_uses: usize,
+    pub sys_enter: bool,
+    pub sys_exit: bool,
 }
 
 /// The programs the points of `plan` attach with on this kernel.
@@ -263,6 +307,8 @@ pub fn needs(plan: &[Planned]) -> Needs {
             }
             Point::Usdt { .. } => n.usdt = true,
             Point::Tracepoint { .. } => n.tracepoint = true,
+            Point::Syscall { exit: false, .. } => n.sys_enter = true,
+            Point::Syscall { exit: true, .. } => n.sys_exit = true,
             Point::Kernel { .. } => {
                 if probe::kprobe_multi() {
                     n.kprobe_multi = true;
@@ -279,7 +325,9 @@ pub fn needs(plan: &[Planned]) -> Needs {
 /// kprobes and tracepoints carry their index in one (5.15+; libbpf's USDT
 /// support does without).
 pub fn check_cookies(plan: &[Planned]) -> Result<()> {
-    let probes = plan.iter().any(|p| !matches!(p.point, Point::Usdt { .. }));
+    let probes = plan
+        .iter()
+        .any(|p| !matches!(p.point, Point::Usdt { .. } | Point::Syscall { .. }));
     if probes && !probe::attach_cookie() {
         bail!(
             "function probes and tracepoints need bpf_get_attach_cookie (Linux 5.15), which this \
@@ -293,7 +341,7 @@ pub fn check_cookies(plan: &[Planned]) -> Result<()> {
 /// and how they attach.
 pub fn describe(plan: &[Planned]) -> Vec<String> {
     let mut by_file: BTreeMap<String, usize> = BTreeMap::new();
-    let (mut usdt, mut tps, mut kernel) = (0, 0, 0);
+    let (mut usdt, mut tps, mut kernel, mut calls) = (0, 0, 0, 0);
     for p in plan {
         match &p.point {
             Point::Uprobe { path, .. } => {
@@ -302,6 +350,7 @@ pub fn describe(plan: &[Planned]) -> Vec<String> {
             Point::Usdt { .. } => usdt += 1,
             Point::Tracepoint { .. } => tps += 1,
             Point::Kernel { .. } => kernel += 1,
+            Point::Syscall { .. } => calls += 1,
         }
     }
     let mut lines = Vec::new();
@@ -320,6 +369,11 @@ pub fn describe(plan: &[Planned]) -> Vec<String> {
     }
     if tps > 0 {
         lines.push(format!("{tps} tracepoints: one link each"));
+    }
+    if calls > 0 {
+        lines.push(format!(
+            "{calls} system call tracepoints: one program at the raw sys_enter and sys_exit each"
+        ));
     }
     if kernel > 0 {
         let how = if probe::kprobe_multi() {
@@ -463,8 +517,11 @@ pub fn attach_at(
                 );
             }
             Point::Kernel { func } => kernel.push((i, func, ret)),
+            // All at once, below.
+            Point::Syscall { .. } => {}
         }
     }
+    links.extend(attach_syscalls(plan, progs, base)?);
     for ((path, ret), all) in groups {
         for points in distinct(all, |p| p.1) {
             let context = || {
@@ -554,6 +611,42 @@ pub fn attach_at(
                         .with_context(|| format!("attaching a kprobe to {func}"))?,
                 );
             }
+        }
+    }
+    Ok(links)
+}
+
+/// Attaches the [`Point::Syscall`]s of `plan` (a plan's from index `base`
+/// on): each call's point set in the map, and one link at each of the raw
+/// sys_enter and sys_exit that any point needs.
+pub fn attach_syscalls(plan: &[Planned], progs: &Programs, base: usize) -> Result<Vec<Link>> {
+    let mut raw = [false; 2];
+    for (i, p) in plan.iter().enumerate() {
+        let Point::Syscall { exit, nr, .. } = p.point else {
+            continue;
+        };
+        let map = progs
+            .syscall_points
+            .context("no syscall_points map for system call points")?;
+        let key = nr + if exit { NR_SYSCALLS } else { 0 };
+        let point = (base + i + 1) as u32;
+        map.update(&key.to_ne_bytes(), &point.to_ne_bytes(), MapFlags::ANY)
+            .with_context(|| format!("setting the point of {}", p.label))?;
+        raw[exit as usize] = true;
+    }
+    let mut links = Vec::new();
+    for (exit, tp) in [(false, "sys_enter"), (true, "sys_exit")] {
+        if raw[exit as usize] {
+            let prog = if exit {
+                progs.sys_exit
+            } else {
+                progs.sys_enter
+            };
+            links.push(
+                need(prog, tp)?
+                    .attach_raw_tracepoint(tp)
+                    .with_context(|| format!("attaching to raw tracepoint {tp}"))?,
+            );
         }
     }
     Ok(links)

@@ -116,10 +116,11 @@ fn cookies() -> bool {
 }
 
 /// The points served by an object of their own where there are no
-/// cookies: all but the USDT probes.
+/// cookies: all but the USDT probes and system calls (their programs find
+/// their point by other means).
 fn lone_points(plan: &[Planned]) -> Vec<usize> {
     (0..plan.len())
-        .filter(|i| !plan[*i].point.is_usdt())
+        .filter(|i| !plan[*i].point.is_usdt() && !plan[*i].point.is_syscall())
         .collect()
 }
 
@@ -134,6 +135,9 @@ fn programs<'a, 'obj>(skel: &'a FunccountSkel<'obj>, plan: &[Planned]) -> Progra
         tracepoint: need.tracepoint.then_some(&p.fc_tp),
         kprobe: need.kprobe.then_some(&p.fc_kprobe),
         kprobe_multi: need.kprobe_multi.then_some(&p.fc_kmulti),
+        sys_enter: need.sys_enter.then_some(&p.fc_sys_enter),
+        sys_exit: need.sys_exit.then_some(&p.fc_sys_exit),
+        syscall_points: Some(&skel.maps.syscall_points),
         tracepoint_again: Vec::new(),
     }
 }
@@ -161,6 +165,7 @@ impl Funccount {
             load_when(need.tracepoint, [&mut p.fc_tp]);
             load_when(need.kprobe, [&mut p.fc_kprobe]);
             load_when(need.kprobe_multi, [&mut p.fc_kmulti]);
+            load_when(false, [&mut p.fc_sys_enter, &mut p.fc_sys_exit]);
             Ok(())
         })
         .with_context(|| format!("the program for {}", self.plan[i].label))
@@ -198,7 +203,11 @@ impl Tool for Funccount {
     }
 
     fn configure(&mut self, open: &mut OpenFunccountSkel<'_>, _: &Setup) -> Result<()> {
-        self.plan = plan::plan(&self.probes, self.args.pid)?;
+        let serving = plan::Serving {
+            whole_frames: false,
+            raw_syscalls: true,
+        };
+        self.plan = plan::plan_with(&self.probes, self.args.pid, serving)?;
         if self.args.debug {
             for (i, p) in self.plan.iter().enumerate() {
                 eprintln!("{i:>5} {:<36} {}", p.label, where_(&p.point));
@@ -220,12 +229,15 @@ impl Tool for Funccount {
         common::kernel::probe::load_when(need.tracepoint, [&mut p.fc_tp]);
         common::kernel::probe::load_when(need.kprobe, [&mut p.fc_kprobe]);
         common::kernel::probe::load_when(need.kprobe_multi, [&mut p.fc_kmulti]);
+        common::kernel::probe::load_when(need.sys_enter, [&mut p.fc_sys_enter]);
+        common::kernel::probe::load_when(need.sys_exit, [&mut p.fc_sys_exit]);
         Ok(())
     }
 
     fn hook_target(&self, program: &str) -> Option<String> {
         let which: fn(&Point) -> bool = match program {
             "fc_tp" => Point::is_tracepoint,
+            "fc_sys_enter" | "fc_sys_exit" => Point::is_syscall,
             "fc_kprobe" | "fc_kmulti" => Point::is_kernel,
             "fc_usdt" => Point::is_usdt,
             _ => return None,
@@ -249,9 +261,10 @@ impl Tool for Funccount {
         if cookies() {
             return plan::attach(&self.plan, &programs(skel, &self.plan), self.args.pid, true);
         }
-        // USDT probes carry their index in libbpf's spec; every other
-        // point has a copy of the object (the first, the object itself).
-        let mut links = Vec::new();
+        // USDT probes carry their index in libbpf's spec, system calls
+        // theirs in a map; every other point has a copy of the object (the
+        // first, the object itself).
+        let mut links = plan::attach_syscalls(&self.plan, &programs(skel, &self.plan), 0)?;
         for (i, p) in self.plan.iter().enumerate() {
             if p.point.is_usdt() {
                 let one = std::slice::from_ref(p);
@@ -370,6 +383,10 @@ fn where_(point: &Point) -> String {
             format!("tracepoint {category}:{event} (event id {id})")
         }
         Point::Kernel { func } => format!("kprobe {func}"),
+        Point::Syscall { event, exit, nr } => {
+            let raw = if *exit { "sys_exit" } else { "sys_enter" };
+            format!("raw tracepoint {raw}, call {nr} (syscalls:{event})")
+        }
     }
 }
 

@@ -3,13 +3,17 @@
  * "ready", then for each "go" line on stdin makes one round of calls and
  * prints "done"; exits when stdin closes. A round, with N from argv[1]:
  *   work_a N times, work_b 2N, work_c 3N (work_ functions, by pattern);
- *   the USDT probe fctest:tick N times; getppid() N times; malloc N times.
+ *   the USDT probe fctest:tick N times; getppid() N times; malloc N times;
+ *   fstat() and uname() N times each (tracepoints named after their
+ *   implementations: sys_enter_newfstat, sys_enter_newuname).
  * Built with frame pointers; the functions are not inlined. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sdt.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #define NOINLINE __attribute__((noinline))
@@ -40,6 +44,13 @@ static void round_of(long n)
 		void *p = malloc(64 + i);
 		sink += (long)p;
 		free(p);
+	}
+	for (long i = 0; i < n; i++) {
+		struct stat st;
+		struct utsname u;
+
+		sink += syscall(SYS_fstat, 1, &st);
+		sink += syscall(SYS_uname, &u);
 	}
 }
 

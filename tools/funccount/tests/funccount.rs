@@ -97,6 +97,42 @@ fn funccount_counts_exactly_without_attach_cookies() {
     );
 }
 
+/// System call tracepoints are served by one program at each raw
+/// sys_enter/sys_exit, the call's point looked up by its number (fstat's
+/// and uname's tracepoints are named after their implementations): exact
+/// counts, and the same from the classic tracepoints.
+#[test]
+fn funccount_counts_system_call_tracepoints_from_the_raw_ones() {
+    let probes = [
+        "t:syscalls:sys_*_newfstat",
+        "t:syscalls:sys_enter_newuname",
+        "t:syscalls:sys_exit_getppid",
+    ];
+    for (env, program) in [
+        (vec![], "raw_tp sys_enter"),
+        (
+            vec![("BPFTOOLS_DISABLE", "raw_syscalls")],
+            "tracepoint syscalls:",
+        ),
+    ] {
+        let (rows, f) = counted(&probes, &env);
+        for func in [
+            "syscalls:sys_enter_newfstat",
+            "syscalls:sys_exit_newfstat",
+            "syscalls:sys_enter_newuname",
+            "syscalls:sys_exit_getppid",
+        ] {
+            assert_eq!(count(&rows, func), Some(N), "{func} {env:?}: {f:?}");
+        }
+        assert_eq!(rows.len(), 4, "{env:?}: {f:?}");
+        let dry = testkit::run_with_env(BIN, &["--dry-run", probes[0]], &env);
+        assert!(
+            dry.stdout.iter().any(|l| l.contains(program)),
+            "{env:?}: {dry:?}"
+        );
+    }
+}
+
 #[test]
 fn funccount_single_uprobes_count_the_same_where_uprobe_multi_is_off() {
     let pattern = format!("{}:work_*", work_path());

@@ -157,11 +157,11 @@ impl Tool for Stackcount {
         // unwound from copies (DWARF knows the entry's frame) or not shown.
         let whole_frames = !self.args.shown.kernel_stacks_only
             && self.args.stacks.unwind.unwind != common::unwind::Mode::Dwarf;
-        self.plan = plan::plan_with(
-            std::slice::from_ref(&self.probe),
-            self.args.pid,
+        let serving = plan::Serving {
             whole_frames,
-        )?;
+            raw_syscalls: true,
+        };
+        self.plan = plan::plan_with(std::slice::from_ref(&self.probe), self.args.pid, serving)?;
         let rodata = maps::rodata(&mut open.maps.rodata_data)?;
         rodata.only_cpu = self.args.cpu.map_or(-1, |c| c as i32);
         rodata.placed_in_pid = plan::placed_in_pid(&self.plan, self.args.pid);
@@ -176,12 +176,15 @@ impl Tool for Stackcount {
         load_when(need.tracepoint, [&mut p.sc_tp]);
         load_when(need.kprobe, [&mut p.sc_kprobe]);
         load_when(need.kprobe_multi, [&mut p.sc_kmulti]);
+        load_when(need.sys_enter, [&mut p.sc_sys_enter]);
+        load_when(need.sys_exit, [&mut p.sc_sys_exit]);
         Ok(())
     }
 
     fn hook_target(&self, program: &str) -> Option<String> {
         let which: fn(&Point) -> bool = match program {
             "sc_tp" => Point::is_tracepoint,
+            "sc_sys_enter" | "sc_sys_exit" => Point::is_syscall,
             "sc_kprobe" | "sc_kmulti" => Point::is_kernel,
             "sc_usdt" => Point::is_usdt,
             _ => return None,
@@ -203,7 +206,10 @@ impl Tool for Stackcount {
             tracepoint: need.tracepoint.then_some(&p.sc_tp),
             kprobe: need.kprobe.then_some(&p.sc_kprobe),
             kprobe_multi: need.kprobe_multi.then_some(&p.sc_kmulti),
-            tracepoint_again: Vec::new(),
+            sys_enter: need.sys_enter.then_some(&p.sc_sys_enter),
+            sys_exit: need.sys_exit.then_some(&p.sc_sys_exit),
+            syscall_points: Some(&skel.maps.syscall_points),
+            ..Programs::default()
         };
         // The stacks tell the points apart: no cookies, so this runs on
         // kernels without them.

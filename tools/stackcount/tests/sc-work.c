@@ -2,11 +2,13 @@
  * stdin makes one round and prints "done"; exits when stdin closes. A
  * round, with N from argv[1]: leaf() called 3N times through caller_a and
  * N times through caller_b; the USDT probe sctest:hit N times, from
- * caller_b. Built with frame pointers; nothing inlined. */
+ * caller_b, and getppid() N times. Built with frame pointers; nothing inlined. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sdt.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define NOINLINE __attribute__((noinline))
 
@@ -23,6 +25,7 @@ NOINLINE void caller_a(long x)
 NOINLINE void caller_b(long x)
 {
 	DTRACE_PROBE1(sctest, hit, x);
+	sink += syscall(SYS_getppid);
 	leaf(x);
 	sink++;
 }

@@ -1,6 +1,6 @@
 //! stackcount against a program of known calls (sc-work.c): each round
 //! calls leaf() 3N times through caller_a and N times through caller_b,
-//! and fires its USDT probe N times in caller_b.
+//! and fires its USDT probe N times in caller_b, with getppid() there.
 
 use std::process::Command;
 use std::sync::OnceLock;
@@ -141,6 +141,36 @@ fn stackcount_counts_the_stacks_of_a_usdt_probe() {
     let f = counted(true, &["-f", &probe], &[]);
     assert_eq!(folded_count(&f, ";main;caller_b"), Some(N), "{f:?}");
     assert_eq!(f.stdout.len(), 1, "{f:?}");
+}
+
+/// A system call tracepoint from the raw sys_enter (the call picked by
+/// its number), or the classic tracepoint: N calls either way, all this
+/// program's.
+#[test]
+fn stackcount_counts_a_system_call_tracepoint_from_the_raw_one() {
+    for (env, program) in [
+        (vec![], "raw_tp sys_enter"),
+        (
+            vec![("BPFTOOLS_DISABLE", "raw_syscalls")],
+            "tracepoint syscalls:",
+        ),
+    ] {
+        let f = counted(true, &["-f", "t:syscalls:sys_enter_getppid"], &env);
+        let total: u64 = f
+            .stdout
+            .iter()
+            .map(|l| {
+                assert!(l.starts_with("sc-work;"), "{env:?}: {f:?}");
+                l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap()
+            })
+            .sum();
+        assert_eq!(total, N, "{env:?}: {f:?}");
+        let dry = testkit::run_with_env(BIN, &["--dry-run", "t:syscalls:sys_enter_getppid"], &env);
+        assert!(
+            dry.stdout.iter().any(|l| l.contains(program)),
+            "{env:?}: {dry:?}"
+        );
+    }
 }
 
 #[test]

@@ -6,7 +6,6 @@
 
 mod info;
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Write;
 use std::time::Duration;
@@ -18,6 +17,7 @@ use common::export::prom::Counters;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe::{self, Hook};
+use common::kernel::syscalls::{self, NR_SYSCALLS};
 use common::kinds::event::{Cell, Column, Table};
 use common::kinds::table::{self, Deltas, Timed};
 use common::output::c_bytes;
@@ -33,12 +33,6 @@ use skel::{types, OpenSyscountSkel, SyscountSkel, SyscountSkelBuilder};
 unsafe impl plain::Plain for types::call_stat {}
 // SAFETY: as above.
 unsafe impl plain::Plain for types::pstat {}
-
-include!(concat!(env!("OUT_DIR"), "/syscalls.rs"));
-
-/// The kernel's array of counts has a slot per call number below this
-/// (syscount.h's NR_SYSCALLS).
-const NR_SYSCALLS: u32 = 1024;
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -131,14 +125,6 @@ pub(crate) struct Syscount {
     comms: Comms,
 }
 
-/// The name of call `nr`: from the architecture's table, else `[N]`.
-fn syscall_name(nr: u32) -> Cow<'static, str> {
-    match SYSCALLS.binary_search_by_key(&nr, |(n, _)| *n) {
-        Ok(i) => Cow::Borrowed(SYSCALLS[i].1),
-        Err(_) => Cow::Owned(format!("[{nr}]")),
-    }
-}
-
 /// A system call by name (`openat`, as -l lists them) or number.
 fn syscall_number(s: &str) -> Result<u32, String> {
     if let Ok(nr) = s.parse::<u32>() {
@@ -148,10 +134,7 @@ fn syscall_number(s: &str) -> Result<u32, String> {
             Err(format!("no system call is numbered {nr} here"))
         };
     }
-    SYSCALLS
-        .iter()
-        .find(|(_, name)| *name == s)
-        .map(|(nr, _)| *nr)
+    syscalls::number(s)
         .ok_or_else(|| format!("no system call is named {s} here (syscount -l lists them)"))
 }
 
@@ -162,7 +145,7 @@ impl Tool for Syscount {
         if args.list {
             // Nothing to trace: the list, and the end (before any BPF).
             let mut out = std::io::stdout().lock();
-            for (nr, name) in SYSCALLS {
+            for (nr, name) in syscalls::SYSCALLS {
                 let _ = writeln!(out, "{nr:<4} {name}");
             }
             let _ = out.flush();
@@ -262,7 +245,7 @@ impl Tool for Syscount {
                 name: if self.args.process {
                     self.comms.raw(key).to_vec()
                 } else {
-                    syscall_name(key).into_owned().into_bytes()
+                    syscalls::name(key).into_owned().into_bytes()
                 },
             })
             .collect();
@@ -402,7 +385,7 @@ fn per_process(skel: &SyscountSkel<'_>, comms: &mut Comms) -> Result<HashMap<u32
 fn metrics(totals: &HashMap<u32, Stat>, latency: bool) -> Counters {
     let mut calls: Vec<(u32, Stat)> = totals.iter().map(|(k, s)| (*k, *s)).collect();
     calls.sort_by_key(|(nr, _)| *nr);
-    let label = |nr: u32| vec![("syscall".to_string(), syscall_name(nr).into_owned())];
+    let label = |nr: u32| vec![("syscall".to_string(), syscalls::name(nr).into_owned())];
     let mut families = vec![(
         "syscount_calls",
         "System calls made",
@@ -429,9 +412,8 @@ mod tests {
 
     #[test]
     fn names_come_from_the_architectures_table() {
-        assert_eq!(syscall_name(libc::SYS_getppid as u32), "getppid");
-        assert_eq!(syscall_name(libc::SYS_openat as u32), "openat");
-        assert_eq!(syscall_name(999), "[999]");
-        assert!(SYSCALLS.windows(2).all(|w| w[0].0 < w[1].0));
+        assert_eq!(syscalls::name(libc::SYS_getppid as u32), "getppid");
+        assert_eq!(syscalls::name(libc::SYS_openat as u32), "openat");
+        assert_eq!(syscalls::name(999), "[999]");
     }
 }

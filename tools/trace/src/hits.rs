@@ -337,6 +337,8 @@ fn program_of(p: &Planned, use_cookie: bool) -> &'static str {
         Point::Tracepoint { .. } => "tracepoint",
         Point::Kernel { .. } if ret => "kretprobe",
         Point::Kernel { .. } => "kprobe",
+        // trace reads a tracepoint's fields: it plans them classic.
+        Point::Syscall { .. } => "raw_tracepoint",
     }
 }
 
@@ -350,7 +352,11 @@ impl Points {
             ..Points::default()
         };
         for (i, p) in probes.iter().enumerate() {
-            let points = plan::plan_with(std::slice::from_ref(&p.probe), pid, whole_frames)?;
+            let serving = plan::Serving {
+                whole_frames,
+                raw_syscalls: false,
+            };
+            let points = plan::plan_with(std::slice::from_ref(&p.probe), pid, serving)?;
             for point in points {
                 let ret_index = pts.plan.len() as u32;
                 let entry = (p.needs_entry && point.at == At::Return).then(|| Planned {
@@ -506,6 +512,7 @@ impl Points {
                     .into_iter()
                     .take(needs.tracepoint_uses.saturating_sub(1))
                     .collect(),
+                ..Programs::default()
             };
             let mut links = plan::attach(&self.plan, &progs, pid, true)?;
             // After the points' own programs: a uprobe's consumers run
@@ -524,8 +531,7 @@ impl Points {
                 usdt: Some(&p.tr_usdt),
                 tracepoint: Some(&p.tr_tp),
                 kprobe: Some(if ret { &p.tr_kretprobe } else { &p.tr_kprobe }),
-                kprobe_multi: None,
-                tracepoint_again: Vec::new(),
+                ..Programs::default()
             };
             links.extend(plan::attach_at(
                 std::slice::from_ref(point),
