@@ -6,6 +6,8 @@ use std::fmt::Write;
 
 fn main() {
     bpf::skeleton("common");
+    // trace and argdist's kernel side (common::probes::skel).
+    bpf::skeleton("trace");
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap();
     let header = match arch.as_str() {
         "x86_64" => "/usr/include/x86_64-linux-gnu/asm/unistd_64.h",

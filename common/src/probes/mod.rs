@@ -15,8 +15,27 @@
 
 pub mod elf;
 pub mod expr;
+pub mod hits;
+pub mod limits;
 pub mod plan;
+pub mod spec;
 pub mod tracepoints;
+
+/// The kernel side of trace and argdist (bpf/trace.bpf.c): probe hits
+/// with their values read as each probe's settings say ([`hits`]).
+pub mod skel {
+    #![allow(clippy::all, clippy::pedantic, clippy::undocumented_unsafe_blocks)]
+    #![allow(non_camel_case_types, unsafe_op_in_unsafe_fn)]
+    include!(concat!(env!("OUT_DIR"), "/trace.skel.rs"));
+
+    crate::event_record!(types::tr_event, types::task_header);
+    // SAFETY: repr(C) structs of integers (the generated skeleton types).
+    unsafe impl plain::Plain for types::tr_agg_key {}
+    // SAFETY: as above.
+    unsafe impl plain::Plain for types::tr_agg {}
+    // SAFETY: a repr(C) struct of integers (the generated skeleton type).
+    unsafe impl plain::Plain for types::tr_probe {}
+}
 
 use std::fmt;
 

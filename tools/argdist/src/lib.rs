@@ -19,12 +19,12 @@ use common::kinds::event::Record;
 use common::output::hist::{log2_bounds, print_log2};
 use common::output::Out;
 use common::probes::expr::Value;
+use common::probes::hits::{self, Points, Settings};
+use common::probes::skel::{types, OpenTraceSkel, TraceSkel, TraceSkelBuilder};
 use common::run::lifecycle::{self, Schedule, Setup, Tool, When};
 use common::usage::usage;
 use libbpf_rs::Link;
 use serde_json::{json, Value as Json};
-use trace::hits::{self, Points, Settings};
-use trace::{types, OpenTraceSkel, TraceSkel, TraceSkelBuilder};
 
 use spec::{ArgProbe, Mode, Type};
 
@@ -128,7 +128,7 @@ impl Argdist {
         })
     }
 
-    fn trace_probes(&self) -> Vec<trace::spec::TraceProbe> {
+    fn trace_probes(&self) -> Vec<common::probes::spec::TraceProbe> {
         self.probes.iter().map(|p| p.probe.clone()).collect()
     }
 
@@ -302,8 +302,8 @@ impl Argdist {
 /// What the kernel can count of a probe: its values when each is an
 /// integer the kernel reads (an operand, maybe cast) and its whole filter
 /// is the kernel's; else None (each hit is sent and counted here).
-fn in_kernel(p: &ArgProbe) -> Option<trace::spec::Agg> {
-    if !p.probe.filter_in_kernel || p.exprs.len() > trace::limits::AGG_VALS {
+fn in_kernel(p: &ArgProbe) -> Option<common::probes::spec::Agg> {
+    if !p.probe.filter_in_kernel || p.exprs.len() > common::probes::limits::AGG_VALS {
         return None;
     }
     // "total calls": one key, with no values.
@@ -317,7 +317,7 @@ fn in_kernel(p: &ArgProbe) -> Option<trace::spec::Agg> {
         let (op, own) = p.probe.kvalue(e)?;
         values.push((op, own, *kept));
     }
-    Some(trace::spec::Agg {
+    Some(common::probes::spec::Agg {
         hist: p.mode == Mode::Hist,
         values,
     })
@@ -411,7 +411,7 @@ impl Tool for Argdist {
 
     fn event(&mut self, data: &[u8], _: &mut Out) -> io::Result<()> {
         self.event.read(data);
-        trace::hits::fill_missed(&mut self.event, self.args.string_size as usize);
+        common::probes::hits::fill_missed(&mut self.event, self.args.string_size as usize);
         let Some(&i) = self.points.of_point.get(self.event.probe as usize) else {
             return Ok(());
         };

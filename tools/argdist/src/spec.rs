@@ -4,9 +4,9 @@
 //! (`$retval`, `$latency`, `$entry(PARAM)`, `$PID`, `$COMM`).
 
 use common::probes::expr::{self, IntType};
+use common::probes::hits::FieldsOf;
+use common::probes::spec::{parse_signature, Dialect, Parts, TraceProbe};
 use common::probes::{Accepts, Probe, SpecError};
-use trace::hits::FieldsOf;
-use trace::spec::{parse_signature, Dialect, Parts, TraceProbe};
 
 /// Histograms (-H) or frequency counts (-C).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -237,8 +237,8 @@ impl ArgProbe {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use common::probes::spec::Operand;
     use common::probes::tracepoints::Field;
-    use trace::spec::Operand;
 
     fn none(_: &Probe) -> Result<Option<Vec<Field>>, String> {
         Ok(Some(Vec::new()))

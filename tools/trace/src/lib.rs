@@ -6,10 +6,7 @@
 //! record, strings where they point, stacks); comparisons with constants
 //! are made there, the rest of a filter here.
 
-pub mod hits;
 mod info;
-pub mod limits;
-pub mod spec;
 
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -26,20 +23,9 @@ use common::run::lifecycle::{self, Setup, Tool, When};
 use common::sym::{trim_tracing_frames, Frame, Symbolizer};
 use libbpf_rs::Link;
 
-use hits::{Points, Settings};
-use spec::{Conv, Piece, TraceProbe};
-
-common::skeleton!("trace");
-/// The skeleton argdist shares.
-pub use skel::{types, OpenTraceSkel, TraceSkel, TraceSkelBuilder};
-
-common::event_record!(types::tr_event, types::task_header);
-// SAFETY: repr(C) structs of integers (the generated skeleton types).
-unsafe impl plain::Plain for types::tr_agg_key {}
-// SAFETY: as above.
-unsafe impl plain::Plain for types::tr_agg {}
-// SAFETY: a repr(C) struct of integers (the generated skeleton type).
-unsafe impl plain::Plain for types::tr_probe {}
+use common::probes::hits::{self, Points, Settings};
+use common::probes::skel::{types, OpenTraceSkel, TraceSkel, TraceSkelBuilder};
+use common::probes::spec::{Conv, Piece, TraceProbe};
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -534,7 +520,7 @@ mod tests {
     use super::*;
 
     fn conv(s: &str) -> Conv {
-        match &spec::parse_format("", s, 0).unwrap()[0] {
+        match &common::probes::spec::parse_format("", s, 0).unwrap()[0] {
             Piece::Conv(c) => c.clone(),
             p => panic!("{p:?}"),
         }

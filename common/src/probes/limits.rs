@@ -1,7 +1,7 @@
 //! bpf/trace.h's limits, read off the types generated from the BPF
 //! object's BTF, so that they cannot drift from the kernel side's.
 
-use crate::types;
+use super::skel::types;
 
 /// The length of the array a function borrows (the function is never
 /// called).

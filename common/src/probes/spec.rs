@@ -3,9 +3,9 @@
 //! probe, its parameters, its filter and its message, with every name
 //! resolved to where its value comes from; errors name their column.
 
-use common::probes::expr::{self, Binary, Expr, IntType, Unary};
-use common::probes::tracepoints::{Field, FieldKind};
-use common::probes::{Accepts, At, Probe, SpecError, Target};
+use crate::probes::expr::{self, Binary, Expr, IntType, Unary};
+use crate::probes::tracepoints::{Field, FieldKind};
+use crate::probes::{Accepts, At, Probe, SpecError, Target};
 
 /// Where a value of the hit comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -451,7 +451,7 @@ impl TraceProbe {
             },
             &parts.string_values,
         )?;
-        tp.filter_in_kernel = tp.kernel_terms(crate::limits::TERMS).1;
+        tp.filter_in_kernel = tp.kernel_terms(super::limits::TERMS).1;
         tp.needs_entry = tp
             .names
             .iter()
@@ -574,11 +574,11 @@ impl TraceProbe {
             }
             self.string_cols.push(col);
         }
-        if self.strings.len() > crate::limits::STRS {
+        if self.strings.len() > super::limits::STRS {
             return Err(err(
                 text,
                 0,
-                format!("at most {} strings are read per probe", crate::limits::STRS),
+                format!("at most {} strings are read per probe", super::limits::STRS),
             ));
         }
         self.names = names;
@@ -862,7 +862,7 @@ fn resolve_member(
     }
     match cx.fields.iter().find(|f| f.name == field) {
         Some(f)
-            if (f.offset + f.size.min(8)) as usize > crate::limits::RECORD_MAX
+            if (f.offset + f.size.min(8)) as usize > super::limits::RECORD_MAX
                 && f.kind != FieldKind::DataLoc =>
         {
             Err(err(
@@ -870,7 +870,7 @@ fn resolve_member(
                 col,
                 format!(
                     "{field} lies past the record's first {} bytes",
-                    crate::limits::RECORD_MAX
+                    super::limits::RECORD_MAX
                 ),
             ))
         }
@@ -892,7 +892,7 @@ fn resolve_member(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use common::probes::tracepoints::parse_format as tp_format;
+    use crate::probes::tracepoints::parse_format as tp_format;
 
     fn no_fields(_: &Probe) -> Result<Option<Vec<Field>>, String> {
         Ok(Some(Vec::new()))

@@ -4,20 +4,20 @@
 
 use std::collections::HashMap;
 
+use crate::kernel::maps;
+use crate::kernel::probe::{self as kprobe, load_when};
+use crate::probes::expr::{self, Expr, IntType, Value};
+use crate::probes::plan::{self, Planned, Point, Programs};
+use crate::probes::tracepoints::{self, Field, FieldKind};
+use crate::probes::{At, Probe, SpecError, Target};
+use crate::usage::usage;
 use anyhow::{Context as _, Result};
-use common::kernel::maps;
-use common::kernel::probe::{self as kprobe, load_when};
-use common::probes::expr::{self, Expr, IntType, Value};
-use common::probes::plan::{self, Planned, Point, Programs};
-use common::probes::tracepoints::{self, Field, FieldKind};
-use common::probes::{At, Probe, SpecError, Target};
-use common::usage::usage;
 use libbpf_rs::{Link, MapCore};
 
-use crate::spec::{Cmp, Operand, TraceProbe};
-use crate::{types, OpenTraceSkel, TraceSkel};
+use super::skel::{types, OpenTraceSkel, TraceSkel};
+use super::spec::{Cmp, Operand, TraceProbe};
 
-use crate::limits::{RECORD_MAX, STACK_DEPTH, STRS, STR_MAX, TERMS};
+use super::limits::{RECORD_MAX, STACK_DEPTH, STRS, STR_MAX, TERMS};
 
 /// The string in slot `slot` of a record (slots of `size` bytes).
 pub fn str_slot(e: &types::tr_event, slot: usize, size: usize) -> &[u8] {
@@ -100,7 +100,7 @@ pub fn value<'a>(p: &TraceProbe, e: &Expr, ev: &'a types::tr_event, str_size: us
                 let n = b.iter().position(|c| *c == 0).unwrap_or(b.len());
                 return Value::Str(&b[..n]);
             }
-            Operand::Comm => return Value::Str(common::output::c_bytes(&ev.task.comm)),
+            Operand::Comm => return Value::Str(crate::output::c_bytes(&ev.task.comm)),
             _ => {}
         }
         let slot = p.strings.iter().position(|s| s == op).unwrap_or(0);
