@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use libbpf_rs::{
-    KprobeMultiOpts, KprobeOpts, Link, MapCore, MapFlags, MapMut, ProgramMut, TracepointCategory,
-    TracepointOpts, UprobeMultiOpts, UprobeOpts, UsdtOpts,
+    KprobeMultiOpts, KprobeOpts, Link, MapCore, MapFlags, Object, OpenObject, ProgramMut,
+    TracepointCategory, TracepointOpts, UprobeMultiOpts, UprobeOpts, UsdtOpts,
 };
 
 use super::{elf, tracepoints, At, Probe, Target};
@@ -265,7 +265,120 @@ pub struct Programs<'a, 'obj> {
     /// and the map that tells them each call's point.
     pub sys_enter: Option<&'a ProgramMut<'obj>>,
     pub sys_exit: Option<&'a ProgramMut<'obj>>,
-    pub syscall_points: Option<&'a MapMut<'obj>>,
+    pub syscall_points: Option<&'a dyn MapCore>,
+}
+
+/// The names in a tool's BPF object of its programs for each kind of
+/// point, where one program serves every point of a kind (funccount,
+/// stackcount): the plan says which load, what each serves, and attaches
+/// them, from the names alone.
+#[derive(Debug, Clone, Copy)]
+pub struct Hooks {
+    pub uprobe: &'static str,
+    pub uprobe_multi: &'static str,
+    pub usdt: &'static str,
+    pub tracepoint: &'static str,
+    pub kprobe: &'static str,
+    pub kprobe_multi: &'static str,
+    /// [`Point::Syscall`]s: at the raw sys_enter and sys_exit, with the
+    /// object's `syscall_points` map.
+    pub sys_enter: &'static str,
+    pub sys_exit: &'static str,
+}
+
+impl Hooks {
+    /// Each program's name and whether `need` uses it.
+    fn used(&self, need: &Needs) -> [(&'static str, bool); 8] {
+        [
+            (self.uprobe, need.uprobe),
+            (self.uprobe_multi, need.uprobe_multi),
+            (self.usdt, need.usdt),
+            (self.tracepoint, need.tracepoint),
+            (self.kprobe, need.kprobe),
+            (self.kprobe_multi, need.kprobe_multi),
+            (self.sys_enter, need.sys_enter),
+            (self.sys_exit, need.sys_exit),
+        ]
+    }
+
+    /// Loads only the programs `plan` needs here.
+    pub fn load_needed(&self, open: &mut OpenObject, plan: &[Planned]) {
+        let used = self.used(&needs(plan));
+        for mut prog in open.progs_mut() {
+            let name = prog.name().to_string_lossy().into_owned();
+            let wanted = used.iter().any(|(n, on)| *n == name && *on);
+            if !wanted && used.iter().any(|(n, _)| *n == name) {
+                prog.set_autoload(false);
+            }
+        }
+    }
+
+    /// What `--dry-run` shows as the target of program `name`: the labels
+    /// of the points it serves (None: not one of these programs).
+    pub fn target(&self, plan: &[Planned], name: &str) -> Option<String> {
+        let which: fn(&Point) -> bool = if name == self.tracepoint {
+            Point::is_tracepoint
+        } else if name == self.kprobe || name == self.kprobe_multi {
+            Point::is_kernel
+        } else if name == self.usdt {
+            Point::is_usdt
+        } else if name == self.sys_enter || name == self.sys_exit {
+            Point::is_syscall
+        } else {
+            return None;
+        };
+        Some(labels(plan, which))
+    }
+
+    /// `f` given these programs of the loaded `obj`, those `plan` needs.
+    fn with_programs<T>(
+        &self,
+        obj: &Object,
+        plan: &[Planned],
+        f: impl FnOnce(&Programs) -> Result<T>,
+    ) -> Result<T> {
+        let used = self.used(&needs(plan));
+        let loaded: Vec<ProgramMut> = obj.progs_mut().collect();
+        let find = |name: &str| {
+            let on = used.iter().any(|(n, on)| *n == name && *on);
+            loaded
+                .iter()
+                .find(|p| on && p.name().to_string_lossy() == name)
+        };
+        let points = crate::kernel::maps::by_name(obj, "syscall_points");
+        f(&Programs {
+            uprobe: find(self.uprobe),
+            uprobe_multi: find(self.uprobe_multi),
+            usdt: find(self.usdt),
+            tracepoint: find(self.tracepoint),
+            kprobe: find(self.kprobe),
+            kprobe_multi: find(self.kprobe_multi),
+            tracepoint_again: Vec::new(),
+            sys_enter: find(self.sys_enter),
+            sys_exit: find(self.sys_exit),
+            syscall_points: points.as_ref().map(|m| m as &dyn MapCore),
+        })
+    }
+
+    /// Attaches the points of `plan` (from index `base` of the tool's plan
+    /// on) with these programs of the loaded `obj`, as [`attach_at`].
+    pub fn attach_at(
+        &self,
+        obj: &Object,
+        plan: &[Planned],
+        pid: Option<u32>,
+        cookies: bool,
+        base: usize,
+    ) -> Result<Vec<Link>> {
+        self.with_programs(obj, plan, |progs| {
+            attach_at(plan, progs, pid, cookies, base)
+        })
+    }
+
+    /// The [`Point::Syscall`]s of `plan` alone, as [`attach_syscalls`].
+    pub fn attach_syscalls(&self, obj: &Object, plan: &[Planned]) -> Result<Vec<Link>> {
+        self.with_programs(obj, plan, |progs| attach_syscalls(plan, progs, 0))
+    }
 }
 
 /// Which programs a plan needs loaded, as they will attach here.

@@ -19,12 +19,12 @@ use common::kernel::maps;
 use common::kinds::event::{Cell, Column, Table};
 use common::kinds::table::{self, Deltas, Timed};
 use common::output::c_bytes;
-use common::probes::plan::{self, Planned, Point, Programs};
+use common::probes::plan::{self, Planned, Point};
 use common::probes::{Accepts, Probe};
 use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 use common::run::process::Comms;
 use common::usage::usage;
-use libbpf_rs::skel::Skel;
+use libbpf_rs::skel::{OpenSkel, Skel};
 use libbpf_rs::{Link, MapCore, MapFlags};
 
 common::skeleton!("funccount");
@@ -124,48 +124,34 @@ fn lone_points(plan: &[Planned]) -> Vec<usize> {
         .collect()
 }
 
-/// The programs `skel` attaches `plan` with.
-fn programs<'a, 'obj>(skel: &'a FunccountSkel<'obj>, plan: &[Planned]) -> Programs<'a, 'obj> {
-    let p = &skel.progs;
-    let need = plan::needs(plan);
-    Programs {
-        uprobe: need.uprobe.then_some(&p.fc_uprobe),
-        uprobe_multi: need.uprobe_multi.then_some(&p.fc_umulti),
-        usdt: need.usdt.then_some(&p.fc_usdt),
-        tracepoint: need.tracepoint.then_some(&p.fc_tp),
-        kprobe: need.kprobe.then_some(&p.fc_kprobe),
-        kprobe_multi: need.kprobe_multi.then_some(&p.fc_kmulti),
-        sys_enter: need.sys_enter.then_some(&p.fc_sys_enter),
-        sys_exit: need.sys_exit.then_some(&p.fc_sys_exit),
-        syscall_points: Some(&skel.maps.syscall_points),
-        tracepoint_again: Vec::new(),
-    }
-}
+/// Its programs for each kind of point.
+const HOOKS: plan::Hooks = plan::Hooks {
+    uprobe: "fc_uprobe",
+    uprobe_multi: "fc_umulti",
+    usdt: "fc_usdt",
+    tracepoint: "fc_tp",
+    kprobe: "fc_kprobe",
+    kprobe_multi: "fc_kmulti",
+    sys_enter: "fc_sys_enter",
+    sys_exit: "fc_sys_exit",
+};
 
 impl Funccount {
     /// A copy of the loaded object `main` that serves point `i` alone:
     /// the same settings, `main`'s maps, only the program `i` needs.
     fn copy(&self, main: &FunccountSkel<'_>, i: usize) -> Result<FunccountSkel<'static>> {
-        use common::kernel::probe::load_when;
         let settings = main
             .maps
             .rodata_data
             .copied()
             .context("the BPF object has no read-only data")?;
-        let need = plan::needs(std::slice::from_ref(&self.plan[i]));
+        let one = std::slice::from_ref(&self.plan[i]);
         maps::load_copy::<FunccountSkelBuilder>(main.object(), |open| {
             let rodata = maps::rodata(&mut open.maps.rodata_data)?;
             *rodata = settings;
             rodata.lone_point = i as u32;
             open.maps.calls.set_max_entries(self.plan.len() as u32)?;
-            let p = &mut open.progs;
-            load_when(need.uprobe, [&mut p.fc_uprobe]);
-            load_when(need.uprobe_multi, [&mut p.fc_umulti]);
-            load_when(false, [&mut p.fc_usdt]);
-            load_when(need.tracepoint, [&mut p.fc_tp]);
-            load_when(need.kprobe, [&mut p.fc_kprobe]);
-            load_when(need.kprobe_multi, [&mut p.fc_kmulti]);
-            load_when(false, [&mut p.fc_sys_enter, &mut p.fc_sys_exit]);
+            HOOKS.load_needed(open.open_object_mut(), one);
             Ok(())
         })
         .with_context(|| format!("the program for {}", self.plan[i].label))
@@ -221,28 +207,12 @@ impl Tool for Funccount {
         rodata.lone_point = lone_points(&self.plan).first().copied().unwrap_or(0) as u32;
         let points = self.plan.len() as u32;
         open.maps.calls.set_max_entries(points.max(1))?;
-        let need = plan::needs(&self.plan);
-        let p = &mut open.progs;
-        common::kernel::probe::load_when(need.uprobe, [&mut p.fc_uprobe]);
-        common::kernel::probe::load_when(need.uprobe_multi, [&mut p.fc_umulti]);
-        common::kernel::probe::load_when(need.usdt, [&mut p.fc_usdt]);
-        common::kernel::probe::load_when(need.tracepoint, [&mut p.fc_tp]);
-        common::kernel::probe::load_when(need.kprobe, [&mut p.fc_kprobe]);
-        common::kernel::probe::load_when(need.kprobe_multi, [&mut p.fc_kmulti]);
-        common::kernel::probe::load_when(need.sys_enter, [&mut p.fc_sys_enter]);
-        common::kernel::probe::load_when(need.sys_exit, [&mut p.fc_sys_exit]);
+        HOOKS.load_needed(open.open_object_mut(), &self.plan);
         Ok(())
     }
 
     fn hook_target(&self, program: &str) -> Option<String> {
-        let which: fn(&Point) -> bool = match program {
-            "fc_tp" => Point::is_tracepoint,
-            "fc_sys_enter" | "fc_sys_exit" => Point::is_syscall,
-            "fc_kprobe" | "fc_kmulti" => Point::is_kernel,
-            "fc_usdt" => Point::is_usdt,
-            _ => return None,
-        };
-        Some(plan::labels(&self.plan, which))
+        HOOKS.target(&self.plan, program)
     }
 
     fn hook_notes(&self) -> Vec<String> {
@@ -258,35 +228,29 @@ impl Tool for Funccount {
     }
 
     fn attach(&mut self, skel: &mut FunccountSkel<'_>) -> Result<Vec<Link>> {
+        let (obj, pid) = (skel.object(), self.args.pid);
         if cookies() {
-            return plan::attach(&self.plan, &programs(skel, &self.plan), self.args.pid, true);
+            return HOOKS.attach_at(obj, &self.plan, pid, true, 0);
         }
         // USDT probes carry their index in libbpf's spec, system calls
         // theirs in a map; every other point has a copy of the object (the
         // first, the object itself).
-        let mut links = plan::attach_syscalls(&self.plan, &programs(skel, &self.plan), 0)?;
+        let mut links = HOOKS.attach_syscalls(obj, &self.plan)?;
         for (i, p) in self.plan.iter().enumerate() {
             if p.point.is_usdt() {
                 let one = std::slice::from_ref(p);
-                links.extend(plan::attach_at(
-                    one,
-                    &programs(skel, one),
-                    self.args.pid,
-                    false,
-                    i,
-                )?);
+                links.extend(HOOKS.attach_at(obj, one, pid, false, i)?);
             }
         }
         let lone = lone_points(&self.plan);
-        let pid = self.args.pid;
         let mut copies = Vec::new();
         let attached = plan::attach_each(&self.plan, &lone, |n, i| {
             let one = std::slice::from_ref(&self.plan[i]);
             if n == 0 {
-                return plan::attach_at(one, &programs(skel, one), pid, false, i);
+                return HOOKS.attach_at(obj, one, pid, false, i);
             }
             let copy = self.copy(skel, i)?;
-            let l = plan::attach_at(one, &programs(&copy, one), pid, false, i)?;
+            let l = HOOKS.attach_at(copy.object(), one, pid, false, i)?;
             copies.push(copy);
             Ok(l)
         });

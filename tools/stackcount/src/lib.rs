@@ -11,12 +11,12 @@ use clap::Parser;
 use common::cli::{self, CgroupLongArgs, CommonArgs, IdList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
-use common::kernel::probe::load_when;
 use common::kinds::stack::{self as stacks, Look, ShownArgs, StackArgs, Value};
-use common::probes::plan::{self, Planned, Point, Programs};
+use common::probes::plan::{self, Planned};
 use common::probes::{Accepts, Probe};
 use common::run::lifecycle::{self, Banner, Setup, Tool};
 use common::usage::usage;
+use libbpf_rs::skel::{OpenSkel, Skel};
 use libbpf_rs::Link;
 
 common::skeleton!("stackcount");
@@ -97,6 +97,18 @@ struct Stackcount {
     plan: Vec<Planned>,
 }
 
+/// Its programs for each kind of point.
+const HOOKS: plan::Hooks = plan::Hooks {
+    uprobe: "sc_uprobe",
+    uprobe_multi: "sc_umulti",
+    usdt: "sc_usdt",
+    tracepoint: "sc_tp",
+    kprobe: "sc_kprobe",
+    kprobe_multi: "sc_kmulti",
+    sys_enter: "sc_sys_enter",
+    sys_exit: "sc_sys_exit",
+};
+
 impl Tool for Stackcount {
     common::tool_types!(StackcountSkelBuilder);
 
@@ -168,28 +180,12 @@ impl Tool for Stackcount {
         // Where a function has no frame setup the probe stays at its entry:
         // the caller comes from the top of the stack.
         rodata.entry_callers = whole_frames;
-        let need = plan::needs(&self.plan);
-        let p = &mut open.progs;
-        load_when(need.uprobe, [&mut p.sc_uprobe]);
-        load_when(need.uprobe_multi, [&mut p.sc_umulti]);
-        load_when(need.usdt, [&mut p.sc_usdt]);
-        load_when(need.tracepoint, [&mut p.sc_tp]);
-        load_when(need.kprobe, [&mut p.sc_kprobe]);
-        load_when(need.kprobe_multi, [&mut p.sc_kmulti]);
-        load_when(need.sys_enter, [&mut p.sc_sys_enter]);
-        load_when(need.sys_exit, [&mut p.sc_sys_exit]);
+        HOOKS.load_needed(open.open_object_mut(), &self.plan);
         Ok(())
     }
 
     fn hook_target(&self, program: &str) -> Option<String> {
-        let which: fn(&Point) -> bool = match program {
-            "sc_tp" => Point::is_tracepoint,
-            "sc_sys_enter" | "sc_sys_exit" => Point::is_syscall,
-            "sc_kprobe" | "sc_kmulti" => Point::is_kernel,
-            "sc_usdt" => Point::is_usdt,
-            _ => return None,
-        };
-        Some(plan::labels(&self.plan, which))
+        HOOKS.target(&self.plan, program)
     }
 
     fn hook_notes(&self) -> Vec<String> {
@@ -197,23 +193,9 @@ impl Tool for Stackcount {
     }
 
     fn attach(&mut self, skel: &mut StackcountSkel<'_>) -> Result<Vec<Link>> {
-        let p = &skel.progs;
-        let need = plan::needs(&self.plan);
-        let progs = Programs {
-            uprobe: need.uprobe.then_some(&p.sc_uprobe),
-            uprobe_multi: need.uprobe_multi.then_some(&p.sc_umulti),
-            usdt: need.usdt.then_some(&p.sc_usdt),
-            tracepoint: need.tracepoint.then_some(&p.sc_tp),
-            kprobe: need.kprobe.then_some(&p.sc_kprobe),
-            kprobe_multi: need.kprobe_multi.then_some(&p.sc_kmulti),
-            sys_enter: need.sys_enter.then_some(&p.sc_sys_enter),
-            sys_exit: need.sys_exit.then_some(&p.sc_sys_exit),
-            syscall_points: Some(&skel.maps.syscall_points),
-            ..Programs::default()
-        };
         // The stacks tell the points apart: no cookies, so this runs on
         // kernels without them.
-        plan::attach(&self.plan, &progs, self.args.pid, false)
+        HOOKS.attach_at(skel.object(), &self.plan, self.args.pid, false, 0)
     }
 
     fn banner(&self) -> Banner {
