@@ -287,6 +287,19 @@ pub struct Hooks {
 }
 
 impl Hooks {
+    /// No program for any kind ("" is no program's name): a base for a
+    /// tool that serves only some kinds.
+    pub const NONE: Hooks = Hooks {
+        uprobe: "",
+        uprobe_multi: "",
+        usdt: "",
+        tracepoint: "",
+        kprobe: "",
+        kprobe_multi: "",
+        sys_enter: "",
+        sys_exit: "",
+    };
+
     /// Each program's name and whether `need` uses it.
     fn used(&self, need: &Needs) -> [(&'static str, bool); 8] {
         [

@@ -12,14 +12,13 @@ use clap::Parser;
 use common::cli::{CgroupArgs, CommonArgs, HistogramArgs, IdList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
-use common::kernel::probe::load_when;
 use common::kinds::histogram::{self, Layout, Unit};
 use common::output::hist;
-use common::probes::plan::{self, Planned, Point, Programs};
+use common::probes::plan::{self, Planned};
 use common::probes::{Accepts, At, Probe};
 use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool};
 use common::usage::usage;
-use libbpf_rs::skel::Skel;
+use libbpf_rs::skel::{OpenSkel, Skel};
 use libbpf_rs::Link;
 use serde_json::Value;
 
@@ -114,6 +113,23 @@ impl Funclatency {
     }
 }
 
+/// Its programs at functions' entries and returns, for each kind of point
+/// (USDT probes and tracepoints have no return: it takes none).
+const ENTRIES: plan::Hooks = plan::Hooks {
+    uprobe: "fl_uprobe_enter",
+    uprobe_multi: "fl_umulti_enter",
+    kprobe: "fl_kprobe_enter",
+    kprobe_multi: "fl_kmulti_enter",
+    ..plan::Hooks::NONE
+};
+const EXITS: plan::Hooks = plan::Hooks {
+    uprobe: "fl_uprobe_exit",
+    uprobe_multi: "fl_umulti_exit",
+    kprobe: "fl_kprobe_exit",
+    kprobe_multi: "fl_kmulti_exit",
+    ..plan::Hooks::NONE
+};
+
 /// Attaches `skel`'s programs to `points` (the plan's from index `base`):
 /// the returns first, as an entry without its return would leave a call
 /// in progress behind.
@@ -123,16 +139,7 @@ fn attach_points(
     pid: Option<u32>,
     base: usize,
 ) -> Result<Vec<Link>> {
-    let p = &skel.progs;
-    let need = plan::needs(points);
     let cookies = common::kernel::probe::attach_cookie();
-    let exits = Programs {
-        uprobe: need.uprobe.then_some(&p.fl_uprobe_exit),
-        uprobe_multi: need.uprobe_multi.then_some(&p.fl_umulti_exit),
-        kprobe: need.kprobe.then_some(&p.fl_kprobe_exit),
-        kprobe_multi: need.kprobe_multi.then_some(&p.fl_kmulti_exit),
-        ..Programs::default()
-    };
     let returns: Vec<Planned> = points
         .iter()
         .map(|p| Planned {
@@ -140,15 +147,9 @@ fn attach_points(
             ..p.clone()
         })
         .collect();
-    let mut links = plan::attach_at(&returns, &exits, pid, cookies, base)?;
-    let entries = Programs {
-        uprobe: need.uprobe.then_some(&p.fl_uprobe_enter),
-        uprobe_multi: need.uprobe_multi.then_some(&p.fl_umulti_enter),
-        kprobe: need.kprobe.then_some(&p.fl_kprobe_enter),
-        kprobe_multi: need.kprobe_multi.then_some(&p.fl_kmulti_enter),
-        ..Programs::default()
-    };
-    links.extend(plan::attach_at(points, &entries, pid, cookies, base)?);
+    let obj = skel.object();
+    let mut links = EXITS.attach_at(obj, &returns, pid, cookies, base)?;
+    links.extend(ENTRIES.attach_at(obj, points, pid, cookies, base)?);
     Ok(links)
 }
 
@@ -162,18 +163,13 @@ impl Funclatency {
             .rodata_data
             .copied()
             .context("the BPF object has no read-only data")?;
-        let need = plan::needs(&self.plan[i..=i]);
         maps::load_copy::<FunclatencySkelBuilder>(main.object(), |open| {
             let rodata = maps::rodata(&mut open.maps.rodata_data)?;
             *rodata = settings;
             rodata.lone_point = i as u32;
-            let p = &mut open.progs;
-            load_when(need.uprobe, [&mut p.fl_uprobe_enter, &mut p.fl_uprobe_exit]);
-            let multi = [&mut p.fl_umulti_enter, &mut p.fl_umulti_exit];
-            load_when(need.uprobe_multi, multi);
-            load_when(need.kprobe, [&mut p.fl_kprobe_enter, &mut p.fl_kprobe_exit]);
-            let multi = [&mut p.fl_kmulti_enter, &mut p.fl_kmulti_exit];
-            load_when(need.kprobe_multi, multi);
+            for hooks in [ENTRIES, EXITS] {
+                hooks.load_needed(open.open_object_mut(), &self.plan[i..=i]);
+            }
             Ok(())
         })
         .with_context(|| format!("the programs for {}", self.plan[i].label))
@@ -231,25 +227,16 @@ impl Tool for Funclatency {
         rodata.per_function = self.args.function;
         rodata.fine = self.args.hist.fine();
         rodata.placed_in_pid = plan::placed_in_pid(&self.plan, self.args.pid);
-        let need = plan::needs(&self.plan);
-        let p = &mut open.progs;
-        load_when(need.uprobe, [&mut p.fl_uprobe_enter, &mut p.fl_uprobe_exit]);
-        load_when(
-            need.uprobe_multi,
-            [&mut p.fl_umulti_enter, &mut p.fl_umulti_exit],
-        );
-        load_when(need.kprobe, [&mut p.fl_kprobe_enter, &mut p.fl_kprobe_exit]);
-        load_when(
-            need.kprobe_multi,
-            [&mut p.fl_kmulti_enter, &mut p.fl_kmulti_exit],
-        );
+        for hooks in [ENTRIES, EXITS] {
+            hooks.load_needed(open.open_object_mut(), &self.plan);
+        }
         Ok(())
     }
 
     fn hook_target(&self, program: &str) -> Option<String> {
-        program
-            .starts_with("fl_k")
-            .then(|| plan::labels(&self.plan, Point::is_kernel))
+        ENTRIES
+            .target(&self.plan, program)
+            .or_else(|| EXITS.target(&self.plan, program))
     }
 
     fn hook_notes(&self) -> Vec<String> {
