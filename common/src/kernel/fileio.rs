@@ -205,6 +205,26 @@ impl Variant {
         Ok(())
     }
 
+    /// Loads only this variant's function programs, known by their
+    /// sections: fentry and fexit ones where it is Fentry, kprobes and
+    /// kretprobes where it is Kprobe. The tool's programs at tracepoints
+    /// are its own to choose.
+    pub fn load_its_programs(self, open: &mut libbpf_rs::OpenObject) {
+        for mut prog in open.progs_mut() {
+            let section = prog.section().to_string_lossy();
+            let of = if section.starts_with("fentry") || section.starts_with("fexit") {
+                Variant::Fentry
+            } else if section.starts_with("kprobe") || section.starts_with("kretprobe") {
+                Variant::Kprobe
+            } else {
+                continue;
+            };
+            if of != self {
+                prog.set_autoload(false);
+            }
+        }
+    }
+
     /// The slow I/O tools' system call programs (slowio.bpf.h), loaded in
     /// this mode only: tp_btf keeping each call's start in task storage,
     /// or, before 5.11, raw_tp keeping it by thread in a hash map.

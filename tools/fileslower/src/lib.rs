@@ -14,6 +14,8 @@ use common::note;
 use common::output::c_bytes;
 use common::run::lifecycle::{self, Setup, Tool};
 
+use libbpf_rs::skel::OpenSkel;
+
 common::skeleton!("fileslower");
 use skel::{types, FileslowerSkel, FileslowerSkelBuilder, OpenFileslowerSkel};
 
@@ -93,27 +95,9 @@ impl Tool for Fileslower {
         if self.mode == Variant::Syscalls {
             rodata.tick_ns = fileio::quick_call_tick_ns().unwrap_or(0);
         }
-        let p = &mut open.progs;
         let mode = self.mode;
-        probe::load_when(
-            mode == Variant::Fentry,
-            [
-                &mut p.fs_fentry_read,
-                &mut p.fs_fexit_read,
-                &mut p.fs_fentry_write,
-                &mut p.fs_fexit_write,
-            ],
-        );
-        probe::load_when(
-            mode == Variant::Kprobe,
-            [
-                &mut p.fs_kprobe_read,
-                &mut p.fs_kretprobe_read,
-                &mut p.fs_kprobe_write,
-                &mut p.fs_kretprobe_write,
-            ],
-        );
-        let m = &mut open.maps;
+        mode.load_its_programs(open.open_object_mut());
+        let (p, m) = (&mut open.progs, &mut open.maps);
         mode.slow_syscall_programs(probe::TaskStateVariants {
             btf: vec![&mut p.fs_sys_enter, &mut p.fs_sys_exit],
             raw: vec![&mut p.fs_raw_enter, &mut p.fs_raw_exit],

@@ -15,6 +15,8 @@ use common::note;
 use common::output::c_bytes;
 use common::run::lifecycle::{self, Banner, Setup, SkelOf, Tool, When};
 
+use libbpf_rs::skel::OpenSkel;
+
 common::skeleton!("filetop");
 use skel::{types, FiletopSkel, FiletopSkelBuilder, OpenFiletopSkel};
 
@@ -114,17 +116,12 @@ impl Tool for Filetop {
         rodata.regular_only = !self.args.all_files;
         rodata.current_task_btf = probe::current_task_btf();
         rodata.rdonly_cast = probe::rdonly_cast();
-        let p = &mut open.progs;
         let mode = self.mode;
+        mode.load_its_programs(open.open_object_mut());
         probe::load_when(
-            mode == Variant::Fentry,
-            [&mut p.filetop_fexit_read, &mut p.filetop_fexit_write],
+            mode == Variant::Syscalls,
+            [&mut open.progs.filetop_sys_exit],
         );
-        probe::load_when(
-            mode == Variant::Kprobe,
-            [&mut p.filetop_kprobe_read, &mut p.filetop_kprobe_write],
-        );
-        probe::load_when(mode == Variant::Syscalls, [&mut p.filetop_sys_exit]);
         mode.check(&FUNCTIONS)
     }
 

@@ -17,7 +17,7 @@ use common::note;
 use common::output::c_bytes;
 use common::run::lifecycle::{self, attach_all, Schedule, Setup, SkelOf, Tool};
 use common::usage::usage;
-use libbpf_rs::skel::Skel;
+use libbpf_rs::skel::{OpenSkel, Skel};
 use libbpf_rs::Link;
 
 common::skeleton!("fsslower");
@@ -241,30 +241,8 @@ impl Tool for Fsslower {
                     .with_context(|| format!("setting fentry's target to {target}"))?;
             }
         }
-        probe::load_when(
-            mode == Variant::Fentry,
-            [
-                &mut p.fs_fentry_read,
-                &mut p.fs_fexit_read,
-                &mut p.fs_fentry_write,
-                &mut p.fs_fexit_write,
-                &mut p.fs_fentry_open,
-                &mut p.fs_fexit_open,
-                &mut p.fs_fentry_fsync,
-                &mut p.fs_fexit_fsync,
-            ],
-        );
-        probe::load_when(
-            mode == Variant::Kprobe,
-            [
-                &mut p.fs_kprobe_read,
-                &mut p.fs_kprobe_write,
-                &mut p.fs_kprobe_open,
-                &mut p.fs_kprobe_fsync,
-                &mut p.fs_kretprobe,
-            ],
-        );
-        let m = &mut open.maps;
+        mode.load_its_programs(open.open_object_mut());
+        let (p, m) = (&mut open.progs, &mut open.maps);
         mode.slow_syscall_programs(probe::TaskStateVariants {
             btf: vec![&mut p.fs_sys_enter, &mut p.fs_sys_exit],
             raw: vec![&mut p.fs_raw_enter, &mut p.fs_raw_exit],

@@ -17,6 +17,8 @@ use common::kinds::table::{self, Timed};
 use common::note;
 use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 
+use libbpf_rs::skel::OpenSkel;
+
 common::skeleton!("vfsstat");
 use skel::{types, OpenVfsstatSkel, VfsstatSkel, VfsstatSkelBuilder};
 
@@ -85,28 +87,9 @@ impl Tool for Vfsstat {
         let rodata = maps::rodata(&mut open.maps.rodata_data)?;
         rodata.current_task_btf = probe::current_task_btf();
         rodata.rdonly_cast = probe::rdonly_cast();
-        let p = &mut open.progs;
-        probe::load_when(
-            self.mode == Variant::Fentry,
-            [
-                &mut p.vfs_fentry_read,
-                &mut p.vfs_fentry_write,
-                &mut p.vfs_fentry_fsync,
-                &mut p.vfs_fentry_open,
-                &mut p.vfs_fentry_create,
-            ],
-        );
-        probe::load_when(
-            self.mode == Variant::Kprobe,
-            [
-                &mut p.vfs_kprobe_read,
-                &mut p.vfs_kprobe_write,
-                &mut p.vfs_kprobe_fsync,
-                &mut p.vfs_kprobe_open,
-                &mut p.vfs_kprobe_create,
-            ],
-        );
-        probe::load_when(self.mode == Variant::Syscalls, [&mut p.vfs_sys_exit]);
+        self.mode.load_its_programs(open.open_object_mut());
+        let syscalls = self.mode == Variant::Syscalls;
+        probe::load_when(syscalls, [&mut open.progs.vfs_sys_exit]);
         self.mode.check(&FUNCTIONS)
     }
 
