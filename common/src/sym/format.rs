@@ -47,6 +47,31 @@ pub struct Stack<'a> {
     pub joined: Joined<'a>,
 }
 
+impl<'a> Stack<'a> {
+    /// A task's own stack, shown plain: no delimiter, offsets, marks or
+    /// addresses.
+    pub fn plain(
+        kernel: &'a Part,
+        user: &'a Part,
+        comm: &'a str,
+        pid: u32,
+        container: Option<&'a str>,
+    ) -> Stack<'a> {
+        Stack {
+            kernel,
+            user,
+            comm,
+            pid,
+            container,
+            delimited: false,
+            offsets: false,
+            annotate: false,
+            addresses: false,
+            joined: Joined::None,
+        }
+    }
+}
+
 /// What a stack is joined with: the waker tools' two layouts.
 #[derive(Clone, Copy)]
 pub enum Joined<'a> {

@@ -211,6 +211,14 @@ fn print_stacks(
         })
         .collect();
     let container_of = |pid: u32| cgroup_of.get(&pid).map(|(label, _)| label.clone());
+    // A stack is the user half (-p, -c) or the kernel half.
+    let halves = |part: sym::Part| {
+        if user_mode {
+            (sym::Part::Absent, part)
+        } else {
+            (part, sym::Part::Absent)
+        }
+    };
     let names_of = |pid: u32| cgroup_of.get(&pid).and_then(|(_, found)| found.as_ref());
     let time = now_hms();
     if !args.common.json && !args.stacks.folded {
@@ -247,24 +255,14 @@ fn print_stacks(
             continue;
         }
         if args.stacks.folded {
-            let (kernel, user, comm) = if user_mode {
-                (sym::Part::Absent, part, comm_of(comms, *pid))
+            let comm = if user_mode {
+                comm_of(comms, *pid)
             } else {
-                (part, sym::Part::Absent, "[kernel]".to_string())
+                "[kernel]".to_string()
             };
+            let (kernel, user) = halves(part);
             let container = container_of(*pid);
-            let stack = sym::Stack {
-                kernel: &kernel,
-                user: &user,
-                comm: &comm,
-                pid: *pid,
-                container: container.as_deref(),
-                delimited: false,
-                offsets: false,
-                annotate: false,
-                addresses: false,
-                joined: sym::Joined::None,
-            };
+            let stack = sym::Stack::plain(&kernel, &user, &comm, *pid, container.as_deref());
             writeln!(out, "{}", sym::folded_line(&stack, g.bytes))?;
             continue;
         }
@@ -298,24 +296,9 @@ fn print_stacks(
         for ((pid, id), g) in &ranked {
             let part = part_of(*pid, *id);
             let comm = names.entry(*pid).or_insert_with(|| comm_of(comms, *pid));
-            let (kernel, user) = if user_mode {
-                (sym::Part::Absent, part)
-            } else {
-                (part, sym::Part::Absent)
-            };
+            let (kernel, user) = halves(part);
             let container = container_of(*pid);
-            let stack = sym::Stack {
-                kernel: &kernel,
-                user: &user,
-                comm,
-                pid: *pid,
-                container: container.as_deref(),
-                delimited: false,
-                offsets: false,
-                annotate: false,
-                addresses: false,
-                joined: sym::Joined::None,
-            };
+            let stack = sym::Stack::plain(&kernel, &user, comm, *pid, container.as_deref());
             files.add(
                 &stack,
                 g.bytes,
