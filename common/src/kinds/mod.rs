@@ -30,7 +30,7 @@ pub trait Source {
     /// Interval-table tools: this interval's rows.
     fn rows(&mut self, when: When) -> Result<Box<dyn table::Print + '_>>;
     /// Interval-table tools: their counters since the start.
-    fn metrics(&mut self) -> Result<Counters>;
+    fn metrics(&mut self, asked: table::Asked) -> Result<Counters>;
     /// A tool that reports itself: its report.
     fn report(&mut self, out: &mut Out, when: When) -> Result<()>;
     /// A tool that reports itself: its own descriptor is readable.

@@ -202,6 +202,21 @@ impl<K: Eq + Hash + Clone, C: Counts> Deltas<K, C> {
         self.0 = totals;
         added
     }
+
+    /// The totals given at the last report.
+    pub fn totals(&self) -> &HashMap<K, C> {
+        &self.0
+    }
+}
+
+/// When a tool's counters are asked for (Tool::interval_metrics).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Asked {
+    /// Right after its rows were read for a report (--prom-file): the
+    /// totals those rows were taken from will do.
+    AfterRows,
+    /// A scrape between reports: read them now.
+    Scrape,
 }
 
 /// How two rows compare: the one to show first is the lesser.
@@ -376,7 +391,7 @@ impl super::Pipeline for IntervalTable {
     fn report(&mut self, src: &mut dyn super::Source, out: &mut Out, when: When) -> Result<()> {
         self.print(out, src.rows(when)?, when == When::End)?;
         match &self.exporter {
-            Some(e) => e.reported(|| src.metrics()?.encode()),
+            Some(e) => e.reported(|| src.metrics(Asked::AfterRows)?.encode()),
             None => Ok(()),
         }
     }
@@ -389,7 +404,7 @@ impl super::Pipeline for IntervalTable {
     /// Answers the scrapes waiting with the tool's counters.
     fn serve(&mut self, src: &mut dyn super::Source) -> Result<()> {
         match &self.exporter {
-            Some(e) => e.serve(|| src.metrics()?.encode()),
+            Some(e) => e.serve(|| src.metrics(Asked::Scrape)?.encode()),
             None => Ok(()),
         }
     }

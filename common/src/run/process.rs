@@ -156,4 +156,45 @@ impl Comms {
             .map(|b| String::from_utf8_lossy(b).into_owned())
             .unwrap_or_default()
     }
+
+    /// Every entry of a per-CPU hash of processes' counts (syscount -P,
+    /// funccount -P): its CPUs' values summed by `add`, and its process
+    /// (`tgid`) named as the CPU that counted the most last recorded it
+    /// (`counted`: a value's count and name; a shell's fork that executed
+    /// a command is named after the command).
+    pub fn read_percpu<K, V, S>(
+        &mut self,
+        map: &dyn libbpf_rs::MapCore,
+        tgid: fn(&K) -> u32,
+        counted: fn(&V) -> (u64, &[std::ffi::c_char]),
+        add: fn(&mut S, &V),
+    ) -> anyhow::Result<Vec<(K, S)>>
+    where
+        K: plain::Plain + Default,
+        V: plain::Plain + Default,
+        S: Default,
+    {
+        use crate::kernel::maps::copy_record;
+        let mut out = Vec::new();
+        for bytes in map.keys() {
+            let Some(values) = map.lookup_percpu(&bytes, libbpf_rs::MapFlags::ANY)? else {
+                continue; // Gone since the keys were listed.
+            };
+            let mut key = K::default();
+            copy_record(&mut key, &bytes);
+            let (mut sum, mut most, mut name) = (S::default(), 0, Vec::new());
+            for v in &values {
+                let mut value = V::default();
+                copy_record(&mut value, v);
+                add(&mut sum, &value);
+                let (n, comm) = counted(&value);
+                if comm.first().is_some_and(|c| *c != 0) && n >= most {
+                    (most, name) = (n, crate::output::c_bytes(comm).to_vec());
+                }
+            }
+            self.refresh(tgid(&key), &name);
+            out.push((key, sum));
+        }
+        Ok(out)
+    }
 }

@@ -185,7 +185,7 @@ pub trait Tool: Sized {
 
     /// Interval-table tools with `--prometheus`/`--prom-file`: their
     /// counters since the start (running totals, never an interval's).
-    fn interval_metrics(&mut self, _skel: &SkelOf<'_, Self>) -> Result<Counters> {
+    fn interval_metrics(&mut self, _skel: &SkelOf<'_, Self>, _: table::Asked) -> Result<Counters> {
         Ok(Counters::default())
     }
 
@@ -276,8 +276,8 @@ impl<T: Tool> Source for Bound<'_, '_, T> {
         self.tool.interval_rows(self.skel, when)
     }
 
-    fn metrics(&mut self) -> Result<Counters> {
-        self.tool.interval_metrics(self.skel)
+    fn metrics(&mut self, asked: table::Asked) -> Result<Counters> {
+        self.tool.interval_metrics(self.skel, asked)
     }
 
     fn report(&mut self, out: &mut Out, when: When) -> Result<()> {

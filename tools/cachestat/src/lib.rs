@@ -223,7 +223,7 @@ impl Tool for Cachestat {
         )))
     }
 
-    fn interval_metrics(&mut self, skel: &CachestatSkel<'_>) -> Result<Counters> {
+    fn interval_metrics(&mut self, skel: &CachestatSkel<'_>, _: table::Asked) -> Result<Counters> {
         let now = stats::read_counters(&skel.maps.counts)?;
         self.totals.advance(&now, stats::exact(self.mode));
         Ok(self.totals.counters())

@@ -17,15 +17,14 @@ use common::export::prom::Counters;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kinds::event::{Cell, Column, Table};
-use common::kinds::table::{self, Deltas, Timed};
-use common::output::c_bytes;
+use common::kinds::table::{self, Asked, Deltas, Timed};
 use common::probes::plan::{self, Planned, Point};
 use common::probes::{Accepts, Probe};
 use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 use common::run::process::Comms;
 use common::usage::usage;
 use libbpf_rs::skel::{OpenSkel, Skel};
-use libbpf_rs::{Link, MapCore, MapFlags};
+use libbpf_rs::Link;
 
 common::skeleton!("funccount");
 use skel::{types, FunccountSkel, FunccountSkelBuilder, OpenFunccountSkel};
@@ -288,7 +287,11 @@ impl Tool for Funccount {
         })
     }
 
-    fn interval_metrics(&mut self, skel: &FunccountSkel<'_>) -> Result<Counters> {
+    fn interval_metrics(&mut self, skel: &FunccountSkel<'_>, asked: Asked) -> Result<Counters> {
+        // -P has no metrics: its totals are by process.
+        if asked == Asked::AfterRows {
+            return Ok(metrics(&self.plan, self.deltas.totals()));
+        }
         Ok(metrics(&self.plan, &per_point(skel, self.plan.len())?))
     }
 
@@ -417,30 +420,16 @@ fn per_point(skel: &FunccountSkel<'_>, points: usize) -> Result<HashMap<(u32, u3
 }
 
 /// Every process's calls of each point, summed over the CPUs; their
-/// commands kept.
+/// names kept.
 fn per_process(skel: &FunccountSkel<'_>, comms: &mut Comms) -> Result<HashMap<(u32, u32), u64>> {
-    let map = &skel.maps.by_process;
-    let mut totals = HashMap::new();
-    for key in map.keys() {
-        let mut k = types::fc_key::default();
-        maps::copy_record(&mut k, &key);
-        let Some(values) = map.lookup_percpu(&key, MapFlags::ANY)? else {
-            continue;
-        };
-        // The name last recorded on the CPU that counted the most calls
-        // (a shell's fork that executed a command: the command's).
-        let mut n = 0;
-        let mut named = (0, types::fc_pcount::default());
-        for v in &values {
-            let mut p = types::fc_pcount::default();
-            maps::copy_record(&mut p, v);
-            n += p.count;
-            if p.comm[0] != 0 && p.count >= named.0 {
-                named = (p.count, p);
-            }
-        }
-        comms.refresh(k.tgid, c_bytes(&named.1.comm));
-        totals.insert((k.tgid, k.probe), n);
-    }
-    Ok(totals)
+    let rows = comms.read_percpu(
+        &skel.maps.by_process,
+        |k: &types::fc_key| k.tgid,
+        |p: &types::fc_pcount| (p.count, &p.comm[..]),
+        |n: &mut u64, p: &types::fc_pcount| *n += p.count,
+    )?;
+    Ok(rows
+        .into_iter()
+        .map(|(k, n)| ((k.tgid, k.probe), n))
+        .collect())
 }

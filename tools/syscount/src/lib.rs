@@ -19,8 +19,7 @@ use common::kernel::maps;
 use common::kernel::probe::{self, Hook};
 use common::kernel::syscalls::{self, NR_SYSCALLS};
 use common::kinds::event::{Cell, Column, Table};
-use common::kinds::table::{self, Deltas, Timed};
-use common::output::c_bytes;
+use common::kinds::table::{self, Asked, Deltas, Timed};
 use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 use common::run::process::Comms;
 use libbpf_rs::{MapCore, MapFlags};
@@ -221,7 +220,11 @@ impl Tool for Syscount {
         })
     }
 
-    fn interval_metrics(&mut self, skel: &SyscountSkel<'_>) -> Result<Counters> {
+    fn interval_metrics(&mut self, skel: &SyscountSkel<'_>, asked: Asked) -> Result<Counters> {
+        // The rows' totals are by call unless -P.
+        if asked == Asked::AfterRows && !self.args.process {
+            return Ok(metrics(self.deltas.totals(), self.args.latency));
+        }
         Ok(metrics(&per_call(skel)?, self.args.latency))
     }
 
@@ -352,32 +355,18 @@ fn per_call(skel: &SyscountSkel<'_>) -> Result<HashMap<u32, Stat>> {
     Ok(totals)
 }
 
-/// Every process's totals, summed over the CPUs; their commands kept.
+/// Every process's totals, summed over the CPUs; their names kept.
 fn per_process(skel: &SyscountSkel<'_>, comms: &mut Comms) -> Result<HashMap<u32, Stat>> {
-    let map = &skel.maps.by_pid;
-    let mut totals = HashMap::new();
-    for key in map.keys() {
-        let Ok(bytes) = <[u8; 4]>::try_from(key.as_slice()) else {
-            continue;
-        };
-        let pid = u32::from_ne_bytes(bytes);
-        let Some(values) = map.lookup_percpu(&key, MapFlags::ANY)? else {
-            continue;
-        };
-        // The name last recorded on the CPU that counted the most calls
-        // (a shell's fork that executed a command: the command's).
-        let mut named = (0, types::pstat::default());
-        for v in &values {
-            let mut p = types::pstat::default();
-            maps::copy_record(&mut p, v);
-            if p.comm[0] != 0 && p.count >= named.0 {
-                named = (p.count, p);
-            }
-        }
-        comms.refresh(pid, c_bytes(&named.1.comm));
-        totals.insert(pid, stat_of(&values));
-    }
-    Ok(totals)
+    let rows = comms.read_percpu(
+        &skel.maps.by_pid,
+        |pid: &u32| *pid,
+        |p: &types::pstat| (p.count, &p.comm[..]),
+        |s: &mut Stat, p: &types::pstat| {
+            s.count += p.count;
+            s.ns += p.ns;
+        },
+    )?;
+    Ok(rows.into_iter().collect())
 }
 
 /// `syscount_calls_total{syscall="read"}`, and with -L

@@ -43,7 +43,17 @@ fn counts_exactly(disable: &str) {
     let all = testkit::start_disabled(BIN, &["--json", "-p", &pid, "-T", "50"], disable);
     let failed = testkit::start_disabled(BIN, &["--json", "-p", &pid, "-x"], disable);
     let enoent = testkit::start_disabled(BIN, &["--json", "-p", &pid, "-e", "ENOENT"], disable);
-    let timed = testkit::start_disabled(BIN, &["--json", "-p", &pid, "-L"], disable);
+    // --prom-file after each report, from the totals its rows came from.
+    let prom = std::env::temp_dir().join(format!("sc-prom-{}-{disable}.prom", std::process::id()));
+    let timed = [
+        "--json",
+        "-p",
+        &pid,
+        "-L",
+        "--prom-file",
+        prom.to_str().unwrap(),
+    ];
+    let timed = testkit::start_disabled(BIN, &timed, disable);
     let by_process = testkit::start_disabled(BIN, &["-P", "-p", &pid], disable);
     // BCC's --tid and --syscall: the program's one thread, one call.
     let only = ["--json", "--tid", &pid, "--syscall", "getppid"];
@@ -89,6 +99,18 @@ fn counts_exactly(disable: &str) {
         "{total} ns of {took:?}: {g}"
     );
     assert_eq!(g["avg_ns"], total / N);
+    let metrics = std::fs::read_to_string(&prom).unwrap_or_default();
+    let _ = std::fs::remove_file(&prom);
+    let line = format!("syscount_calls_total{{syscall=\"getppid\"}} {N}");
+    assert!(metrics.lines().any(|l| l == line), "{line} in {metrics}");
+    let micros = format!(
+        "syscount_microseconds_total{{syscall=\"getppid\"}} {}",
+        total / 1000
+    );
+    assert!(
+        metrics.lines().any(|l| l == micros),
+        "{micros} in {metrics}"
+    );
     // -P: the process by its name, with at least its known calls.
     let line = by_process
         .stdout
