@@ -16,7 +16,7 @@ use clap::Parser;
 use common::cli::{CgroupLongArgs, CommonArgs};
 use common::kernel::filters::Filters;
 use common::kinds::event::Record;
-use common::output::hist::{log2_bounds, print_log2};
+use common::output::hist::{log2_slot, print_log2, to_json};
 use common::output::Out;
 use common::probes::expr::Value;
 use common::probes::hits::{self, Points, Settings};
@@ -232,14 +232,7 @@ impl Argdist {
                         writeln!(out, "\t{:<10} {}", n, Self::key_text(p, key))?;
                     }
                 }
-                Mode::Hist => {
-                    let label = p.label.as_deref().unwrap_or(if p.default {
-                        "retval"
-                    } else {
-                        &p.exprs[0]
-                    });
-                    print_log2(out, &self.seen[i].slots, label)?;
-                }
+                Mode::Hist => print_log2(out, &self.seen[i].slots, hist_label(p))?,
             }
         }
         Ok(())
@@ -248,54 +241,54 @@ impl Argdist {
     fn print_json(&self, out: &mut Out) -> io::Result<()> {
         let time = common::output::now_hms();
         for (i, p) in self.probes.iter().enumerate() {
-            let mut o = json!({ "time": time, "probe": p.title() });
-            match p.mode {
-                Mode::Count => {
-                    let rows: Vec<Json> = self
-                        .sorted(i)
-                        .into_iter()
-                        .map(|(key, n)| {
-                            let values: serde_json::Map<String, Json> = p
-                                .exprs
-                                .iter()
-                                .zip(key)
-                                .map(|(e, v)| {
-                                    let v = match v {
-                                        Part::Int(i) => json!(i),
-                                        Part::Str(s) => json!(String::from_utf8_lossy(s)),
-                                    };
-                                    (e.clone(), v)
-                                })
-                                .collect();
-                            json!({ "values": values, "count": n })
-                        })
-                        .collect();
-                    o["type"] = json!("count");
-                    o["counts"] = json!(rows);
-                }
-                Mode::Hist => {
-                    let s = &self.seen[i];
-                    let slots: Vec<Json> = s
-                        .slots
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, c)| **c > 0)
-                        .map(|(j, c)| {
-                            let (low, high) = log2_bounds(j);
-                            json!({ "low": low, "high": high, "count": c })
-                        })
-                        .collect();
-                    let count: u64 = s.slots.iter().map(|c| u64::from(*c)).sum();
-                    o["type"] = json!("histogram");
-                    o["value"] = json!(p.exprs[0]);
-                    o["slots"] = json!(slots);
-                    o["count"] = json!(count);
-                    o["total"] = json!(s.total);
-                }
+            let mut o = serde_json::Map::new();
+            o.insert("time".into(), json!(time));
+            o.insert("probe".into(), json!(p.title()));
+            if p.mode == Mode::Hist {
+                // As every histogram tool's: the unit (the text's label),
+                // count, total and buckets with low, high and count.
+                let s = &self.seen[i];
+                let count: u64 = s.slots.iter().map(|c| u64::from(*c)).sum();
+                o.insert("type".into(), json!("histogram"));
+                o.insert("value".into(), json!(p.exprs[0]));
+                let unit = hist_label(p);
+                out.json(&to_json(o, unit, &s.slots, count, s.total, None))?;
+                continue;
             }
-            out.json(&o)?;
+            let rows: Vec<Json> = self
+                .sorted(i)
+                .into_iter()
+                .map(|(key, n)| {
+                    let values: serde_json::Map<String, Json> = p
+                        .exprs
+                        .iter()
+                        .zip(key)
+                        .map(|(e, v)| {
+                            let v = match v {
+                                Part::Int(i) => json!(i),
+                                Part::Str(s) => json!(String::from_utf8_lossy(s)),
+                            };
+                            (e.clone(), v)
+                        })
+                        .collect();
+                    json!({ "values": values, "count": n })
+                })
+                .collect();
+            o.insert("type".into(), json!("count"));
+            o.insert("counts".into(), json!(rows));
+            out.json(&Json::Object(o))?;
         }
         Ok(())
+    }
+}
+
+/// What a histogram's values are called: its label, else its expression
+/// (BCC's header of the value column).
+fn hist_label(p: &ArgProbe) -> &str {
+    match &p.label {
+        Some(l) => l,
+        None if p.default => "retval",
+        None => &p.exprs[0],
     }
 }
 
@@ -321,15 +314,6 @@ fn in_kernel(p: &ArgProbe) -> Option<common::probes::spec::Agg> {
         hist: p.mode == Mode::Hist,
         values,
     })
-}
-
-/// The log2 slot of a value (bits.bpf.h's: 0 and 1 in slot 0).
-fn slot_of(v: u64) -> usize {
-    if v < 2 {
-        0
-    } else {
-        63 - v.leading_zeros() as usize
-    }
 }
 
 impl Tool for Argdist {
@@ -433,7 +417,7 @@ impl Tool for Argdist {
                 if s.slots.len() < 64 {
                     s.slots.resize(64, 0);
                 }
-                s.slots[slot_of(v)] += 1;
+                s.slots[log2_slot(v)] += 1;
                 s.total = s.total.wrapping_add(v);
             }
         }
@@ -452,19 +436,5 @@ impl Tool for Argdist {
             self.seen.iter_mut().for_each(|s| *s = Seen::default());
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn slots_are_bccs_log2() {
-        assert_eq!(slot_of(0), 0);
-        assert_eq!(slot_of(1), 0);
-        assert_eq!(slot_of(64), 6);
-        assert_eq!(slot_of(4096), 12);
-        assert_eq!(log2_bounds(slot_of(10_000_000)), (8_388_608, 16_777_215));
     }
 }

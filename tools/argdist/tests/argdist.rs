@@ -58,7 +58,7 @@ fn counts(o: &Value) -> Vec<(Value, u64)> {
 
 /// A histogram's counts by slot low bound.
 fn slots(o: &Value) -> Vec<(u64, u64)> {
-    o["slots"]
+    o["buckets"]
         .as_array()
         .unwrap()
         .iter()
@@ -89,6 +89,9 @@ fn argdist_histograms_sizes_in_their_log2_slots() {
     let (objs, f) = reported(&["-H", "p:WORK:alloc(unsigned long size):u64:size"]);
     assert_eq!(slots(&objs[0]), [(64, 100), (4096, 10)], "{f:?}");
     assert_eq!(objs[0]["total"], 100 * 64 + 10 * 4096, "{f:?}");
+    // The histogram tools' JSON: the unit is the label the text shows.
+    assert_eq!(objs[0]["count"], 110, "{f:?}");
+    assert_eq!(objs[0]["unit"], "size", "{f:?}");
 }
 
 #[test]

@@ -27,6 +27,16 @@ pub fn log2_bounds(i: usize) -> (u64, u64) {
     (low, high)
 }
 
+/// The log2 slot of a value: what bits.bpf.h's log2l computes in the
+/// kernel (0 and 1 share slot 0).
+pub fn log2_slot(v: u64) -> usize {
+    if v < 2 {
+        0
+    } else {
+        63 - v.leading_zeros() as usize
+    }
+}
+
 /// The fine slot of a value: what bits.bpf.h computes in the kernel.
 pub fn fine_slot(v: u64) -> usize {
     if v < FINE_SUBS {
@@ -428,16 +438,12 @@ pub fn print_report(
 mod tests {
     use super::*;
 
-    fn log2_slot(v: u64) -> usize {
-        if v == 0 {
-            0
-        } else {
-            63 - v.leading_zeros() as usize
-        }
-    }
-
     #[test]
     fn log2_bounds_match_bcc() {
+        assert_eq!(log2_slot(0), 0);
+        assert_eq!(log2_slot(1), 0);
+        assert_eq!(log2_slot(64), 6);
+        assert_eq!(log2_slot(4096), 12);
         assert_eq!(log2_bounds(0), (0, 1));
         assert_eq!(log2_bounds(1), (2, 3));
         assert_eq!(log2_bounds(10), (1024, 2047));
