@@ -12,6 +12,11 @@
 //! The last part may hold wildcards (`*`, `?`) or, where the tool takes
 //! `-r`, be a regular expression; a tracepoint's category may be a
 //! wildcard too.
+//!
+//! [`plan`] resolves probes to points and attaches them ([`plan::Hooks`]:
+//! a tool's program for each kind of point); [`spec`] is trace's and
+//! argdist's probe language, [`hits`] and [`skel`] their shared kernel side
+//! (bpf/trace.bpf.c).
 
 pub mod elf;
 pub mod expr;
