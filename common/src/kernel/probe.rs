@@ -793,6 +793,30 @@ pub fn task_state_variant(v: TaskStateVariants) -> Result<Hook> {
     Ok(kind)
 }
 
+/// [`task_state_variant`] for a tool whose every tp_btf program has a
+/// raw_tp twin, each pair keeping its task's state in maps.bpf.h.s
+/// `start_storage` or `start` (TASK_START_MAPS): the programs known by
+/// their sections, not listed.
+pub fn task_state_sections(open: &mut OpenObject) -> Result<Hook> {
+    let Some(kind) = task_state_hook() else {
+        anyhow::bail!("this kernel offers neither tp_btf nor raw_tp programs");
+    };
+    let btf = kind == Hook::TpBtf;
+    for mut prog in open.progs_mut() {
+        let section = prog.section().to_string_lossy();
+        if (section.starts_with("tp_btf") && !btf) || (section.starts_with("raw_tp") && btf) {
+            prog.set_autoload(false);
+        }
+    }
+    for mut map in open.maps_mut() {
+        let name = map.name().to_string_lossy();
+        if (name == "start_storage" && !btf) || (name == "start" && btf) {
+            map.set_autocreate(false)?;
+        }
+    }
+    Ok(kind)
+}
+
 /// The best way this kernel offers to attach to tracepoint
 /// `category:name`: tp_btf, raw_tp (where its BTF describes it), or the
 /// classic tracepoint (where tracefs lists it); an error naming the

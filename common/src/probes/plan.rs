@@ -314,15 +314,29 @@ impl Hooks {
         ]
     }
 
-    /// Loads only the programs `plan` needs here.
-    pub fn load_needed(&self, open: &mut OpenObject, plan: &[Planned]) {
+    /// Loads only the programs `plan` needs here. A name the object has
+    /// no program of is an error, whatever the plan: names are data, so a
+    /// renamed program fails every run (each tool's dry runs), not only
+    /// the runs that would attach it.
+    pub fn load_needed(&self, open: &mut OpenObject, plan: &[Planned]) -> Result<()> {
         let used = self.used(&needs(plan));
+        let mut found = Vec::new();
         for mut prog in open.progs_mut() {
             let name = prog.name().to_string_lossy().into_owned();
-            let wanted = used.iter().any(|(n, on)| *n == name && *on);
-            if !wanted && used.iter().any(|(n, _)| *n == name) {
+            let Some((n, on)) = used.iter().find(|(n, _)| *n == name) else {
+                continue;
+            };
+            found.push(*n);
+            if !on {
                 prog.set_autoload(false);
             }
+        }
+        match used
+            .iter()
+            .find(|(n, _)| !n.is_empty() && !found.contains(n))
+        {
+            Some((n, _)) => bail!("the BPF object has no program {n}"),
+            None => Ok(()),
         }
     }
 

@@ -13,6 +13,8 @@ use common::kinds::histogram;
 use common::output::hist;
 use common::run::lifecycle::{self, Setup, Tool};
 
+use libbpf_rs::skel::OpenSkel;
+
 common::skeleton!("cpudist");
 use skel::{types, CpudistSkel, CpudistSkelBuilder, OpenCpudistSkel};
 
@@ -107,13 +109,7 @@ impl Tool for Cpudist {
         rodata.millis = args.milliseconds;
         rodata.fine = args.hist.fine();
         rodata.targ_cgroup_id = self.cgroup_id;
-        let (p, m) = (&mut open.progs, &mut open.maps);
-        probe::task_state_variant(probe::TaskStateVariants {
-            btf: vec![&mut p.cd_btf_switch],
-            raw: vec![&mut p.cd_raw_switch],
-            storage_maps: vec![&mut m.start_storage],
-            hash_maps: vec![&mut m.start],
-        })?;
+        probe::task_state_sections(open.open_object_mut())?;
         Ok(())
     }
 

@@ -150,8 +150,7 @@ impl Funccount {
             *rodata = settings;
             rodata.lone_point = i as u32;
             open.maps.calls.set_max_entries(self.plan.len() as u32)?;
-            HOOKS.load_needed(open.open_object_mut(), one);
-            Ok(())
+            HOOKS.load_needed(open.open_object_mut(), one)
         })
         .with_context(|| format!("the program for {}", self.plan[i].label))
     }
@@ -206,8 +205,7 @@ impl Tool for Funccount {
         rodata.lone_point = lone_points(&self.plan).first().copied().unwrap_or(0) as u32;
         let points = self.plan.len() as u32;
         open.maps.calls.set_max_entries(points.max(1))?;
-        HOOKS.load_needed(open.open_object_mut(), &self.plan);
-        Ok(())
+        HOOKS.load_needed(open.open_object_mut(), &self.plan)
     }
 
     fn hook_target(&self, program: &str) -> Option<String> {

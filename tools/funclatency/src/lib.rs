@@ -168,7 +168,7 @@ impl Funclatency {
             *rodata = settings;
             rodata.lone_point = i as u32;
             for hooks in [ENTRIES, EXITS] {
-                hooks.load_needed(open.open_object_mut(), &self.plan[i..=i]);
+                hooks.load_needed(open.open_object_mut(), &self.plan[i..=i])?;
             }
             Ok(())
         })
@@ -228,7 +228,7 @@ impl Tool for Funclatency {
         rodata.fine = self.args.hist.fine();
         rodata.placed_in_pid = plan::placed_in_pid(&self.plan, self.args.pid);
         for hooks in [ENTRIES, EXITS] {
-            hooks.load_needed(open.open_object_mut(), &self.plan);
+            hooks.load_needed(open.open_object_mut(), &self.plan)?;
         }
         Ok(())
     }

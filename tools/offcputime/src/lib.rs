@@ -78,13 +78,7 @@ impl Tool for Offcputime {
     fn configure(&mut self, open: &mut OpenOffcputimeSkel<'_>, _: &Setup) -> Result<()> {
         self.args.all.off.configure(open.open_object_mut())?;
         // Switch-out state: task storage for tp_btf, a hash map for raw_tp.
-        let (p, m) = (&mut open.progs, &mut open.maps);
-        probe::task_state_variant(probe::TaskStateVariants {
-            btf: vec![&mut p.oc_btf_switch],
-            raw: vec![&mut p.oc_raw_switch],
-            storage_maps: vec![&mut m.start_storage],
-            hash_maps: vec![&mut m.start],
-        })?;
+        probe::task_state_sections(open.open_object_mut())?;
         Ok(())
     }
 

@@ -12,6 +12,8 @@ use common::kinds::histogram;
 use common::output::hist;
 use common::run::lifecycle::{self, Setup, Tool};
 
+use libbpf_rs::skel::OpenSkel;
+
 common::skeleton!("runqlat");
 use skel::{types, OpenRunqlatSkel, RunqlatSkel, RunqlatSkelBuilder};
 
@@ -99,21 +101,7 @@ impl Tool for Runqlat {
         rodata.fine = args.hist.fine();
         rodata.targ_cgroup_id = self.cgroup_id;
         // Wakeup times: task storage for tp_btf, a hash map for raw_tp.
-        let (p, m) = (&mut open.progs, &mut open.maps);
-        probe::task_state_variant(probe::TaskStateVariants {
-            btf: vec![
-                &mut p.rq_btf_wakeup,
-                &mut p.rq_btf_wakeup_new,
-                &mut p.rq_btf_switch,
-            ],
-            raw: vec![
-                &mut p.rq_raw_wakeup,
-                &mut p.rq_raw_wakeup_new,
-                &mut p.rq_raw_switch,
-            ],
-            storage_maps: vec![&mut m.start_storage],
-            hash_maps: vec![&mut m.start],
-        })?;
+        probe::task_state_sections(open.open_object_mut())?;
         Ok(())
     }
 

@@ -14,6 +14,8 @@ use common::kinds::event::{columns, Cell, Column, Record, Stamped, Table};
 use common::output::c_bytes;
 use common::run::lifecycle::{self, Setup, Tool};
 
+use libbpf_rs::skel::OpenSkel;
+
 common::skeleton!("runqslower");
 use skel::{types, OpenRunqslowerSkel, RunqslowerSkelBuilder};
 
@@ -89,21 +91,7 @@ impl Tool for Runqslower {
         let rodata = maps::rodata(&mut open.maps.rodata_data)?;
         rodata.min_us = self.args.min_us;
         rodata.targ_cgroup_id = self.cgroup_id;
-        let (p, m) = (&mut open.progs, &mut open.maps);
-        probe::task_state_variant(probe::TaskStateVariants {
-            btf: vec![
-                &mut p.rs_btf_wakeup,
-                &mut p.rs_btf_wakeup_new,
-                &mut p.rs_btf_switch,
-            ],
-            raw: vec![
-                &mut p.rs_raw_wakeup,
-                &mut p.rs_raw_wakeup_new,
-                &mut p.rs_raw_switch,
-            ],
-            storage_maps: vec![&mut m.start_storage],
-            hash_maps: vec![&mut m.start],
-        })?;
+        probe::task_state_sections(open.open_object_mut())?;
         Ok(())
     }
 

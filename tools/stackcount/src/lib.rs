@@ -180,8 +180,7 @@ impl Tool for Stackcount {
         // Where a function has no frame setup the probe stays at its entry:
         // the caller comes from the top of the stack.
         rodata.entry_callers = whole_frames;
-        HOOKS.load_needed(open.open_object_mut(), &self.plan);
-        Ok(())
+        HOOKS.load_needed(open.open_object_mut(), &self.plan)
     }
 
     fn hook_target(&self, program: &str) -> Option<String> {

@@ -22,6 +22,7 @@ use common::kinds::event::{Cell, Column, Table};
 use common::kinds::table::{self, Asked, Deltas, Timed};
 use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 use common::run::process::Comms;
+use libbpf_rs::skel::OpenSkel;
 use libbpf_rs::{MapCore, MapFlags};
 
 common::skeleton!("syscount");
@@ -174,16 +175,11 @@ impl Tool for Syscount {
         rodata.failed_only = args.failures;
         rodata.errno_only = args.errno.unwrap_or(0);
         rodata.only_nr = args.syscall.map_or(-1, |nr| nr as i32);
-        let (p, m) = (&mut open.progs, &mut open.maps);
         // Counting is one program at sys_exit; -L adds sys_enter's. The
         // entry time in task storage where tp_btf has it, else by thread
         // in a hash map (raw_tp).
-        let hook = probe::task_state_variant(probe::TaskStateVariants {
-            btf: vec![&mut p.sc_btf_enter, &mut p.sc_btf_exit],
-            raw: vec![&mut p.sc_raw_enter, &mut p.sc_raw_exit],
-            storage_maps: vec![&mut m.start_storage],
-            hash_maps: vec![&mut m.start],
-        })?;
+        let hook = probe::task_state_sections(open.open_object_mut())?;
+        let (p, m) = (&mut open.progs, &mut open.maps);
         probe::load_when(args.latency, [&mut p.sc_btf_enter, &mut p.sc_raw_enter]);
         if hook == Hook::TpBtf && !args.latency {
             probe::create_when(false, [&mut m.start_storage])?;

@@ -81,13 +81,7 @@ impl Tool for Wakeuptime {
     fn configure(&mut self, open: &mut OpenWakeuptimeSkel<'_>, _: &Setup) -> Result<()> {
         self.args.all.off.configure(open.open_object_mut())?;
         // Switch-out state: task storage for tp_btf, a hash map for raw_tp.
-        let (p, m) = (&mut open.progs, &mut open.maps);
-        probe::task_state_variant(probe::TaskStateVariants {
-            btf: vec![&mut p.wu_btf_switch, &mut p.wu_btf_waking],
-            raw: vec![&mut p.wu_raw_switch, &mut p.wu_raw_waking],
-            storage_maps: vec![&mut m.start_storage],
-            hash_maps: vec![&mut m.start],
-        })?;
+        probe::task_state_sections(open.open_object_mut())?;
         Ok(())
     }
 
