@@ -13,7 +13,9 @@
 //! no `common::` path missing from this list):
 //!
 //! ```no_run
+//! use common::kernel::fileio::Variant;
 //! use common::kernel::probe::load_when;
+//! use common::probes::plan::{self, Hooks};
 //! use common::cli::TopArgs;
 //! use common::event_record;
 //! use common::kinds::event::{columns, Stamps};
