@@ -609,9 +609,90 @@ impl StackTable {
     }
 }
 
+/// Copies whose stacks wait, by number, for a later report (memleak: each
+/// allocation's stack, copied at its call's entry, kept while the
+/// allocation is outstanding), not for one sample as the stack kind's.
+pub struct Kept {
+    pub unwinder: Unwinder,
+    pub stacks: StackTable,
+    /// By copy number: the unwound stack's index, and the report it came
+    /// before (copies whose use is gone are dropped after one).
+    by_seq: HashMap<u64, (u32, u64)>,
+    reports: u64,
+}
+
+impl Kept {
+    /// Stacks of up to `max_depth` frames, each without its first (the
+    /// probed function's entry: a stack starts at its caller, as a frame
+    /// pointer stack taken at the return does).
+    pub fn new(max_depth: usize) -> Kept {
+        Kept {
+            unwinder: Unwinder::new(max_depth + 1),
+            stacks: StackTable::default(),
+            by_seq: HashMap::new(),
+            reports: 0,
+        }
+    }
+
+    pub fn record(&mut self, copy: Copy) {
+        let mut stack = self.unwinder.unwind(copy.tgid, copy.regs, copy.stack);
+        if !stack.addrs.is_empty() {
+            stack.addrs.remove(0);
+        }
+        let index = self.stacks.intern(stack);
+        self.by_seq.insert(copy.seq, (index, self.reports));
+    }
+
+    /// The unwound stack of copy `seq`, if it arrived.
+    pub fn stack_of(&self, seq: u64) -> Option<u32> {
+        self.by_seq.get(&seq).map(|(i, _)| *i)
+    }
+
+    /// After a report: keeps the copies still in use (`live`) and those too
+    /// recent to have been reported; the unwinder's note, if any.
+    pub fn prune(&mut self, live: &std::collections::HashSet<u64>) -> Option<String> {
+        let reports = self.reports;
+        self.by_seq
+            .retain(|seq, (_, taken)| *taken == reports || live.contains(seq));
+        self.reports += 1;
+        self.unwinder.stats.note()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Copies are found by number; after a report, only the copies still
+    /// in use and those of the report's own interval are kept.
+    #[test]
+    fn kept_copies_live_while_in_use() {
+        let mut kept = Kept::new(8);
+        let copy = |seq, ip| Copy {
+            tid: 1,
+            waker: false,
+            tgid: std::process::id(),
+            seq,
+            regs: Regs { ip, sp: 0, bp: 0 },
+            stack: &[],
+        };
+        kept.record(copy(1, 0x1000));
+        kept.record(copy(2, 0x2000));
+        assert!(kept.stack_of(1).is_some() && kept.stack_of(2).is_some());
+        assert_eq!(kept.stack_of(3), None);
+        // The first report: both arrived before it, kept whatever is live.
+        kept.prune(&[1].into());
+        kept.record(copy(3, 0x3000));
+        assert!(kept.stack_of(2).is_some());
+        // The second: 2 was not live and is a report old; 1 is live; 3 is
+        // this interval's.
+        kept.prune(&[1].into());
+        assert!(kept.stack_of(1).is_some());
+        assert_eq!(kept.stack_of(2), None);
+        assert!(kept.stack_of(3).is_some());
+        kept.prune(&[].into());
+        assert_eq!((kept.stack_of(1), kept.stack_of(3)), (None, None));
+    }
 
     #[test]
     fn records_parse() {

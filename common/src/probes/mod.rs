@@ -16,12 +16,14 @@
 //! [`plan`] resolves probes to points and attaches them ([`plan::Hooks`]:
 //! a tool's program for each kind of point); [`spec`] is trace's and
 //! argdist's probe language, [`hits`] and [`skel`] their shared kernel side
-//! (bpf/trace.bpf.c).
+//! (bpf/trace.bpf.c); [`placement`] moves an entry-only uprobe past a
+//! harmless prologue (memleak's free).
 
 pub mod elf;
 pub mod expr;
 pub mod hits;
 pub mod limits;
+pub mod placement;
 pub mod plan;
 pub mod spec;
 pub mod tracepoints;

@@ -7,9 +7,9 @@ use common::kernel::probe::UprobeLinks;
 use common::usage::usage;
 use libbpf_rs::{Link, ProgramMut, UprobeMultiOpts, UprobeOpts};
 
-use crate::placement::{self, Placement};
 use crate::skel::types::alloc_fn;
 use crate::skel::{MemleakProgs, MemleakSkel};
+use common::probes::placement::{self, Placement};
 
 /// The allocator's functions: name (its per-function entry program is
 /// `<name>_enter`), cookie, and whether the call is followed to its return.

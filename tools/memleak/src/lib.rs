@@ -5,7 +5,6 @@ mod allocator;
 mod calls;
 mod info;
 mod mode;
-mod placement;
 mod report;
 
 use std::collections::HashMap;
@@ -25,7 +24,7 @@ use common::output::{Clock, Out};
 use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 use common::run::process;
 use common::sym::Symbolizer;
-use common::unwind::{self, StackTable, Unwinder};
+use common::unwind::{self, Kept};
 use libbpf_rs::skel::Skel;
 use libbpf_rs::Link;
 
@@ -157,47 +156,18 @@ struct Memleak {
     /// When tracing started, for the profile's duration.
     started: Instant,
     /// --unwind dwarf (resolved from auto): the stacks unwound here.
-    copies: Option<Copies>,
+    copies: Option<Kept>,
 }
 
-/// --unwind dwarf's stacks: each allocation's stack is the copy sent at
-/// its call's entry, unwound here and named by the copy's number.
-pub struct Copies {
-    unwinder: Unwinder,
-    pub stacks: StackTable,
-    /// By copy number: the unwound stack's index, and the report it came
-    /// before (copies whose allocation is gone are dropped after one).
-    by_seq: HashMap<u64, (u32, u64)>,
-    reports: u64,
-}
-
-impl Copies {
-    fn record(&mut self, copy: unwind::Copy) {
-        let mut stack = self.unwinder.unwind(copy.tgid, copy.regs, copy.stack);
-        // The first frame is the allocator's entry; a report starts at its
-        // caller, as a frame pointer stack taken at the return does.
-        if !stack.addrs.is_empty() {
-            stack.addrs.remove(0);
+impl Memleak {
+    /// Process `pid`'s memory map and name as they are now, for reports
+    /// after it exits.
+    fn keep(&mut self, pid: u32) {
+        self.symbolizer.keep_process(pid);
+        if let Some(comm) = process::comm(pid) {
+            self.comms.insert(pid, comm);
         }
-        let index = self.stacks.intern(stack);
-        self.by_seq.insert(copy.seq, (index, self.reports));
-    }
-
-    /// The unwound stack of copy `seq`, if it arrived.
-    pub fn stack_of(&self, seq: u64) -> Option<u32> {
-        self.by_seq.get(&seq).map(|(i, _)| *i)
-    }
-
-    /// After a report: keeps the copies of allocations still outstanding
-    /// (`live`) and those too recent to have one yet.
-    pub fn prune(&mut self, live: &std::collections::HashSet<u64>) {
-        let reports = self.reports;
-        self.by_seq
-            .retain(|seq, (_, taken)| *taken == reports || live.contains(seq));
-        self.reports += 1;
-        if let Some(note) = self.unwinder.stats.note() {
-            note!("{note}");
-        }
+        self.cached_at = Instant::now();
     }
 }
 
@@ -221,12 +191,7 @@ impl Tool for Memleak {
             };
             unwind::choose(args.stacks.unwind.unwind, &exes)
         };
-        let copies = dwarf.then(|| Copies {
-            unwinder: Unwinder::new(args.stacks.perf_max_stack_depth as usize + 1),
-            stacks: StackTable::default(),
-            by_seq: HashMap::new(),
-            reports: 0,
-        });
+        let copies = dwarf.then(|| Kept::new(args.stacks.perf_max_stack_depth as usize));
         let symbolizer = Symbolizer::new().verbose(args.common.verbose);
         let outputs = stacks::Outputs::open(
             &args.stacks,
@@ -376,11 +341,7 @@ impl Tool for Memleak {
         while !process::image_mapped(pid) && !process::exiting(pid) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(1));
         }
-        self.symbolizer.keep_process(pid);
-        if let Some(comm) = process::comm(pid) {
-            self.comms.insert(pid, comm);
-        }
-        self.cached_at = Instant::now();
+        self.keep(pid);
     }
 
     fn idle(&mut self) -> bool {
@@ -389,13 +350,11 @@ impl Tool for Memleak {
         // Often: a -c command is caught between its exec and a quick exit
         // (its map read before the exec is the launcher's).
         if self.cached_at.elapsed() >= Duration::from_millis(100) {
-            for pid in self.pids.iter().filter(|p| process::alive(**p)) {
-                self.symbolizer.keep_process(*pid);
-                if let Some(comm) = process::comm(*pid) {
-                    self.comms.insert(*pid, comm);
+            for pid in self.pids.clone() {
+                if process::alive(pid) {
+                    self.keep(pid);
                 }
             }
-            self.cached_at = Instant::now();
         }
         // -p: every traced process is gone. (-c ends when its command exits.)
         self.command.is_none()
@@ -404,20 +363,7 @@ impl Tool for Memleak {
     }
 
     fn report(&mut self, skel: &MemleakSkel<'_>, out: &mut Out, when: When) -> Result<()> {
-        let files = self.outputs.report(self.started.elapsed());
-        report::print(
-            &self.args,
-            skel,
-            &self.pids,
-            &self.comms,
-            out,
-            &mut self.symbolizer,
-            report::Extra {
-                files,
-                announce: when == When::End,
-                copies: self.copies.as_mut(),
-            },
-        )
+        report::print(self, skel, out, when)
     }
 
     fn error_note(&self, index: u32) -> Option<&'static str> {

@@ -11,11 +11,14 @@ use common::kinds::stack as stacks;
 use common::note;
 use common::output::{escape, now_hms, Out};
 use common::run::process;
-use common::sym::{self, Symbolizer};
+use common::sym;
 use serde_json::json;
 
 use crate::skel::{types, MemleakSkel};
-use crate::{Args, Copies, SortBy};
+use common::unwind::Kept as Copies;
+
+use crate::{Args, Memleak, SortBy};
+use common::run::lifecycle::When;
 
 /// A report's stacks: outstanding bytes and allocations per process and stack.
 #[derive(Default)]
@@ -69,7 +72,9 @@ fn collect(
         }
     }
     if let Some(c) = copies.as_mut() {
-        c.prune(&live);
+        if let Some(note) = c.prune(&live) {
+            common::note!("{note}");
+        }
     }
     Ok(groups)
 }
@@ -82,39 +87,6 @@ fn comm_of(comms: &HashMap<u32, String>, pid: u32) -> String {
         .cloned()
         .or_else(|| process::comm(pid))
         .unwrap_or_else(|| format!("pid-{pid}"))
-}
-
-/// What a report uses besides the maps.
-pub struct Extra<'a> {
-    /// --svg's and --pprof's files: every stack goes to them.
-    pub files: stacks::Report<'a>,
-    /// Say where they were written (the last report).
-    pub announce: bool,
-    /// --unwind dwarf's stacks.
-    pub copies: Option<&'a mut Copies>,
-}
-
-/// Prints one report, and with -v how long it took; with --pprof, writes
-/// the profile (every stack, not only the top ones).
-pub fn print(
-    args: &Args,
-    skel: &MemleakSkel,
-    pids: &[u32],
-    comms: &HashMap<u32, String>,
-    out: &mut Out,
-    symbolizer: &mut Symbolizer,
-    extra: Extra,
-) -> Result<()> {
-    let started = std::time::Instant::now();
-    let stacks = print_stacks(args, skel, pids, comms, out, symbolizer, extra)?;
-    if args.common.verbose {
-        note!(
-            "report: {stacks} stacks in {} ms, peak RSS {} KiB",
-            started.elapsed().as_millis(),
-            process::peak_rss_kib()
-        );
-    }
-    Ok(())
 }
 
 /// What a non-zero counter of the kernel side's `errors` map means.
@@ -132,22 +104,23 @@ pub fn error_note(index: u32) -> Option<&'static str> {
     })
 }
 
-/// Prints the stacks; returns how many.
-fn print_stacks(
-    args: &Args,
-    skel: &MemleakSkel,
-    pids: &[u32],
-    comms: &HashMap<u32, String>,
-    out: &mut Out,
-    symbolizer: &mut Symbolizer,
-    Extra {
-        mut files,
-        announce,
-        mut copies,
-    }: Extra,
-) -> Result<usize> {
-    let groups = collect(args, skel, copies.as_deref_mut())?;
-    let table = copies.map(|c| &c.stacks);
+/// Prints one report (with -v how long it took); --svg's and --pprof's
+/// files get every stack, the screen the top ones.
+pub fn print(m: &mut Memleak, skel: &MemleakSkel, out: &mut Out, when: When) -> Result<()> {
+    let started = std::time::Instant::now();
+    let Memleak {
+        args,
+        pids,
+        comms,
+        symbolizer,
+        copies,
+        outputs,
+        started: traced,
+        ..
+    } = m;
+    let mut files = outputs.report(traced.elapsed());
+    let groups = collect(args, skel, copies.as_mut())?;
+    let table = copies.as_ref().map(|c| &c.stacks);
     let mut ranked: Vec<(&(u32, i32), &Group)> = groups.iter().collect();
     ranked.sort_by_key(|(k, g)| {
         let primary = match args.sort {
@@ -323,8 +296,15 @@ fn print_stacks(
             );
         }
     }
-    files.finish(announce)?;
-    Ok(shown)
+    files.finish(when == When::End)?;
+    if args.common.verbose {
+        note!(
+            "report: {shown} stacks in {} ms, peak RSS {} KiB",
+            started.elapsed().as_millis(),
+            process::peak_rss_kib()
+        );
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -69,7 +69,7 @@ pub fn lookup(lib: &Path, names: &[String]) -> Vec<Option<Function>> {
 
 /// The placement of an entry-only probe on `function` in `lib`.
 pub fn entry_only(lib: &Path, function: &Function) -> Placement {
-    if common::kernel::probe::disabled("probe_move") {
+    if crate::kernel::probe::disabled("probe_move") {
         return Placement::entry("at the entry (probe_move disabled)");
     }
     match function_bytes(lib, function) {
