@@ -25,7 +25,7 @@ use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 use common::run::process;
 use common::sym::Symbolizer;
 use common::unwind::{self, Kept};
-use libbpf_rs::skel::Skel;
+use libbpf_rs::skel::{OpenSkel, Skel};
 use libbpf_rs::Link;
 
 common::skeleton!("memleak");
@@ -271,7 +271,7 @@ impl Tool for Memleak {
                 self.plans.push((*pid, plan));
             }
         }
-        mode::choose_programs(&mut open.progs, self.links, args.percpu);
+        mode::choose_programs(open.open_object_mut(), self.links, args.percpu);
         Ok(())
     }
 

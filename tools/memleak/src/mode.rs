@@ -5,10 +5,10 @@ use std::ffi::OsString;
 
 use anyhow::Result;
 use common::kernel::filters::Filters;
-use common::kernel::probe::{self, UprobeLinks};
+use common::kernel::probe::UprobeLinks;
 use common::usage::usage;
+use libbpf_rs::OpenObject;
 
-use crate::skel::OpenMemleakProgs;
 use crate::{allocator, Args};
 
 /// Checks the flags that choose and shape the mode; returns the command
@@ -52,49 +52,19 @@ pub fn check(args: &Args) -> Result<Option<Vec<OsString>>> {
 
 /// Loads the user mode's uprobe programs for the way they attach
 /// (`links`), or the kernel mode's tracepoint programs (the per-CPU ones
-/// only with -P).
-pub fn choose_programs(p: &mut OpenMemleakProgs, user_mode: Option<UprobeLinks>, percpu: bool) {
-    let kernel = user_mode.is_none();
-    probe::load_when(
-        kernel,
-        [
-            &mut p.ml_kmalloc,
-            &mut p.ml_kfree,
-            &mut p.ml_cache_alloc,
-            &mut p.ml_cache_free,
-            &mut p.ml_page_alloc,
-            &mut p.ml_page_free,
-        ],
-    );
-    probe::load_when(
-        kernel && percpu,
-        [&mut p.ml_percpu_alloc, &mut p.ml_percpu_free],
-    );
-    let (session, multi) = (
-        user_mode == Some(UprobeLinks::Session),
-        user_mode == Some(UprobeLinks::Multi),
-    );
-    probe::load_when(session, [&mut p.um_session]);
-    probe::load_when(session || multi, [&mut p.um_enter]);
-    probe::load_when(multi, [&mut p.um_exit]);
-    probe::load_when(
-        user_mode == Some(UprobeLinks::Single),
-        [
-            &mut p.malloc_enter,
-            &mut p.calloc_enter,
-            &mut p.realloc_enter,
-            &mut p.reallocarray_enter,
-            &mut p.posix_memalign_enter,
-            &mut p.aligned_alloc_enter,
-            &mut p.valloc_enter,
-            &mut p.memalign_enter,
-            &mut p.pvalloc_enter,
-            &mut p.mmap_enter,
-            &mut p.mremap_enter,
-            &mut p.munmap_enter,
-            &mut p.free_enter,
-            &mut p.malloc_exit,
-            &mut p.posix_memalign_exit,
-        ],
-    );
+/// only with -P): each known by its section, as the way is a hook kind.
+pub fn choose_programs(open: &mut OpenObject, user_mode: Option<UprobeLinks>, percpu: bool) {
+    for mut prog in open.progs_mut() {
+        let section = prog.section().to_string_lossy().into_owned();
+        let wanted = match user_mode {
+            None => {
+                section.starts_with("tracepoint/kmem/")
+                    || (percpu && section.starts_with("tracepoint/percpu/"))
+            }
+            Some(UprobeLinks::Session) => ["uprobe.session", "uprobe.multi"].contains(&&*section),
+            Some(UprobeLinks::Multi) => ["uprobe.multi", "uretprobe.multi"].contains(&&*section),
+            Some(UprobeLinks::Single) => ["uprobe", "uretprobe"].contains(&&*section),
+        };
+        prog.set_autoload(wanted);
+    }
 }
