@@ -3,9 +3,13 @@
 //! another), so each tool declares those itself with these parsers.
 
 use std::ffi::CString;
+use std::net::IpAddr;
 use std::path::PathBuf;
 
+use anyhow::Result;
 use clap::Args;
+
+use crate::usage::usage;
 
 pub use crate::output::file::OutFile;
 
@@ -111,6 +115,35 @@ impl FamilyArgs {
             (_, true) => AF_INET6,
             _ => 0,
         }
+    }
+
+    /// Fails with a usage error where the addresses given (each with its
+    /// option's name) cannot match a connection at once: an address of
+    /// the family -4/-6 excludes, or two of different families.
+    pub fn check_addresses(&self, addrs: &[(&str, Option<IpAddr>)]) -> Result<()> {
+        let given: Vec<(&str, IpAddr)> = addrs
+            .iter()
+            .filter_map(|(f, a)| Some((*f, (*a)?)))
+            .collect();
+        for (flag, addr) in &given {
+            let (family, excluded, by) = match addr {
+                IpAddr::V4(_) => ("IPv4", self.ipv6, "-6/--ipv6"),
+                IpAddr::V6(_) => ("IPv6", self.ipv4, "-4/--ipv4"),
+            };
+            if excluded {
+                return Err(usage(format!(
+                    "{flag} {addr} is an {family} address: it cannot match with {by}"
+                )));
+            }
+        }
+        if let [(f1, a1), (f2, a2), ..] = given[..] {
+            if a1.is_ipv4() != a2.is_ipv4() {
+                return Err(usage(format!(
+                    "{f1} {a1} and {f2} {a2} are of different families: no connection has both"
+                )));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -411,6 +444,32 @@ pub fn cgroup_path(s: &str) -> Result<PathBuf, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn addresses_that_cannot_match_are_refused() {
+        let v4: IpAddr = "10.0.0.1".parse().unwrap();
+        let v6: IpAddr = "::1".parse().unwrap();
+        let err = |f: FamilyArgs, addrs: &[(&str, Option<IpAddr>)]| {
+            f.check_addresses(addrs).map_err(|e| e.to_string()).err()
+        };
+        let six = FamilyArgs {
+            ipv4: false,
+            ipv6: true,
+        };
+        assert_eq!(
+            err(six.clone(), &[("-a", Some(v4)), ("-A", None)]).as_deref(),
+            Some("-a 10.0.0.1 is an IPv4 address: it cannot match with -6/--ipv6")
+        );
+        assert_eq!(err(six, &[("-a", Some(v6))]), None);
+        assert_eq!(
+            err(FamilyArgs::default(), &[("-a", Some(v4)), ("-A", Some(v6))]).as_deref(),
+            Some("-a 10.0.0.1 and -A ::1 are of different families: no connection has both")
+        );
+        assert_eq!(
+            err(FamilyArgs::default(), &[("-a", None), ("-A", Some(v6))]),
+            None
+        );
+    }
 
     #[test]
     fn cgroup_paths_must_be_cgroup_v2() {

@@ -802,12 +802,7 @@ pub fn task_state_sections(open: &mut OpenObject) -> Result<Hook> {
         anyhow::bail!("this kernel offers neither tp_btf nor raw_tp programs");
     };
     let btf = kind == Hook::TpBtf;
-    for mut prog in open.progs_mut() {
-        let section = prog.section().to_string_lossy();
-        if (section.starts_with("tp_btf") && !btf) || (section.starts_with("raw_tp") && btf) {
-            prog.set_autoload(false);
-        }
-    }
+    tp_sections(open, kind);
     for mut map in open.maps_mut() {
         let name = map.name().to_string_lossy();
         if (name == "start_storage" && !btf) || (name == "start" && btf) {
@@ -815,6 +810,49 @@ pub fn task_state_sections(open: &mut OpenObject) -> Result<Hook> {
         }
     }
     Ok(kind)
+}
+
+/// Loads the tool's tp_btf programs where `hook` is TpBtf, its raw_tp ones
+/// where it is RawTp (each known by its section); others as they are.
+pub fn tp_sections(open: &mut OpenObject, hook: Hook) {
+    for mut prog in open.progs_mut() {
+        let section = prog.section().to_string_lossy();
+        let of = if section.starts_with("tp_btf") {
+            Hook::TpBtf
+        } else if section.starts_with("raw_tp") {
+            Hook::RawTp
+        } else {
+            continue;
+        };
+        if of != hook {
+            prog.set_autoload(false);
+        }
+    }
+}
+
+/// The hook for the tool's tp_btf/raw_tp programs at tracepoint
+/// `category:name`, the others switched off ([`tp_sections`]); an error
+/// naming the tracepoint and the Linux release that added it where BTF
+/// does not describe it.
+pub fn btf_tracepoint_sections(
+    open: &mut OpenObject,
+    category: &str,
+    name: &str,
+    since: &str,
+) -> Result<Hook> {
+    let candidates = if btf_tracepoint_exists(name) {
+        vec![Hook::TpBtf, Hook::RawTp]
+    } else {
+        Vec::new()
+    };
+    let Some(hook) = pick(&candidates) else {
+        anyhow::bail!(
+            "this kernel has no {category}:{name} tracepoint that BPF can attach to \
+             (Linux {since} added it)"
+        );
+    };
+    tp_sections(open, hook);
+    Ok(hook)
 }
 
 /// The best way this kernel offers to attach to tracepoint

@@ -10,6 +10,19 @@ use crate::skel::types::tcp_state_id as S;
 pub const AF_INET: u16 = libc::AF_INET as u16;
 pub const AF_INET6: u16 = libc::AF_INET6 as u16;
 
+/// An address as the BPF side keeps one: its family and 16 bytes (an
+/// IPv4 address in the first four).
+pub fn to_bytes(addr: &std::net::IpAddr) -> (u16, [u8; 16]) {
+    let mut bytes = [0u8; 16];
+    match addr {
+        std::net::IpAddr::V4(a) => {
+            bytes[..4].copy_from_slice(&a.octets());
+            (AF_INET, bytes)
+        }
+        std::net::IpAddr::V6(a) => (AF_INET6, a.octets()),
+    }
+}
+
 /// An address from the kernel's 16 bytes (an IPv4 address in the first
 /// four), in its standard text form.
 pub fn address(family: u16, bytes: &[u8; 16]) -> String {

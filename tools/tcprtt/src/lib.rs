@@ -6,16 +6,17 @@ mod info;
 use std::net::IpAddr;
 use std::time::Duration;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use clap::Parser;
 use common::cli::{self, CgroupLongArgs, CommonArgs, FamilyArgs, HistogramArgs, PortList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
-use common::kernel::probe::{self, Hook};
+use common::kernel::probe;
 use common::kinds::histogram::{self, Unit};
 use common::output::hist;
-use common::output::net::{address, AF_INET, AF_INET6};
+use common::output::net::{self, address};
 use common::run::lifecycle::{self, Schedule, Setup, Tool};
+use libbpf_rs::skel::OpenSkel;
 use serde_json::{Map, Value};
 
 common::skeleton!("tcprtt");
@@ -97,45 +98,6 @@ struct Tcprtt {
     containers: histogram::Containers,
 }
 
-/// The family and 16 bytes of an address filter (-a, -A).
-/// Addresses and families that no connection can match at once: a usage
-/// error naming both options, not a run that can never show anything.
-fn family_conflicts(a: &Args) -> Result<()> {
-    let addrs = [("-a/--laddr", a.laddr), ("-A/--raddr", a.raddr)];
-    for (flag, addr) in addrs {
-        let Some(addr) = addr else { continue };
-        let (family, other) = match addr {
-            IpAddr::V4(_) => ("IPv4", (a.family.ipv6, "-6/--ipv6")),
-            IpAddr::V6(_) => ("IPv6", (a.family.ipv4, "-4/--ipv4")),
-        };
-        if other.0 {
-            return Err(common::usage::usage(format!(
-                "{flag} {addr} is an {family} address: it cannot match with {}",
-                other.1
-            )));
-        }
-    }
-    if let (Some(l), Some(r)) = (a.laddr, a.raddr) {
-        if l.is_ipv4() != r.is_ipv4() {
-            return Err(common::usage::usage(format!(
-                "-a/--laddr {l} and -A/--raddr {r} are of different families: no connection has both"
-            )));
-        }
-    }
-    Ok(())
-}
-
-fn addr_bytes(addr: &IpAddr) -> (u16, [u8; 16]) {
-    let mut bytes = [0u8; 16];
-    match addr {
-        IpAddr::V4(a) => {
-            bytes[..4].copy_from_slice(&a.octets());
-            (AF_INET, bytes)
-        }
-        IpAddr::V6(a) => (AF_INET6, a.octets()),
-    }
-}
-
 impl Tool for Tcprtt {
     common::tool_types!(TcprttSkelBuilder);
 
@@ -145,7 +107,8 @@ impl Tool for Tcprtt {
                 "give the interval once: -i SECONDS, or the positional INTERVAL",
             ));
         }
-        family_conflicts(&args)?;
+        let addrs = [("-a/--laddr", args.laddr), ("-A/--raddr", args.raddr)];
+        args.family.check_addresses(&addrs)?;
         Ok(Tcprtt {
             args,
             containers: histogram::Containers::default(),
@@ -165,15 +128,7 @@ impl Tool for Tcprtt {
 
     fn configure(&mut self, open: &mut OpenTcprttSkel<'_>, _: &Setup) -> Result<()> {
         let a = &self.args;
-        let mut candidates = Vec::new();
-        if probe::btf_tracepoint_exists("tcp_probe") {
-            candidates.extend([Hook::TpBtf, Hook::RawTp]);
-        }
-        let Some(hook) = probe::pick(&candidates) else {
-            bail!("this kernel has no tcp:tcp_probe tracepoint that BPF can attach to");
-        };
-        probe::load_when(hook == Hook::TpBtf, [&mut open.progs.rtt_btf]);
-        probe::load_when(hook == Hook::RawTp, [&mut open.progs.rtt_raw]);
+        probe::btf_tracepoint_sections(open.open_object_mut(), "tcp", "tcp_probe", "4.16")?;
         let rodata = maps::rodata(&mut open.maps.rodata_data)?;
         rodata.fine = a.hist.fine();
         rodata.per_container = a.hist.per_container;
@@ -186,10 +141,10 @@ impl Tool for Tcprtt {
             0
         };
         if let Some(addr) = &a.laddr {
-            (rodata.laddr_family, rodata.laddr) = addr_bytes(addr);
+            (rodata.laddr_family, rodata.laddr) = net::to_bytes(addr);
         }
         if let Some(addr) = &a.raddr {
-            (rodata.raddr_family, rodata.raddr) = addr_bytes(addr);
+            (rodata.raddr_family, rodata.raddr) = net::to_bytes(addr);
         }
         Ok(())
     }
@@ -289,6 +244,6 @@ mod tests {
     #[test]
     fn good_arguments_parse() {
         let a = Args::try_parse_from(["tcprtt", "-A", "::1", "-i", "1", "-d", "3"]).unwrap();
-        assert_eq!(addr_bytes(&a.raddr.unwrap()).0, AF_INET6);
+        assert_eq!(net::to_bytes(&a.raddr.unwrap()).0, net::AF_INET6);
     }
 }
