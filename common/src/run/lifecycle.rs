@@ -190,6 +190,8 @@ fn run_tool<T: Tool>(args: T::Args, common: &CommonArgs, containers: bool) -> Re
     probe::autoload_existing_tracepoints(open.open_object_mut())?;
     let mut hooks = probe::chosen_hooks(open.open_object(), |p| tool.hook_target(p));
     let programs = hooks.len();
+    let degraded = tool.degraded();
+    hooks.extend(degraded.clone());
     hooks.extend(tool.hook_notes());
     let mut skel = open.load().context("loading the BPF programs")?;
     probe::release_caches();
@@ -198,6 +200,9 @@ fn run_tool<T: Tool>(args: T::Args, common: &CommonArgs, containers: bool) -> Re
         print_dry_run(&mut out, programs, &hooks)?;
         out.flush()?;
         return Ok(0);
+    }
+    if let Some(what) = &degraded {
+        note!("{what}");
     }
     if common.verbose {
         note!("hooks: {}", hooks.join(", "));

@@ -98,6 +98,13 @@ pub trait Tool: Sized {
         false
     }
 
+    /// What the hooks chosen here cannot see, where this kernel lacks the
+    /// tool's best (fsslower's system call mode): a note as tracing starts,
+    /// and a line of `--dry-run` and `-v`, before the hook notes.
+    fn degraded(&self) -> Option<String> {
+        None
+    }
+
     /// What `--dry-run` and `-v` say under the hooks, beyond the programs:
     /// a choice made outside BPF (profile's perf event).
     fn hook_notes(&self) -> Vec<String> {

@@ -14,7 +14,6 @@ use common::kernel::maps;
 use common::kernel::probe::{self, Hook};
 use common::kinds::event::Table;
 use common::kinds::table::{self, Timed};
-use common::note;
 use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 use libbpf_rs::skel::Skel;
 use libbpf_rs::Link;
@@ -178,14 +177,17 @@ impl Tool for Cachestat {
         Ok(links)
     }
 
-    fn banner(&self) -> Banner {
-        if !stats::exact(self.mode) {
-            note!(
+    fn degraded(&self) -> Option<String> {
+        (!stats::exact(self.mode)).then(|| {
+            format!(
                 "tracepoint mode ({}; fentry is not available): hits are \
                  approximated from the page ranges of reads and faults",
                 self.mode
-            );
-        }
+            )
+        })
+    }
+
+    fn banner(&self) -> Banner {
         Banner::Header {
             header: self.table.header(),
             note: "Tracing page cache... Hit Ctrl-C to end.".into(),

@@ -192,11 +192,8 @@ impl Tool for Capable {
         Ok(())
     }
 
-    fn hook_notes(&self) -> Vec<String> {
-        match self.variant {
-            Some(Variant::Tracepoint(_)) => vec![TRACEPOINT_NOTE.into()],
-            _ => Vec::new(),
-        }
+    fn degraded(&self) -> Option<String> {
+        matches!(self.variant, Some(Variant::Tracepoint(_))).then(|| TRACEPOINT_NOTE.into())
     }
 
     fn loaded(&mut self, _: &mut skel::CapableSkel<'_>) -> Result<()> {
@@ -205,9 +202,6 @@ impl Tool for Capable {
         }
         if self.args.user_stack {
             self.symbolizer.follow_mappings();
-        }
-        if matches!(self.variant, Some(Variant::Tracepoint(_))) && !self.args.common.dry_run {
-            common::note!("{TRACEPOINT_NOTE}");
         }
         Ok(())
     }

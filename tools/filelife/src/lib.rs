@@ -10,12 +10,11 @@ use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
 use common::kinds::event::{columns, Cell, Column, Record, Table};
-use common::note;
 use common::output::c_bytes;
 use common::run::lifecycle::{self, Setup, Tool};
 
 common::skeleton!("filelife");
-use skel::{types, FilelifeSkel, FilelifeSkelBuilder, OpenFilelifeSkel};
+use skel::{types, FilelifeSkelBuilder, OpenFilelifeSkel};
 
 common::event_record!(types::life_event, types::task_header);
 
@@ -167,18 +166,8 @@ impl Tool for Filelife {
         Ok(())
     }
 
-    fn hook_notes(&self) -> Vec<String> {
-        match self.mode {
-            Variant::Syscalls => vec![tracepoint_note(&self.covered)],
-            _ => Vec::new(),
-        }
-    }
-
-    fn loaded(&mut self, _: &mut FilelifeSkel<'_>) -> Result<()> {
-        if self.mode == Variant::Syscalls {
-            note!("{}", tracepoint_note(&self.covered));
-        }
-        Ok(())
+    fn degraded(&self) -> Option<String> {
+        (self.mode == Variant::Syscalls).then(|| tracepoint_note(&self.covered))
     }
 
     common::event_kind!();

@@ -10,7 +10,6 @@ use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
 use common::kinds::event::{columns, Cell, Column, Record, Table};
-use common::note;
 use common::output::c_bytes;
 use common::run::lifecycle::{self, Setup, Tool};
 
@@ -107,19 +106,19 @@ impl Tool for Fileslower {
         mode.check(&FUNCTIONS)
     }
 
+    fn degraded(&self) -> Option<String> {
+        (self.mode == Variant::Syscalls).then(|| SYSCALL_NOTE.into())
+    }
+
     fn hook_notes(&self) -> Vec<String> {
-        match self.mode {
-            Variant::Syscalls => vec![
-                SYSCALL_NOTE.into(),
-                fileio::quick_calls_note(self.args.min_ms.saturating_mul(1_000_000)),
-            ],
-            _ => Vec::new(),
-        }
+        (self.mode == Variant::Syscalls)
+            .then(|| fileio::quick_calls_note(self.args.min_ms.saturating_mul(1_000_000)))
+            .into_iter()
+            .collect()
     }
 
     fn loaded(&mut self, skel: &mut FileslowerSkel<'_>) -> Result<()> {
         if self.mode == Variant::Syscalls {
-            note!("{SYSCALL_NOTE}");
             fileio::fill(&skel.maps.file_ops, &[READ, WRITE])?;
         }
         Ok(())

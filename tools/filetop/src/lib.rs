@@ -11,9 +11,8 @@ use common::kernel::maps;
 use common::kernel::probe;
 use common::kinds::event::{Cell, Column, Table};
 use common::kinds::table::{self, Timed};
-use common::note;
 use common::output::c_bytes;
-use common::run::lifecycle::{self, Banner, Setup, SkelOf, Tool, When};
+use common::run::lifecycle::{self, Setup, SkelOf, Tool, When};
 
 use libbpf_rs::skel::OpenSkel;
 
@@ -125,11 +124,8 @@ impl Tool for Filetop {
         mode.check(&FUNCTIONS)
     }
 
-    fn hook_notes(&self) -> Vec<String> {
-        match self.mode {
-            Variant::Syscalls => vec![SYSCALL_NOTE.into()],
-            _ => Vec::new(),
-        }
+    fn degraded(&self) -> Option<String> {
+        (self.mode == Variant::Syscalls).then(|| SYSCALL_NOTE.into())
     }
 
     fn loaded(&mut self, skel: &mut FiletopSkel<'_>) -> Result<()> {
@@ -137,13 +133,6 @@ impl Tool for Filetop {
             fileio::fill(&skel.maps.file_ops, &[READ, WRITE])?;
         }
         Ok(())
-    }
-
-    fn banner(&self) -> Banner {
-        if self.mode == Variant::Syscalls {
-            note!("{SYSCALL_NOTE}");
-        }
-        Banner::Note(self.args.top.banner())
     }
 
     fn interval_table(&self) -> Option<table::Spec<'_>> {

@@ -13,7 +13,6 @@ use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
 use common::kinds::event::{columns, Cell, Column, Record, Table};
-use common::note;
 use common::output::c_bytes;
 use common::run::lifecycle::{self, attach_all, Schedule, Setup, SkelOf, Tool};
 use common::usage::usage;
@@ -252,12 +251,15 @@ impl Tool for Fsslower {
         mode.check(&self.fs.functions())
     }
 
+    fn degraded(&self) -> Option<String> {
+        (self.mode == Variant::Syscalls).then(|| self.syscall_note())
+    }
+
     fn hook_notes(&self) -> Vec<String> {
         match self.mode {
-            Variant::Syscalls => vec![
-                self.syscall_note(),
-                fileio::quick_calls_note(self.min_ms().saturating_mul(1_000_000)),
-            ],
+            Variant::Syscalls => vec![fileio::quick_calls_note(
+                self.min_ms().saturating_mul(1_000_000),
+            )],
             _ => Vec::new(),
         }
     }
@@ -277,7 +279,6 @@ impl Tool for Fsslower {
 
     fn loaded(&mut self, skel: &mut FsslowerSkel<'_>) -> Result<()> {
         if self.mode == Variant::Syscalls {
-            note!("{}", self.syscall_note());
             fileio::fill(&skel.maps.file_ops, &[READ, WRITE, OPEN, FSYNC])?;
         }
         Ok(())

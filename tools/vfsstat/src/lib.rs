@@ -14,7 +14,6 @@ use common::kernel::maps;
 use common::kernel::probe;
 use common::kinds::event::{Cell, Column, Table};
 use common::kinds::table::{self, Timed};
-use common::note;
 use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 
 use libbpf_rs::skel::OpenSkel;
@@ -93,15 +92,12 @@ impl Tool for Vfsstat {
         self.mode.check(&FUNCTIONS)
     }
 
-    fn hook_notes(&self) -> Vec<String> {
-        match self.mode {
-            Variant::Syscalls => vec![
-                "counted at the read, write, fsync and open system calls \
-                 (no fentry or kprobes on vfs_read, vfs_write, vfs_fsync_range, vfs_open, vfs_create)"
-                    .into(),
-            ],
-            _ => Vec::new(),
-        }
+    fn degraded(&self) -> Option<String> {
+        (self.mode == Variant::Syscalls).then(|| {
+            "system call mode (no fentry or kprobes on the VFS functions here): \
+             counted at the read, write, fsync and open system calls that reach them"
+                .into()
+        })
     }
 
     fn loaded(&mut self, skel: &mut VfsstatSkel<'_>) -> Result<()> {
@@ -113,12 +109,6 @@ impl Tool for Vfsstat {
     }
 
     fn banner(&self) -> Banner {
-        if self.mode == Variant::Syscalls {
-            note!(
-                "system call mode (no fentry or kprobes on the VFS functions here): \
-                 counted at the read, write, fsync and open system calls that reach them"
-            );
-        }
         Banner::Header {
             header: self.table.header(),
             note: "Tracing VFS calls... Hit Ctrl-C to end.".into(),
