@@ -128,6 +128,41 @@ impl Cgroups {
     }
 }
 
+/// A top tool's row: the kernel's key and value (drained from its map),
+/// the value's cgroup, and what the tool adds (`extra`: biotop's disk name).
+pub struct Entry<K, V, X = ()> {
+    pub key: K,
+    pub value: V,
+    pub cgroup: Cgroup,
+    pub extra: X,
+}
+
+impl<K, V, X> AsRef<Cgroup> for Entry<K, V, X> {
+    fn as_ref(&self) -> &Cgroup {
+        &self.cgroup
+    }
+}
+
+impl Cgroups {
+    /// A top tool's rows from its map's entries, each value's cgroup
+    /// (`cgroup_of`) named where --containers asked.
+    pub fn entries<K, V: Copy, X: Default>(
+        &mut self,
+        entries: Vec<(K, Box<V>)>,
+        cgroup_of: impl Fn(&V) -> u64,
+    ) -> Vec<Entry<K, V, X>> {
+        entries
+            .into_iter()
+            .map(|(key, value)| Entry {
+                key,
+                cgroup: self.of(cgroup_of(&value)),
+                value: *value,
+                extra: X::default(),
+            })
+            .collect()
+    }
+}
+
 impl<R: AsRef<Cgroup>> InCgroup for Timed<R> {
     fn cgroup_id(&self) -> u64 {
         self.row.as_ref().id
@@ -489,6 +524,21 @@ mod tests {
             )
             .unwrap();
         String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn entries_become_rows_with_their_cgroups() {
+        #[derive(Clone, Copy)]
+        struct Value {
+            cgroup: u64,
+        }
+        let rows: Vec<Entry<u32, Value, String>> =
+            Cgroups::new(false).entries(vec![(7, Box::new(Value { cgroup: 42 }))], |v| v.cgroup);
+        let row = &rows[0];
+        assert_eq!((row.key, row.value.cgroup, row.extra.as_str()), (7, 42, ""));
+        // The cgroup's id always (JSON's cgroup_id); names only where asked.
+        assert_eq!(row.as_ref().id, 42);
+        assert!(row.as_ref().names.is_none());
     }
 
     #[test]

@@ -70,24 +70,11 @@ enum Sort {
 
 pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Biotop>();
 
-/// One table row: who, where, how much.
-struct Row {
-    key: types::who_key,
-    total: types::io_total,
-    disk: String,
-    cgroup: table::Cgroup,
-}
+/// One table row: who, where (the disk's name as `extra`), how much.
+type Row = table::Entry<types::who_key, types::io_total, String>;
 
-impl AsRef<table::Cgroup> for Row {
-    fn as_ref(&self) -> &table::Cgroup {
-        &self.cgroup
-    }
-}
-
-impl Row {
-    fn avg_ms(&self) -> f64 {
-        self.total.latency_ns as f64 / 1e6 / self.total.ios.max(1) as f64
-    }
+fn avg_ms(t: &types::io_total) -> f64 {
+    t.latency_ns as f64 / 1e6 / t.ios.max(1) as f64
 }
 
 pub(crate) struct Biotop {
@@ -140,19 +127,11 @@ impl Tool for Biotop {
     ) -> Result<Box<dyn table::Print + 's>> {
         let totals: Vec<(types::who_key, Box<types::io_total>)> =
             maps::read_as(&skel.maps.totals, true)?;
-        let rows = totals
-            .into_iter()
-            .map(|(key, total)| {
-                self.disks.learn(key.dev);
-                let disk = self.disks.of(key.dev).to_owned();
-                Row {
-                    key,
-                    cgroup: self.cgroups.of(total.cgroup_id),
-                    total: *total,
-                    disk,
-                }
-            })
-            .collect();
+        let mut rows = self.cgroups.entries(totals, |t| t.cgroup_id);
+        for row in &mut rows {
+            self.disks.learn(row.key.dev);
+            row.extra = self.disks.of(row.key.dev).to_owned();
+        }
         let by = self.args.sort;
         Ok(Box::new(table::Rows::new(
             rows,
@@ -164,7 +143,7 @@ impl Tool for Biotop {
 
 /// What BCC sorts by, largest first.
 fn order(r: &Row, by: Sort) -> (u64, u64, u64) {
-    let t = &r.total;
+    let t = &r.value;
     let avg = t.latency_ns / t.ios.max(1);
     match by {
         Sort::All => (t.ios, t.bytes, avg),
@@ -186,12 +165,14 @@ fn table(json: bool) -> Table<Timed<Row>> {
             Column::new("D", 1, "op", |t| disks::op_letter(t.row.key.op).into()),
             Column::new("MAJ", 3, "major", |t| major(t.row.key.dev).into()),
             Column::new("MIN", 3, "minor", |t| minor(t.row.key.dev).into()),
-            Column::new("DISK", 8, "disk", |t| t.row.disk.as_str().into()),
-            Column::right("I/O", 5, "io", |t| t.row.total.ios.into()),
-            Column::right("Kbytes", 7, "kbytes", |t| (t.row.total.bytes / 1024).into()),
-            Column::right("AVGms", 6, "avg_ms", |t| Cell::Float(t.row.avg_ms(), 2)),
+            Column::new("DISK", 8, "disk", |t| t.row.extra.as_str().into()),
+            Column::right("I/O", 5, "io", |t| t.row.value.ios.into()),
+            Column::right("Kbytes", 7, "kbytes", |t| (t.row.value.bytes / 1024).into()),
+            Column::right("AVGms", 6, "avg_ms", |t| {
+                Cell::Float(avg_ms(&t.row.value), 2)
+            }),
         ])
-        .column(false, Column::json("bytes", |t| t.row.total.bytes.into()))
+        .column(false, Column::json("bytes", |t| t.row.value.bytes.into()))
 }
 
 #[cfg(test)]
@@ -214,13 +195,13 @@ mod tests {
     fn total(ios: u64, bytes: u64, latency_ns: u64) -> Row {
         Row {
             key: types::who_key::default(),
-            total: types::io_total {
+            value: types::io_total {
                 cgroup_id: 0,
                 ios,
                 bytes,
                 latency_ns,
             },
-            disk: String::new(),
+            extra: String::new(),
             cgroup: table::Cgroup::default(),
         }
     }
@@ -229,9 +210,9 @@ mod tests {
     fn sorts_largest_first() {
         let rows = [total(1, 900, 9), total(5, 100, 5), total(5, 200, 50)];
         let first = |by| rows.iter().max_by_key(|r| order(r, by)).unwrap();
-        assert_eq!(first(Sort::All).total.bytes, 200);
-        assert_eq!(first(Sort::Kbytes).total.bytes, 900);
-        assert_eq!(first(Sort::Avg).total.latency_ns, 50);
+        assert_eq!(first(Sort::All).value.bytes, 200);
+        assert_eq!(first(Sort::Kbytes).value.bytes, 900);
+        assert_eq!(first(Sort::Avg).value.latency_ns, 50);
         assert_eq!(order(&rows[1], Sort::All), (5, 100, 1));
     }
 }

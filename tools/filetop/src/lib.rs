@@ -74,17 +74,7 @@ const FUNCTIONS: [&str; 2] = ["vfs_read", "vfs_write"];
 pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Filetop>();
 
 /// One thread's reads and writes of one file.
-struct Row {
-    key: types::file_key,
-    stat: types::file_stat,
-    cgroup: table::Cgroup,
-}
-
-impl AsRef<table::Cgroup> for Row {
-    fn as_ref(&self) -> &table::Cgroup {
-        &self.cgroup
-    }
-}
+type Row = table::Entry<types::file_key, types::file_stat>;
 
 pub(crate) struct Filetop {
     args: Args,
@@ -152,14 +142,10 @@ impl Tool for Filetop {
         let entries: Vec<(types::file_key, Box<types::file_stat>)> =
             maps::read_as(&skel.maps.stats, true)?;
         let by = self.args.sort;
-        let mut rows = merge(entries);
-        for r in &mut rows {
-            r.cgroup = self.cgroups.of(r.stat.cgroup_id);
-        }
         Ok(Box::new(table::Rows::new(
-            rows,
+            self.cgroups.entries(merge(entries), |s| s.cgroup_id),
             &self.table,
-            move |a, b| order(&b.stat, by).cmp(&order(&a.stat, by)),
+            move |a, b| order(&b.value, by).cmp(&order(&a.value, by)),
         )))
     }
 }
@@ -171,8 +157,10 @@ const SYSCALL_NOTE: &str = "system call mode (no fentry or kprobes on vfs_read a
 /// One row per thread and file: the kernel keeps one entry per open file
 /// (a file opened twice has two), merged here by device and inode; entries
 /// of files not shown are dropped.
-fn merge(entries: Vec<(types::file_key, Box<types::file_stat>)>) -> Vec<Row> {
-    let mut rows: Vec<Row> = Vec::new();
+type Stats = Vec<(types::file_key, Box<types::file_stat>)>;
+
+fn merge(entries: Stats) -> Stats {
+    let mut rows: Stats = Vec::new();
     let mut at: std::collections::HashMap<(u32, u32, u64), usize> = Default::default();
     for (key, stat) in entries {
         if stat.skip != 0 {
@@ -180,7 +168,7 @@ fn merge(entries: Vec<(types::file_key, Box<types::file_stat>)>) -> Vec<Row> {
         }
         match at.entry((key.tid, stat.dev, stat.ino)) {
             std::collections::hash_map::Entry::Occupied(i) => {
-                let row = &mut rows[*i.get()].stat;
+                let row = &mut rows[*i.get()].1;
                 row.reads += stat.reads;
                 row.writes += stat.writes;
                 row.read_bytes += stat.read_bytes;
@@ -188,11 +176,7 @@ fn merge(entries: Vec<(types::file_key, Box<types::file_stat>)>) -> Vec<Row> {
             }
             std::collections::hash_map::Entry::Vacant(v) => {
                 v.insert(rows.len());
-                rows.push(Row {
-                    key,
-                    stat: *stat,
-                    cgroup: table::Cgroup::default(),
-                });
+                rows.push((key, stat));
             }
         }
     }
@@ -217,33 +201,33 @@ fn table(json: bool) -> Table<Timed<Row>> {
             Column::new("TID", 7, "tid", |t| t.row.key.tid.into()),
             Column::json("pid", |t| t.row.key.pid.into()),
             Column::new("COMM", 16, "comm", |t| {
-                Cell::bytes(c_bytes(&t.row.stat.comm))
+                Cell::bytes(c_bytes(&t.row.value.comm))
             }),
-            Column::new("READS", 6, "reads", |t| t.row.stat.reads.into()),
-            Column::new("WRITES", 6, "writes", |t| t.row.stat.writes.into()),
+            Column::new("READS", 6, "reads", |t| t.row.value.reads.into()),
+            Column::new("WRITES", 6, "writes", |t| t.row.value.writes.into()),
             Column::new("R_Kb", 7, "read_kb", |t| {
-                (t.row.stat.read_bytes / 1024).into()
+                (t.row.value.read_bytes / 1024).into()
             }),
             Column::new("W_Kb", 7, "write_kb", |t| {
-                (t.row.stat.write_bytes / 1024).into()
+                (t.row.value.write_bytes / 1024).into()
             }),
             Column::new("T", 1, "type", |t| {
-                fileio::type_name(t.row.stat.r#type).into()
+                fileio::type_name(t.row.value.r#type).into()
             }),
             Column::new("FILE", 0, "file", |t| {
-                Cell::bytes(c_bytes(&t.row.stat.name))
+                Cell::bytes(c_bytes(&t.row.value.name))
             }),
         ])
         .column(
             false,
-            Column::json("read_bytes", |t| t.row.stat.read_bytes.into()),
+            Column::json("read_bytes", |t| t.row.value.read_bytes.into()),
         )
         .column(
             false,
-            Column::json("write_bytes", |t| t.row.stat.write_bytes.into()),
+            Column::json("write_bytes", |t| t.row.value.write_bytes.into()),
         )
-        .column(false, Column::json("dev", |t| t.row.stat.dev.into()))
-        .column(false, Column::json("ino", |t| t.row.stat.ino.into()))
+        .column(false, Column::json("dev", |t| t.row.value.dev.into()))
+        .column(false, Column::json("ino", |t| t.row.value.ino.into()))
 }
 
 #[cfg(test)]
@@ -280,12 +264,9 @@ mod tests {
             entry(2, 0xc, 7, 1, false),
             entry(1, 0xd, 8, 9, true),
         ]);
-        let got: Vec<(u32, u64, u64)> = rows
-            .iter()
-            .map(|r| (r.key.tid, r.stat.ino, r.stat.reads))
-            .collect();
+        let got: Vec<(u32, u64, u64)> = rows.iter().map(|(k, s)| (k.tid, s.ino, s.reads)).collect();
         assert_eq!(got, [(1, 7, 5), (2, 7, 1)]);
-        assert_eq!(rows[0].stat.read_bytes, 50);
+        assert_eq!(rows[0].1.read_bytes, 50);
     }
 
     #[test]

@@ -72,17 +72,7 @@ pub(crate) struct Args {
 pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Tcptop>();
 
 /// One process's bytes on one connection.
-struct Row {
-    key: types::conn_key,
-    bytes: types::conn_bytes,
-    cgroup: table::Cgroup,
-}
-
-impl AsRef<table::Cgroup> for Row {
-    fn as_ref(&self) -> &table::Cgroup {
-        &self.cgroup
-    }
-}
+type Row = table::Entry<types::conn_key, types::conn_bytes>;
 
 pub(crate) struct Tcptop {
     args: Args,
@@ -149,17 +139,10 @@ impl Tool for Tcptop {
             Sort::Received => b.received,
         };
         Ok(Box::new(table::Rows {
-            rows: conns
-                .into_iter()
-                .map(|(key, bytes)| Row {
-                    key,
-                    cgroup: self.cgroups.of(bytes.cgroup_id),
-                    bytes: *bytes,
-                })
-                .collect(),
+            rows: self.cgroups.entries(conns, |b| b.cgroup_id),
             order: Box::new(move |a: &Row, b: &Row| {
-                weight(&b.bytes)
-                    .cmp(&weight(&a.bytes))
+                weight(&b.value)
+                    .cmp(&weight(&a.value))
                     .then_with(|| a.key.pid.cmp(&b.key.pid))
                     .then_with(|| a.key.flow.lport.cmp(&b.key.flow.lport))
             }),
@@ -235,7 +218,7 @@ fn table(json: bool, width: usize, laddr: &'static str, raddr: &'static str) -> 
     table::top_table::<Row>(json).columns([
         Column::new("PID", 7, "pid", |t| t.row.key.pid.into()),
         Column::new("COMM", 12, "comm", |t| {
-            Cell::bytes(c_bytes(&t.row.bytes.comm))
+            Cell::bytes(c_bytes(&t.row.value.comm))
         }),
         Column::json("ip", |t| {
             u32::from(ip_version(t.row.key.flow.family)).into()
@@ -259,11 +242,11 @@ fn table(json: bool, width: usize, laddr: &'static str, raddr: &'static str) -> 
         }),
         Column::json("dport", |t| t.row.key.flow.dport.into()),
         Column::right("RX_KB", 6, "rx_kb", |t| {
-            (t.row.bytes.received / 1024).into()
+            (t.row.value.received / 1024).into()
         }),
-        Column::right("TX_KB", 6, "tx_kb", |t| (t.row.bytes.sent / 1024).into()),
-        Column::json("rx_bytes", |t| t.row.bytes.received.into()),
-        Column::json("tx_bytes", |t| t.row.bytes.sent.into()),
+        Column::right("TX_KB", 6, "tx_kb", |t| (t.row.value.sent / 1024).into()),
+        Column::json("rx_bytes", |t| t.row.value.received.into()),
+        Column::json("tx_bytes", |t| t.row.value.sent.into()),
     ])
 }
 
