@@ -3,6 +3,8 @@
 //! prefix (`bpf-biolatency`). As `bpftools` it lists the tools and writes
 //! their man pages and completions for packaging.
 
+mod doctor;
+
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -14,6 +16,9 @@ include!(concat!(env!("OUT_DIR"), "/tools.rs"));
 const USAGE: &str = "\
 usage: TOOL [OPTIONS]          run a tool (this binary, linked or copied as TOOL)
        bpftools --list         every tool, with what it shows
+       bpftools doctor [TOOL...] [--json]
+                               what each tool would use here, or why it would not run,
+                               and what this kernel and process offer
        bpftools --generate man|bash|zsh|fish TOOL
                                TOOL's man page or completions (TOOL bpftools: bpftools(8))";
 
@@ -27,6 +32,7 @@ fn main() -> ExitCode {
     let mut out = std::io::stdout().lock();
     let result = match args[..] {
         ["--list"] => list(&mut out),
+        ["doctor", ref rest @ ..] => doctor::run(rest, &mut out),
         ["--generate", what, tool] => generate(what, tool, &mut out),
         ["-h" | "--help"] => writeln!(out, "{USAGE}"),
         ["-V" | "--version"] => writeln!(out, "bpftools {}", env!("CARGO_PKG_VERSION")),

@@ -8,6 +8,8 @@
 //! crate has no dependencies, so xtask reads the descriptions (it
 //! `include!`s each `info.rs`) without building the tools.
 
+pub mod hooks;
+
 /// One tool's description.
 #[derive(Debug)]
 pub struct ToolInfo {

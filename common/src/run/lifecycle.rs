@@ -188,24 +188,24 @@ fn run_tool<T: Tool>(args: T::Args, common: &CommonArgs, containers: bool) -> Re
         maps::set_rodata(open.open_object_mut(), "ns_pids", &[1])?;
     }
     probe::autoload_existing_tracepoints(open.open_object_mut())?;
-    let mut hooks = probe::chosen_hooks(open.open_object(), |p| tool.hook_target(p));
-    let programs = hooks.len();
-    let degraded = tool.degraded();
-    hooks.extend(degraded.clone());
-    hooks.extend(tool.hook_notes());
+    let chosen = Chosen {
+        hooks: probe::chosen_hooks(open.open_object(), |p| tool.hook_target(p)),
+        degraded: tool.degraded(),
+        notes: tool.hook_notes(),
+    };
     let mut skel = open.load().context("loading the BPF programs")?;
     probe::release_caches();
     if common.dry_run {
         let mut out = Out::default();
-        print_dry_run(&mut out, programs, &hooks)?;
+        chosen.print(&mut out, common.json)?;
         out.flush()?;
         return Ok(0);
     }
-    if let Some(what) = &degraded {
+    if let Some(what) = &chosen.degraded {
         note!("{what}");
     }
     if common.verbose {
-        note!("hooks: {}", hooks.join(", "));
+        note!("hooks: {}", chosen.lines().join(", "));
     }
     filters.fill(skel.object())?;
     pipeline.loaded(skel.object())?;
@@ -292,19 +292,49 @@ fn run_tool<T: Tool>(args: T::Args, common: &CommonArgs, containers: bool) -> Re
     })
 }
 
-/// What `--dry-run` prints: the programs loaded and verified, and where
-/// each would attach.
-fn print_dry_run(out: &mut Out, programs: usize, hooks: &[String]) -> io::Result<()> {
-    writeln!(
-        out,
-        "{}: dry run: {} programs loaded and verified, nothing attached",
-        crate::output::tool_name(),
-        programs
-    )?;
-    for hook in hooks {
-        writeln!(out, "  {hook}")?;
+/// What a tool chose here: its programs' hooks, what they cannot see
+/// ([`Tool::degraded`]) and the tool's notes on them.
+struct Chosen {
+    hooks: Vec<String>,
+    degraded: Option<String>,
+    notes: Vec<String>,
+}
+
+impl Chosen {
+    /// The hooks, then what they cannot see (`degraded: …`), then the
+    /// notes.
+    fn lines(&self) -> Vec<String> {
+        let degraded = self.degraded.iter().map(|d| format!("degraded: {d}"));
+        let hooks = self.hooks.iter().cloned();
+        hooks
+            .chain(degraded)
+            .chain(self.notes.iter().cloned())
+            .collect()
     }
-    Ok(())
+
+    /// `--dry-run`'s report: a line and the hooks, or with --json an
+    /// object (`bpftools doctor` reads it).
+    fn print(&self, out: &mut Out, json: bool) -> io::Result<()> {
+        let tool = crate::output::tool_name();
+        if json {
+            return out.json(&serde_json::json!({
+                "tool": tool,
+                "programs": self.hooks.len(),
+                "hooks": self.hooks,
+                "degraded": self.degraded,
+                "notes": self.notes,
+            }));
+        }
+        writeln!(
+            out,
+            "{tool}: dry run: {} programs loaded and verified, nothing attached",
+            self.hooks.len()
+        )?;
+        for line in self.lines() {
+            writeln!(out, "  {line}")?;
+        }
+        Ok(())
+    }
 }
 
 /// Why the loop ended.

@@ -324,6 +324,12 @@ echo "vmtest: Linux $(uname -r), $(nproc) CPUs"
             super::matrix::result_file(&label)
         );
     }
+    // Doctor's report, which must say what the dry runs above chose
+    // (matrix::doctor_disagrees reads both).
+    s += &format!(
+        "{} doctor --json > $R/doctor.json 2> $R/doctor.err\n",
+        bins.join("bpftools").display()
+    );
     s += "failed=0\n";
     let quote = |f: &[String]| -> Vec<String> { f.iter().map(|f| shell_quote(f)).collect() };
     let run_filter = quote(filter);

@@ -1,0 +1,305 @@
+//! `bpftools doctor [TOOL…] [--json]`: what works on this machine and why,
+//! before anything runs. For each tool, each of the dry runs the registry
+//! lists (the same ones README's kernel matrix shows for every kernel) is
+//! run as the tool itself (`--dry-run --json`): the tool's own probing
+//! chooses its hooks, loads and verifies its programs, and attaches
+//! nothing, so doctor cannot disagree with what the tool would do. Then
+//! the machine: the kernel's features the tools probe for, and the
+//! settings that decide who may trace.
+
+use std::io::{self, Write};
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+
+use common::kernel::{cgroups, perf, probe, tracefs};
+use serde_json::{json, Value};
+
+use crate::TOOLS;
+
+const USAGE: &str = "usage: bpftools doctor [TOOL...] [--json]";
+
+/// How a tool fares here, with one set of arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    /// Runs with its best hooks.
+    Ok,
+    /// Runs, but its hooks here cannot see everything (the tool says what).
+    Degraded,
+    /// Would not run: the tool's own error says why.
+    Unavailable,
+}
+
+impl Verdict {
+    fn name(self) -> &'static str {
+        match self {
+            Verdict::Ok => "OK",
+            Verdict::Degraded => "DEGRADED",
+            Verdict::Unavailable => "UNAVAILABLE",
+        }
+    }
+}
+
+/// One dry run's result.
+struct Check {
+    /// `fsslower -t ext4`, as README's kernel matrix names the row.
+    label: String,
+    verdict: Verdict,
+    /// The hooks by kind, as the kernel matrix's cell shows them.
+    hooks: String,
+    /// What it cannot see (DEGRADED), or why it would not run.
+    why: Option<String>,
+}
+
+pub fn run(args: &[&str], out: &mut dyn Write) -> io::Result<()> {
+    let json = args.contains(&"--json");
+    let mut wanted = Vec::new();
+    for arg in args.iter().filter(|a| **a != "--json") {
+        if arg.starts_with('-') {
+            return Err(invalid(format!("doctor: unknown option {arg}\n{USAGE}")));
+        }
+        let Some(tool) = crate::tool_for(arg) else {
+            return Err(invalid(format!(
+                "doctor: no tool named '{arg}' (see bpftools --list)\n{USAGE}"
+            )));
+        };
+        wanted.push(tool.info.name);
+    }
+    let checks: Vec<Check> = TOOLS
+        .iter()
+        .filter(|t| wanted.is_empty() || wanted.contains(&t.info.name))
+        .flat_map(|t| t.info.dry_runs.iter().map(move |d| (t.info.name, d)))
+        .map(|(tool, dry)| check(tool, dry))
+        .collect::<io::Result<_>>()?;
+    let machine = machine();
+    if json {
+        let tools: Vec<Value> = checks
+            .iter()
+            .map(|c| {
+                json!({
+                    "tool": c.label,
+                    "verdict": c.verdict.name(),
+                    "hooks": c.hooks,
+                    "why": c.why,
+                })
+            })
+            .collect();
+        let facts: serde_json::Map<String, Value> = machine
+            .iter()
+            .map(|(k, v)| (k.to_string(), Value::from(v.as_str())))
+            .collect();
+        common::output::json_to_writer(&mut *out, &json!({"machine": facts, "tools": tools}))?;
+        return writeln!(out);
+    }
+    let width = checks
+        .iter()
+        .map(|c| c.label.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    writeln!(out, "{:<width$}  {:<11}  HOOKS", "TOOL", "VERDICT")?;
+    for c in &checks {
+        // Unavailable: why, in the hooks' place; degraded: what it cannot
+        // see, under them.
+        let (first, under) = match (c.verdict, &c.why) {
+            (Verdict::Unavailable, Some(why)) => (why, None),
+            (_, why) => (&c.hooks, why.as_ref()),
+        };
+        writeln!(
+            out,
+            "{:<width$}  {:<11}  {first}",
+            c.label,
+            c.verdict.name()
+        )?;
+        if let Some(why) = under {
+            writeln!(out, "{:<width$}  {:<11}  {why}", "", "")?;
+        }
+    }
+    writeln!(out, "\nTHIS MACHINE")?;
+    let width = machine.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    for (k, v) in &machine {
+        writeln!(out, "  {k:<width$}  {v}")?;
+    }
+    Ok(())
+}
+
+fn invalid(message: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, message)
+}
+
+/// Runs `tool --dry-run --json ARGS` as the tool (this binary under the
+/// tool's name) and reads its verdict.
+fn check(tool: &str, dry: &registry::DryRun) -> io::Result<Check> {
+    let label = format!("{tool} {}", dry.label).trim().to_string();
+    // `$$`: a live process of the caller's (as the shell's pid is).
+    let args = dry.args.replace("$$", &std::process::id().to_string());
+    let output = Command::new(std::env::current_exe()?)
+        .arg0(tool)
+        .arg("--dry-run")
+        .arg("--json")
+        .args(args.split_whitespace())
+        .output()?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let report: Option<Value> = serde_json::from_slice(&output.stdout).ok();
+    let (Some(report), true) = (report, output.status.success()) else {
+        // The tool's own error, as it would print it: `tool: error: why`.
+        let why = stderr
+            .lines()
+            .find_map(|l| l.split_once(": error: ").map(|(_, why)| why.to_string()))
+            .unwrap_or_else(|| format!("the dry run failed ({})", output.status));
+        return Ok(Check {
+            hooks: registry::hooks::cell(&stderr),
+            label,
+            verdict: Verdict::Unavailable,
+            why: Some(why),
+        });
+    };
+    let strings = |key: &str| -> Vec<String> {
+        report[key]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let degraded = report["degraded"].as_str().map(String::from);
+    // The lines the text dry run prints under its first: the same cell.
+    let mut text = stderr.into_owned();
+    let what = degraded.iter().map(|d| format!("degraded: {d}"));
+    for line in strings("hooks")
+        .into_iter()
+        .chain(what)
+        .chain(strings("notes"))
+    {
+        text += &format!("  {line}\n");
+    }
+    Ok(Check {
+        label,
+        verdict: if degraded.is_some() {
+            Verdict::Degraded
+        } else {
+            Verdict::Ok
+        },
+        hooks: registry::hooks::cell(&text),
+        why: degraded,
+    })
+}
+
+/// What the tools probe for, and what decides who may trace.
+fn machine() -> Vec<(&'static str, String)> {
+    let read = |path: &str| {
+        std::fs::read_to_string(path)
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|e| format!("unknown ({path}: {e})"))
+    };
+    let yes = |b: bool| if b { "yes" } else { "no" }.to_string();
+    let f = probe::features();
+    let btf_modules = std::fs::read_dir("/sys/kernel/btf")
+        .map(|d| {
+            d.filter(|e| e.as_ref().is_ok_and(|e| e.file_name() != "vmlinux"))
+                .count()
+        })
+        .unwrap_or(0);
+    let uprobe_links = match probe::uprobe_links() {
+        probe::UprobeLinks::Session => "session uprobe_multi links",
+        probe::UprobeLinks::Multi => "uprobe_multi links",
+        probe::UprobeLinks::Single => "a link per uprobe",
+    };
+    let pmu = match perf::choose_counter(perf::Rate::Frequency(49)) {
+        perf::Counter::Cycles => "yes (hardware cycles)",
+        perf::Counter::CpuClock => "no (samples on the software CPU clock)",
+    };
+    // `none [integrity] confidentiality`: the mode in brackets.
+    let lockdown = match cgroups::mount_of("securityfs") {
+        None => "unknown (securityfs is not mounted)".to_string(),
+        Some(dir) => std::fs::read_to_string(dir.join("lockdown"))
+            .ok()
+            .and_then(|s| Some(s.split_once('[')?.1.split_once(']')?.0.to_string()))
+            .unwrap_or_else(|| "none (no lockdown module)".into()),
+    };
+    let mut facts = vec![
+        ("kernel", read("/proc/sys/kernel/osrelease")),
+        (
+            "BTF",
+            if std::path::Path::new("/sys/kernel/btf/vmlinux").exists() {
+                format!("vmlinux, {btf_modules} modules")
+            } else {
+                "none (no /sys/kernel/btf/vmlinux: CONFIG_DEBUG_INFO_BTF)".into()
+            },
+        ),
+        ("fentry/fexit", yes(f.fentry)),
+        ("tp_btf", yes(f.tp_btf)),
+        ("raw_tp", yes(f.raw_tp)),
+        ("tracepoints", yes(f.tracepoint)),
+        ("kprobes", yes(f.kprobe)),
+        ("kprobe_multi", yes(probe::kprobe_multi())),
+        ("uprobes", yes(f.uprobe)),
+        ("uprobe links", uprobe_links.into()),
+        ("attach cookies", yes(probe::attach_cookie())),
+        ("task storage", yes(probe::task_storage())),
+        (
+            "tracefs",
+            match tracefs::mount_point() {
+                Ok(p) => p.display().to_string(),
+                Err(e) => format!("{e:#}"),
+            },
+        ),
+        ("hardware PMU", pmu.into()),
+        (
+            "cgroup v2",
+            match cgroups::root() {
+                Some(p) => p.display().to_string(),
+                None => "not mounted (--cgroup, --containers and container labels need it)".into(),
+            },
+        ),
+        ("lockdown", lockdown),
+        (
+            "kernel.bpf_stats_enabled",
+            read("/proc/sys/kernel/bpf_stats_enabled"),
+        ),
+        (
+            "kernel.perf_event_paranoid",
+            read("/proc/sys/kernel/perf_event_paranoid"),
+        ),
+        (
+            "kernel.unprivileged_bpf_disabled",
+            read("/proc/sys/kernel/unprivileged_bpf_disabled"),
+        ),
+        ("capabilities", capabilities()),
+    ];
+    if let Ok(disabled) = std::env::var("BPFTOOLS_DISABLE") {
+        facts.push((
+            "BPFTOOLS_DISABLE",
+            format!("{disabled} (treated as missing)"),
+        ));
+    }
+    facts
+}
+
+/// The capabilities the tools use, as this process holds them.
+fn capabilities() -> String {
+    const USED: &[(u32, &str)] = &[
+        (21, "CAP_SYS_ADMIN"),
+        (39, "CAP_BPF"),
+        (38, "CAP_PERFMON"),
+        (34, "CAP_SYSLOG"),
+        (19, "CAP_SYS_PTRACE"),
+        (2, "CAP_DAC_READ_SEARCH"),
+        (24, "CAP_SYS_RESOURCE"),
+    ];
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let Some(eff) = status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|h| u64::from_str_radix(h.trim(), 16).ok())
+    else {
+        return "unknown (/proc/self/status has no CapEff)".into();
+    };
+    let (held, lacked): (Vec<_>, Vec<_>) = USED.iter().partition(|(bit, _)| eff & (1 << bit) != 0);
+    let names = |v: Vec<&(u32, &str)>| v.iter().map(|(_, n)| *n).collect::<Vec<_>>().join(" ");
+    match lacked.is_empty() {
+        true => format!("{} (all the tools use)", names(held)),
+        false => format!("{}; lacking {}", names(held), names(lacked)),
+    }
+}
