@@ -142,10 +142,10 @@ pub fn shell_quote(s: &str) -> String {
 }
 
 /// A dry run's arguments as words for sh (a probe's specifier holds `(`
-/// and `$`).
+/// and `$`); `$$`, the shell's pid, as it is.
 pub fn shell_words(args: &str) -> String {
     args.split_whitespace()
-        .map(shell_quote)
+        .map(|w| if w == "$$" { w.into() } else { shell_quote(w) })
         .collect::<Vec<_>>()
         .join(" ")
 }
