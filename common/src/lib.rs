@@ -21,7 +21,7 @@
 //! use common::kinds::event::{columns, Stamps};
 //! use common::kinds::histogram::read_maps;
 //! use common::kinds::stack::{ShownArgs, Spec, StackArgs};
-//! use common::kinds::table::{Deltas, Spec as TableSpec};
+//! use common::kinds::table::{Deltas, Entry as TableEntry, Spec as TableSpec};
 //! use common::run::lifecycle::{Entry, Tool};
 //! ```
 

@@ -20,7 +20,8 @@ usage: TOOL [OPTIONS]          run a tool (this binary, linked or copied as TOOL
                                what each tool would use here, or why it would not run,
                                and what this kernel and process offer
        bpftools --generate man|bash|zsh|fish TOOL
-                               TOOL's man page or completions (TOOL bpftools: bpftools(8))";
+                               TOOL's man page or completions (TOOL bpftools: bpftools(8),
+                               bpftools-doctor: bpftools-doctor(8))";
 
 fn main() -> ExitCode {
     let name = common::run::program_name();
@@ -85,6 +86,9 @@ fn infos() -> Vec<&'static ToolInfo> {
 fn generate(what: &str, tool: &str, out: &mut dyn Write) -> std::io::Result<()> {
     if tool == "bpftools" && what == "man" {
         return common::output::manpage::bundle_page(&infos(), out);
+    }
+    if tool == "bpftools-doctor" && what == "man" {
+        return common::output::manpage::doctor_page(out);
     }
     let found = TOOLS
         .iter()

@@ -340,9 +340,11 @@ fn install_tools(bin: &Path, d: &Dirs, epoch: &str) -> Result<()> {
         }
         Ok(out.stdout)
     };
-    let page = d.man8.join("bpftools.8");
-    fs::write(&page, generate("man", "bpftools")?)?;
-    check(Command::new("gzip").args(["-9", "-n", "-f"]).arg(&page))?;
+    for name in ["bpftools", "bpftools-doctor"] {
+        let page = d.man8.join(format!("{name}.8"));
+        fs::write(&page, generate("man", name)?)?;
+        check(Command::new("gzip").args(["-9", "-n", "-f"]).arg(&page))?;
+    }
     for tool in bundled_tools(&multi)? {
         let exe = d.sbin.join(&tool);
         std::os::unix::fs::symlink("bpftools", &exe)

@@ -76,7 +76,13 @@ pub fn run(a: &Artifacts) -> Result<()> {
          /bin/true bpftools-dist-check; sleep 0.5; kill -INT $pid; wait $pid; cat /tmp/exec.json",
     )?;
     expect(&out, "bpftools-dist-check", "execsnoop's event")?;
+    step("bpftools doctor, installed");
+    let out = in_root("bpftools doctor runqlat")?;
+    expect(&out, "runqlat ", "doctor's row for runqlat")?;
+    expect(&out, "THIS MACHINE", "doctor's machine")?;
     step("man and bash completion, installed");
+    let out = in_root("MANWIDTH=80 man -P cat bpftools-doctor 2>/dev/null")?;
+    expect(&out, "DEGRADED", "man bpftools-doctor")?;
     let out = in_root("MANWIDTH=80 man -P cat biolatency 2>/dev/null")?;
     expect(&out, "EXAMPLES", "man biolatency")?;
     let out = in_root("MANWIDTH=80 man -P cat -l /usr/share/man/man8/runqlat.8.gz 2>/dev/null")?;

@@ -63,10 +63,13 @@ pub fn bundle_page(all: &[&ToolInfo], out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
         ".SH NAME\nbpftools \\- the binary behind the bpftools tracing tools\n\
-         .SH SYNOPSIS\n.I tool\n[\\fIoptions\\fR]\n.br\n.B bpftools \\-\\-list\n\
+         .SH SYNOPSIS\n.I tool\n[\\fIoptions\\fR]\n.br\n.B bpftools \\-\\-list\n.br\n\
+         .B bpftools doctor\n[\\fItool\\fR...] [\\fB\\-\\-json\\fR]\n\
          .SH DESCRIPTION\nEach tool is a link to this one binary, which runs the tool its name\n\
          says, with or without a program prefix ending in a hyphen\n(\\fBbpf\\-biolatency\\fR).\n\
          Run as \\fBbpftools \\-\\-list\\fR, it lists the tools with what each shows;\n\
+         as \\fBbpftools doctor\\fR, what each tool would use on this machine, or why\n\
+         it would not run (\\fBbpftools\\-doctor\\fR(8));\n\
          run as \\fBbpftools\\fR alone, it names them and exits with status 2.\n\
          .SH TOOLS"
     )?;
@@ -81,9 +84,99 @@ pub fn bundle_page(all: &[&ToolInfo], out: &mut dyn Write) -> io::Result<()> {
             writeln!(out, ".TP\n.BR {alias} (8)\n{}, as {alias}", t.name)?;
         }
     }
-    let pages: Vec<String> = all.iter().map(|t| format!("{}(8)", t.name)).collect();
+    let mut pages = vec!["bpftools-doctor(8)".to_string()];
+    pages.extend(all.iter().map(|t| format!("{}(8)", t.name)));
     see_also(&pages, out)
 }
+
+/// bpftools-doctor(8): what each tool would do on this machine.
+pub fn doctor_page(out: &mut dyn Write) -> io::Result<()> {
+    let date = source_date().unwrap_or_else(today);
+    writeln!(
+        out,
+        ".TH BPFTOOLS\\-DOCTOR 8 {date} \"bpftools {}\" \"System Manager's Manual\"",
+        env!("CARGO_PKG_VERSION")
+    )?;
+    out.write_all(DOCTOR.as_bytes())?;
+    see_also(
+        &[
+            "bpftools(8)".into(),
+            "bpftool-feature(8)".into(),
+            "bpftrace(8)".into(),
+        ],
+        out,
+    )
+}
+
+const DOCTOR: &str = r#".SH NAME
+bpftools\-doctor \- say before running what each tool will use here, or why it cannot run
+.SH SYNOPSIS
+.B bpftools doctor
+[\fITOOL\fR...] [\fB\-\-json\fR]
+.SH DESCRIPTION
+For each tool (or each \fITOOL\fR named), \fBbpftools doctor\fR runs the
+tool's own dry run (\fB\-\-dry\-run\fR) with each set of arguments that
+changes its hooks (the rows of the kernel matrix in the README): the tool probes
+the kernel, chooses its hooks, loads and verifies its programs with the kernel's
+verifier, and attaches nothing. What doctor reports is therefore what the tool
+would do, not a guess beside it. It then describes the machine: the kernel
+features the tools probe for and the settings that decide who may trace.
+.PP
+Each row has a verdict:
+.TP
+.B OK
+The tool runs with the hooks shown.
+.TP
+.B DEGRADED
+The tool runs, but its hooks here cannot see everything: the line under it
+says what it misses (fsslower's system call mode cannot see reads through
+mmap, io_uring or the kernel's own callers such as nfsd). The tool says the
+same on standard error when it starts.
+.TP
+.B UNAVAILABLE
+The tool would not run with these arguments; the reason is the tool's own
+error message, which names what is missing and what to do instead.
+.SH THE MACHINE
+The kernel release; BTF (\fB/sys/kernel/btf/vmlinux\fR and modules'); whether
+fentry/fexit, tp_btf, raw_tp, tracepoints, kprobes, kprobe_multi and uprobes
+work (fentry is tried by loading a program, as the tools do); how uprobes
+attach (session or plain uprobe_multi links, or one link per uprobe);
+attach cookies; task local storage; where tracefs is mounted (doctor mounts it
+at /sys/kernel/tracing, as the tools do, where none is); whether a hardware PMU
+answers (else profile samples the software CPU clock); where the cgroup v2
+hierarchy is mounted; the kernel lockdown mode; \fBkernel.bpf_stats_enabled\fR,
+\fBkernel.perf_event_paranoid\fR and \fBkernel.unprivileged_bpf_disabled\fR;
+and which of the capabilities the tools use this process holds (CAP_BPF,
+CAP_PERFMON, CAP_SYS_ADMIN, CAP_SYSLOG, CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH,
+CAP_SYS_RESOURCE).
+.SH OPTIONS
+.TP
+.B \-\-json
+One JSON object: \fBmachine\fR (each fact by its name) and \fBtools\fR, a list
+of objects with \fBtool\fR (the row's name: the tool and its arguments),
+\fBverdict\fR, \fBhooks\fR (the hooks by kind, as the text shows them) and
+\fBwhy\fR (what a DEGRADED tool misses, why an UNAVAILABLE one would not run;
+null for OK).
+.SH ENVIRONMENT
+.TP
+.B BPFTOOLS_DISABLE
+A comma-separated list of features (\fBfentry\fR, \fBkprobe\fR, \fBtp_btf\fR,
+\fBraw_tp\fR, \fBuprobe_multi\fR, ...) that the tools and doctor treat as
+missing: what a tool would do on an older kernel, tried on this one.
+.SH EXIT STATUS
+0 when the report was made (whatever the verdicts); 2 for an unknown tool or
+option.
+.SH EXAMPLES
+.TP
+.B bpftools doctor
+Every tool, then the machine.
+.TP
+.B bpftools doctor fsslower tcpretrans
+Two tools' rows.
+.TP
+\fBbpftools doctor \-\-json | jq \-r '.tools[] | select(.verdict != \(dqOK\(dq) | .tool'\fR
+The tools that would not run fully here.
+"#;
 
 /// What a path given to an output-file option gets (common::output::file).
 const OUTPUT_FILES: &str = r#".SH OUTPUT FILES
