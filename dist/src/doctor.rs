@@ -288,14 +288,7 @@ fn capabilities() -> String {
         (2, "CAP_DAC_READ_SEARCH"),
         (24, "CAP_SYS_RESOURCE"),
     ];
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let Some(eff) = status
-        .lines()
-        .find_map(|l| l.strip_prefix("CapEff:"))
-        .and_then(|h| u64::from_str_radix(h.trim(), 16).ok())
-    else {
-        return "unknown (/proc/self/status has no CapEff)".into();
-    };
+    let eff = common::run::effective_capabilities();
     let (held, lacked): (Vec<_>, Vec<_>) = USED.iter().partition(|(bit, _)| eff & (1 << bit) != 0);
     let names = |v: Vec<&(u32, &str)>| v.iter().map(|(_, n)| *n).collect::<Vec<_>>().join(" ");
     match lacked.is_empty() {

@@ -152,8 +152,8 @@ pub fn piped_into_head_ends_at_once(spec: &Spec) {
     super::time_piped_into_head(spec.bin, &args);
 }
 
-/// Without root or the capabilities, the tool says what it needs
-/// (rather than blaming the kernel) and exits 1.
+/// Without root or the capabilities, the tool says which it lacks and
+/// what it needs (rather than blaming the kernel), and exits 77.
 pub fn unprivileged_user_is_told_what_is_needed(spec: &Spec) {
     require_root();
     let out = Command::new("setpriv")
@@ -164,11 +164,12 @@ pub fn unprivileged_user_is_told_what_is_needed(spec: &Spec) {
         .output()
         .expect("running setpriv");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(out.status.code(), Some(77), "{stderr}");
     assert!(
-        stderr.contains("needs root, or CAP_BPF and CAP_PERFMON"),
+        stderr.contains("lacks CAP_BPF and CAP_PERFMON: it needs root, or CAP_BPF and CAP_PERFMON"),
         "{stderr}"
     );
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
 }
 
 /// SIGINT, SIGTERM and SIGHUP each end the tool with status 0, its

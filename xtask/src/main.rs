@@ -300,6 +300,8 @@ const TEST_PACKAGES: &[&str] = &[
     "python3",
     // <sys/sdt.h>: the USDT probes of the probe tools' test programs.
     "systemtap-sdt-dev",
+    // setcap: the tools run by a user holding file capabilities.
+    "libcap2-bin",
 ];
 
 fn test(cargo_args: &[String]) -> Result<()> {

@@ -178,6 +178,33 @@ Two tools' rows.
 The tools that would not run fully here.
 "#;
 
+/// Who may run a tool, and its exit statuses (every tool's page).
+const PRIVILEGES: &str = r#".SH PRIVILEGES
+Root, or the capabilities CAP_BPF and CAP_PERFMON (Linux 5.8+), with, where
+the tool needs them: CAP_DAC_READ_SEARCH to read tracefs (classic tracepoints
+and their formats), CAP_SYSLOG to name kernel functions (kernel stacks),
+CAP_SYS_PTRACE to read other users' processes (user stacks, their libraries'
+symbols), and CAP_SYS_RESOURCE before Linux 5.11 (BPF maps were charged to
+the locked-memory limit). Given to the binary as file capabilities:
+.PP
+.nf
+.RS
+sudo setcap cap_bpf,cap_perfmon,cap_dac_read_search,cap_syslog,cap_sys_ptrace+ep /usr/sbin/bpftools
+.RE
+.fi
+.PP
+(every tool is a link to it), kept to a group by the file's mode
+(\fBchgrp tracing /usr/sbin/bpftools; chmod 750 /usr/sbin/bpftools\fR), or to
+a service by its unit's \fBAmbientCapabilities=\fR. \fBbpftools doctor\fR
+lists the capabilities a process holds.
+.SH EXIT STATUS
+0 when the tool ends as asked (Ctrl-C, its duration or count), or the
+status of the command it ran (\fB\-c\fR, \fB\-\-exec\fR where it has one); 1
+for an error (what failed and, where one helps, a hint); 2 for a usage
+error (one line naming the option); 77 when the process lacks a privilege
+(one line naming the capabilities it lacks and how to grant them).
+"#;
+
 /// What a path given to an output-file option gets (common::output::file).
 const OUTPUT_FILES: &str = r#".SH OUTPUT FILES
 The options that write a \fIFILE\fR treat its path the same way, and check it
@@ -247,6 +274,7 @@ fn man(cmd: clap::Command, sections: &str, out: &mut dyn Write) -> io::Result<()
     if has_output_files {
         extra.extend_from_slice(OUTPUT_FILES.as_bytes());
     }
+    extra.extend_from_slice(PRIVILEGES.as_bytes());
     let extra = String::from_utf8_lossy(&extra);
     // clap defines the Aq string before every section; once will do.
     let mut defined = false;

@@ -20,9 +20,25 @@ pub fn program_name() -> String {
         .unwrap_or_default()
 }
 
+/// The exit status of a tool short of a privilege (sysexits' EX_NOPERM).
+pub const EXIT_NO_PRIVILEGE: u8 = 77;
+
+/// A privilege this process lacks, named in its message.
+#[derive(Debug)]
+pub struct PrivilegeError(pub String);
+
+impl std::fmt::Display for PrivilegeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for PrivilegeError {}
+
 /// Turns a tool's result into its exit code: 0, the started command's own
 /// status, 1 for an error (its cause chain and a hint where one helps),
-/// 2 for a usage error. A closed stdout (`| head`) ends quietly with 0.
+/// 2 for a usage error, 77 for a missing privilege. A closed stdout
+/// (`| head`) ends quietly with 0.
 pub fn exit_code(result: anyhow::Result<u8>) -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
@@ -32,6 +48,10 @@ pub fn exit_code(result: anyhow::Result<u8>) -> ExitCode {
         Err(e) if e.downcast_ref::<crate::usage::UsageError>().is_some() => {
             crate::note!("error: {}", crate::output::escape(e.to_string().as_bytes()));
             ExitCode::from(2)
+        }
+        Err(e) if e.downcast_ref::<PrivilegeError>().is_some() => {
+            crate::note!("error: {}", crate::output::escape(e.to_string().as_bytes()));
+            ExitCode::from(EXIT_NO_PRIVILEGE)
         }
         Err(e) => {
             crate::note!(
@@ -58,28 +78,39 @@ const CAP_SYS_ADMIN: u32 = 21;
 const CAP_PERFMON: u32 = 38;
 const CAP_BPF: u32 = 39;
 
-/// Fails, naming what is needed, unless this process may load and attach
+/// This process's effective capabilities (a bit per capability).
+pub fn effective_capabilities() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        .unwrap_or(0)
+}
+
+/// Fails, naming what is lacking, unless this process may load and attach
 /// tracing programs: root, or CAP_BPF with CAP_PERFMON (or CAP_SYS_ADMIN).
 /// Checked once, up front, so that a missing privilege is not mistaken for
 /// a missing kernel feature later.
 pub fn check_privilege() -> anyhow::Result<()> {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let eff = status
-        .lines()
-        .find_map(|l| l.strip_prefix("CapEff:"))
-        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
-        .unwrap_or(0);
+    let eff = effective_capabilities();
     let has = |cap: u32| eff & (1u64 << cap) != 0;
     if has(CAP_SYS_ADMIN) || (has(CAP_BPF) && has(CAP_PERFMON)) {
         return Ok(());
     }
-    anyhow::bail!(
-        "{} needs root, or CAP_BPF and CAP_PERFMON (e.g. `sudo setcap \
-         cap_bpf,cap_perfmon,cap_dac_read_search+ep {}`), to load tracing programs",
-        crate::output::tool_name(),
-        std::env::current_exe()
-            .map_or_else(|_| crate::output::tool_name(), |p| p.display().to_string())
-    )
+    let lacking: Vec<&str> = [(CAP_BPF, "CAP_BPF"), (CAP_PERFMON, "CAP_PERFMON")]
+        .into_iter()
+        .filter(|(cap, _)| !has(*cap))
+        .map(|(_, name)| name)
+        .collect();
+    let tool = crate::output::tool_name();
+    Err(PrivilegeError(format!(
+        "{tool} lacks {}: it needs root, or CAP_BPF and CAP_PERFMON (e.g. `sudo setcap \
+         cap_bpf,cap_perfmon,cap_dac_read_search,cap_syslog+ep {}`), to load tracing programs",
+        lacking.join(" and "),
+        std::env::current_exe().map_or_else(|_| tool.clone(), |p| p.display().to_string())
+    ))
+    .into())
 }
 
 fn hint(e: &anyhow::Error) -> Option<String> {
