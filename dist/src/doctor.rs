@@ -16,7 +16,61 @@ use serde_json::{json, Value};
 
 use crate::TOOLS;
 
-const USAGE: &str = "usage: bpftools doctor [TOOL...] [--json]";
+const USAGE: &str = "\
+usage: bpftools doctor [TOOL...] [--json]
+       bpftools doctor --tracepoints [PATTERN] [-v] [--json]
+       bpftools doctor --usdt BINARY|PID [--json]
+       bpftools doctor --loaded [--json]";
+
+/// What doctor was asked for.
+enum Asked<'a> {
+    /// The tools' verdicts (these, or all), then the machine.
+    Tools(Vec<&'static str>),
+    /// Tracepoints matching `CATEGORY:EVENT` (wildcards), with their
+    /// fields (-v): BCC's tplist.
+    Tracepoints(&'a str, bool),
+    /// The USDT probes of a binary, or of every file a process maps.
+    Usdt(&'a str),
+    /// The BPF programs loaded now, and who holds them: BCC's bpflist.
+    Loaded,
+}
+
+fn parse<'a>(args: &[&'a str]) -> io::Result<(Asked<'a>, bool)> {
+    let json = args.contains(&"--json");
+    let verbose = args.iter().any(|a| ["-v", "--verbose"].contains(a));
+    let rest: Vec<&str> = args
+        .iter()
+        .copied()
+        .filter(|a| !["--json", "-v", "--verbose"].contains(a))
+        .collect();
+    let asked = match rest[..] {
+        ["--tracepoints"] => Asked::Tracepoints("*:*", verbose),
+        ["--tracepoints", pattern] => Asked::Tracepoints(pattern, verbose),
+        ["--usdt", target] => Asked::Usdt(target),
+        ["--usdt"] => {
+            return Err(invalid(format!(
+                "doctor: --usdt needs a binary or a pid\n{USAGE}"
+            )))
+        }
+        ["--loaded"] => Asked::Loaded,
+        _ => {
+            let mut tools = Vec::new();
+            for arg in &rest {
+                if arg.starts_with('-') {
+                    return Err(invalid(format!("doctor: unknown option {arg}\n{USAGE}")));
+                }
+                let Some(tool) = crate::tool_for(arg) else {
+                    return Err(invalid(format!(
+                        "doctor: no tool named '{arg}' (see bpftools --list)\n{USAGE}"
+                    )));
+                };
+                tools.push(tool.info.name);
+            }
+            Asked::Tools(tools)
+        }
+    };
+    Ok((asked, json))
+}
 
 /// How a tool fares here, with one set of arguments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,19 +105,13 @@ struct Check {
 }
 
 pub fn run(args: &[&str], out: &mut dyn Write) -> io::Result<()> {
-    let json = args.contains(&"--json");
-    let mut wanted = Vec::new();
-    for arg in args.iter().filter(|a| **a != "--json") {
-        if arg.starts_with('-') {
-            return Err(invalid(format!("doctor: unknown option {arg}\n{USAGE}")));
-        }
-        let Some(tool) = crate::tool_for(arg) else {
-            return Err(invalid(format!(
-                "doctor: no tool named '{arg}' (see bpftools --list)\n{USAGE}"
-            )));
-        };
-        wanted.push(tool.info.name);
-    }
+    let (asked, json) = parse(args)?;
+    let wanted = match asked {
+        Asked::Tools(tools) => tools,
+        Asked::Tracepoints(pattern, verbose) => return tracepoints(pattern, verbose, json, out),
+        Asked::Usdt(target) => return usdt(target, json, out),
+        Asked::Loaded => return loaded(json, out),
+    };
     let checks: Vec<Check> = TOOLS
         .iter()
         .filter(|t| wanted.is_empty() || wanted.contains(&t.info.name))
@@ -295,4 +343,162 @@ fn capabilities() -> String {
         true => format!("{} (all the tools use)", names(held)),
         false => format!("{}; lacking {}", names(held), names(lacked)),
     }
+}
+
+/// Prints `rows` as JSON lines, or as `text` makes each line.
+fn print<T>(
+    out: &mut dyn Write,
+    rows: &[T],
+    json: bool,
+    as_json: impl Fn(&T) -> Value,
+    text: impl Fn(&T) -> String,
+) -> io::Result<()> {
+    for row in rows {
+        if json {
+            common::output::json_to_writer(&mut *out, &as_json(row))?;
+            writeln!(out)?;
+        } else {
+            writeln!(out, "{}", text(row))?;
+        }
+    }
+    Ok(())
+}
+
+fn failed(e: anyhow::Error) -> io::Error {
+    io::Error::other(format!("doctor: {e:#}"))
+}
+
+/// `CATEGORY:EVENT` patterns (wildcards in either; `sched` alone is
+/// `sched:*`), as tracefs lists the tracepoints; with -v each one's fields.
+fn tracepoints(pattern: &str, verbose: bool, json: bool, out: &mut dyn Write) -> io::Result<()> {
+    use common::probes::{tracepoints, Pattern};
+    let (category, event) = pattern.split_once(':').unwrap_or((pattern, "*"));
+    let pat = |p: &str| Pattern::new(p, false).map_err(|e| invalid(format!("doctor: {p}: {e}")));
+    let found = tracepoints::matching(&pat(category)?, &pat(event)?).map_err(failed)?;
+    let fields = |t: &tracepoints::Tracepoint| match verbose {
+        true => tracepoints::format(&t.category, &t.event).unwrap_or_default(),
+        false => Vec::new(),
+    };
+    print(
+        out,
+        &found,
+        json,
+        |t| {
+            let f: Vec<String> = fields(t).into_iter().map(|f| f.decl).collect();
+            json!({"tracepoint": format!("{}:{}", t.category, t.event), "fields": f})
+        },
+        |t| {
+            let mut line = format!("{}:{}", t.category, t.event);
+            for f in fields(t) {
+                line += &format!("\n    {};", f.decl);
+            }
+            line
+        },
+    )
+}
+
+/// The USDT probes of `target`: a binary, or a process's mapped files
+/// (through its root, so a container's are found).
+fn usdt(target: &str, json: bool, out: &mut dyn Write) -> io::Result<()> {
+    use common::probes::elf;
+    let files: Vec<(String, std::path::PathBuf)> = match target.parse::<u32>() {
+        Ok(pid) => {
+            let maps = std::fs::read_to_string(format!("/proc/{pid}/maps"))
+                .map_err(|e| invalid(format!("doctor: --usdt {pid}: no such process ({e})")))?;
+            let mut paths: Vec<&str> = maps
+                .lines()
+                .filter_map(|l| l.split_whitespace().nth(5))
+                .filter(|p| p.starts_with('/'))
+                .collect();
+            paths.dedup();
+            let mut seen = std::collections::HashSet::new();
+            paths
+                .into_iter()
+                .filter(|p| seen.insert(*p))
+                .map(|p| (p.to_string(), format!("/proc/{pid}/root{p}").into()))
+                .collect()
+        }
+        Err(_) => {
+            let path = std::path::PathBuf::from(target);
+            if !path.is_file() {
+                return Err(invalid(format!("doctor: --usdt {target}: no such file")));
+            }
+            vec![(target.to_string(), path)]
+        }
+    };
+    let mut rows = Vec::new();
+    for (shown, path) in files {
+        // A process maps files that are not ELF (locale archives): no probes.
+        for p in elf::usdt_probes(&path).unwrap_or_default() {
+            rows.push((shown.clone(), p));
+        }
+    }
+    print(
+        out,
+        &rows,
+        json,
+        |(f, p)| json!({"file": f, "provider": p.provider, "name": p.name, "args": p.args}),
+        |(f, p)| format!("{f} {}:{}", p.provider, p.name),
+    )
+}
+
+/// The BPF programs loaded now: id, type, name, and the processes that
+/// hold them open (none: pinned, or attached and left by their loader).
+fn loaded(json: bool, out: &mut dyn Write) -> io::Result<()> {
+    let mut holders: std::collections::HashMap<u32, Vec<(u32, String)>> = Default::default();
+    for entry in std::fs::read_dir("/proc")?.flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(fds) = std::fs::read_dir(entry.path().join("fdinfo")) else {
+            continue;
+        };
+        let comm = common::run::process::comm(pid).unwrap_or_default();
+        for fd in fds.flatten() {
+            let Ok(info) = std::fs::read_to_string(fd.path()) else {
+                continue;
+            };
+            let id = info
+                .lines()
+                .find_map(|l| l.strip_prefix("prog_id:"))
+                .and_then(|id| id.trim().parse::<u32>().ok());
+            if let Some(id) = id {
+                let held = holders.entry(id).or_default();
+                if !held.iter().any(|(p, _)| *p == pid) {
+                    held.push((pid, comm.clone()));
+                }
+            }
+        }
+    }
+    let programs: Vec<_> = libbpf_rs::query::ProgInfoIter::default().collect();
+    let ty = |p: &libbpf_rs::query::ProgramInfo| format!("{:?}", p.ty).to_lowercase();
+    let held = |p: &libbpf_rs::query::ProgramInfo| holders.get(&p.id).cloned().unwrap_or_default();
+    if !json {
+        writeln!(out, "{:>6} {:<16} {:<16} PID/COMM", "ID", "TYPE", "NAME")?;
+    }
+    print(
+        out,
+        &programs,
+        json,
+        |p| {
+            let by: Vec<Value> = held(p)
+                .iter()
+                .map(|(pid, comm)| json!({"pid": pid, "comm": comm}))
+                .collect();
+            json!({"id": p.id, "type": ty(p), "name": p.name.to_string_lossy(), "held_by": by})
+        },
+        |p| {
+            let by: Vec<String> = held(p)
+                .iter()
+                .map(|(pid, c)| format!("{pid}/{c}"))
+                .collect();
+            let by = if by.is_empty() {
+                "-".to_string()
+            } else {
+                by.join(" ")
+            };
+            let name = common::output::escape(p.name.as_encoded_bytes());
+            format!("{:>6} {:<16} {:<16} {by}", p.id, ty(p), name)
+        },
+    )
 }

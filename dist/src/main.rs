@@ -19,6 +19,8 @@ usage: TOOL [OPTIONS]          run a tool (this binary, linked or copied as TOOL
        bpftools doctor [TOOL...] [--json]
                                what each tool would use here, or why it would not run,
                                and what this kernel and process offer
+       bpftools doctor --tracepoints [PATTERN] [-v] | --usdt BINARY|PID | --loaded
+                               what can be traced; the BPF programs loaded now
        bpftools --generate man|bash|zsh|fish TOOL
                                TOOL's man page or completions (TOOL bpftools: bpftools(8),
                                bpftools-doctor: bpftools-doctor(8))";

@@ -138,3 +138,113 @@ fn bad_input_is_named_with_exit_2() {
         assert!(err.contains(args[0]) && err.contains("usage"), "{err}");
     }
 }
+
+/// `--tracepoints 'sched:*'`: what tracefs lists under events/sched, each
+/// as `sched:NAME`; `-v` adds each one's fields.
+#[test]
+fn tracepoints_are_listed_as_tracefs_has_them() {
+    testkit::require_root();
+    let out = doctor(&["--tracepoints", "sched:*"], None);
+    assert!(out.status.success(), "{out:?}");
+    let listed: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(String::from)
+        .collect();
+    let report = report(&["runqlat"], None);
+    let events =
+        std::path::Path::new(report["machine"]["tracefs"].as_str().unwrap()).join("events/sched");
+    let mut expected: Vec<String> = std::fs::read_dir(events)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| format!("sched:{}", e.file_name().to_string_lossy()))
+        .collect();
+    expected.sort();
+    assert!(expected.contains(&"sched:sched_switch".to_string()));
+    assert_eq!(listed, expected);
+    let out = doctor(&["--tracepoints", "sched:sched_switch", "-v"], None);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("sched:sched_switch\n") && text.contains("    pid_t next_pid;"),
+        "{text}"
+    );
+}
+
+/// `--usdt`: the test program's probe, by its file and by its process.
+#[test]
+fn usdt_probes_are_listed_by_file_and_by_process() {
+    testkit::require_root();
+    let bin = testkit::build_c_program(
+        env!("CARGO_MANIFEST_DIR"),
+        env!("CARGO_TARGET_TMPDIR"),
+        "dr-usdt",
+    );
+    let path = bin.display().to_string();
+    let out = doctor(&["--usdt", &path], None);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("{path} drtest:ping\n")
+    );
+    let program = testkit::ReadyProcess::start(&bin, &[]);
+    let pid = program.pid().to_string();
+    let out = doctor(&["--usdt", &pid, "--json"], None);
+    let rows: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(
+        rows.iter().any(|r| r["file"] == path.as_str()
+            && r["provider"] == "drtest"
+            && r["name"] == "ping"),
+        "{rows:?}"
+    );
+    let out = doctor(&["--usdt", "/no/such/file"], None);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+}
+
+/// `--loaded`: a running tool's programs, each held by its pid.
+#[test]
+fn loaded_programs_are_listed_with_who_holds_them() {
+    testkit::require_root();
+    let mut runqlat = Command::new(BPFTOOLS)
+        .arg0("runqlat")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = runqlat.id();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let held = loop {
+        let out = doctor(&["--loaded", "--json"], None);
+        let rows: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let held: Vec<Value> = rows
+            .into_iter()
+            .filter(|r| {
+                r["held_by"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|h| h["pid"] == pid)
+            })
+            .collect();
+        if held.len() >= 3 || std::time::Instant::now() > deadline {
+            break held;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    // SAFETY: kill has no memory preconditions; the pid is our child's.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let _ = runqlat.wait();
+    let names: Vec<&str> = held.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    // Its three programs (tp_btf here, raw_tp where task storage is missing).
+    assert_eq!(names.len(), 3, "{held:?}");
+    assert!(names.iter().all(|n| n.starts_with("rq_")), "{names:?}");
+    // Its name: the binary's (a link would be named runqlat).
+    assert!(
+        held.iter().all(|r| r["held_by"][0]["comm"] == "bpftools"),
+        "{held:?}"
+    );
+}

@@ -113,6 +113,15 @@ bpftools\-doctor \- say before running what each tool will use here, or why it c
 .SH SYNOPSIS
 .B bpftools doctor
 [\fITOOL\fR...] [\fB\-\-json\fR]
+.br
+.B bpftools doctor \-\-tracepoints
+[\fIPATTERN\fR] [\fB\-v\fR] [\fB\-\-json\fR]
+.br
+.B bpftools doctor \-\-usdt
+\fIBINARY\fR|\fIPID\fR [\fB\-\-json\fR]
+.br
+.B bpftools doctor \-\-loaded
+[\fB\-\-json\fR]
 .SH DESCRIPTION
 For each tool (or each \fITOOL\fR named), \fBbpftools doctor\fR runs the
 tool's own dry run (\fB\-\-dry\-run\fR) with each set of arguments that
@@ -151,8 +160,24 @@ CAP_PERFMON, CAP_SYS_ADMIN, CAP_SYSLOG, CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH,
 CAP_SYS_RESOURCE).
 .SH OPTIONS
 .TP
+.BI \-\-tracepoints " \fR[\fIPATTERN\fR]"
+What can be traced: the tracepoints tracefs lists, as \fICATEGORY\fB:\fIEVENT\fR,
+those \fIPATTERN\fR matches (wildcards \fB*\fR and \fB?\fR in either part; a
+category alone means all its events), as BCC's \fBtplist\fR. With \fB\-v\fR, each
+one's fields as its format declares them.
+.TP
+.BI \-\-usdt " BINARY\fR|\fIPID"
+The USDT probes of a program or library, or of every file a running process
+maps (found through the process's root, so a container's too), as
+\fIFILE PROVIDER\fB:\fINAME\fR.
+.TP
+.B \-\-loaded
+The BPF programs loaded now: id, type, name and the processes holding them
+open (\fIPID\fB/\fICOMM\fR; \fB\-\fR for a program pinned, or left attached by a
+process that has gone), as BCC's \fBbpflist\fR.
+.TP
 .B \-\-json
-One JSON object: \fBmachine\fR (each fact by its name) and \fBtools\fR, a list
+For the listings, a JSON object per line. For the report, one JSON object: \fBmachine\fR (each fact by its name) and \fBtools\fR, a list
 of objects with \fBtool\fR (the row's name: the tool and its arguments),
 \fBverdict\fR, \fBhooks\fR (the hooks by kind, as the text shows them) and
 \fBwhy\fR (what a DEGRADED tool misses, why an UNAVAILABLE one would not run;
@@ -164,8 +189,9 @@ A comma-separated list of features (\fBfentry\fR, \fBkprobe\fR, \fBtp_btf\fR,
 \fBraw_tp\fR, \fBuprobe_multi\fR, ...) that the tools and doctor treat as
 missing: what a tool would do on an older kernel, tried on this one.
 .SH EXIT STATUS
-0 when the report was made (whatever the verdicts); 2 for an unknown tool or
-option.
+0 when the report or listing was made (whatever the verdicts); 1 when tracefs
+cannot be read (\fB\-\-tracepoints\fR); 2 for an unknown tool or option, or a
+\fB\-\-usdt\fR file or process that does not exist.
 .SH EXAMPLES
 .TP
 .B bpftools doctor
@@ -173,6 +199,12 @@ Every tool, then the machine.
 .TP
 .B bpftools doctor fsslower tcpretrans
 Two tools' rows.
+.TP
+.B bpftools doctor \-\-tracepoints 'sched:sched_wak*' \-v
+The scheduler's wakeup tracepoints and their fields.
+.TP
+.B bpftools doctor \-\-loaded
+Which processes hold BPF programs now.
 .TP
 \fBbpftools doctor \-\-json | jq \-r '.tools[] | select(.verdict != \(dqOK\(dq) | .tool'\fR
 The tools that would not run fully here.
