@@ -59,13 +59,7 @@ fn every_tools_verdict_and_hooks_are_its_own_dry_runs() {
             registry::hooks::cell(&own),
             "{label}: doctor's hooks differ from the dry run's:\n{own}"
         );
-        let expected = if own.contains(": error: ") {
-            "UNAVAILABLE"
-        } else if own.contains("  degraded: ") {
-            "DEGRADED"
-        } else {
-            "OK"
-        };
+        let expected = registry::hooks::verdict(&own);
         assert_eq!(verdict, expected, "{label}:\n{own}");
         // Each verdict but OK says why.
         assert_eq!(row["why"].is_string(), verdict != "OK", "{label}: {row}");

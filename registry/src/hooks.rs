@@ -19,6 +19,18 @@ const HOOK_KINDS: &[&str] = &[
     "perf_event",
 ];
 
+/// A text dry run's verdict, as `bpftools doctor` names it: UNAVAILABLE
+/// (the tool's error), DEGRADED (a `degraded:` line under the hooks) or OK.
+pub fn verdict(output: &str) -> &'static str {
+    if output.contains(": error: ") {
+        "UNAVAILABLE"
+    } else if output.contains("  degraded: ") {
+        "DEGRADED"
+    } else {
+        "OK"
+    }
+}
+
 /// One dry run's output as a table cell: the hooks grouped by kind
 /// (`tp_btf block_rq_issue, block_rq_complete`), memleak's uprobe plan, or
 /// why the tool would not run.
@@ -68,6 +80,17 @@ pub fn cell(output: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn verdicts_read_from_the_text() {
+        let ok = "runqlat: dry run: 1 programs loaded and verified, nothing attached\n  \
+                  tp_btf sched_switch (x)\n";
+        assert_eq!(verdict(ok), "OK");
+        let degraded = format!("{ok}  degraded: system call mode (...)\n");
+        assert_eq!(verdict(&degraded), "DEGRADED");
+        assert_eq!(cell(&degraded), "tp_btf sched_switch");
+        assert_eq!(verdict("tcpretrans: error: -l needs fentry"), "UNAVAILABLE");
+    }
 
     #[test]
     fn cells_group_hooks_by_kind() {

@@ -70,13 +70,7 @@ pub fn doctor_disagrees(name: &str) -> Vec<String> {
             wrong.push(format!("{label}: not in doctor's report"));
             continue;
         };
-        let verdict = if own.contains(": error: ") {
-            "UNAVAILABLE"
-        } else if own.contains("  degraded: ") {
-            "DEGRADED"
-        } else {
-            "OK"
-        };
+        let verdict = registry::hooks::verdict(&own);
         let (hooks, said) = (cell(&own), row["hooks"].as_str().unwrap_or_default());
         if row["verdict"] != verdict || hooks != said {
             wrong.push(format!(
