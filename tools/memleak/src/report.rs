@@ -136,32 +136,39 @@ pub fn print(m: &mut Memleak, skel: &MemleakSkel, out: &mut Out, when: When) -> 
         &ranked[..shown]
     };
 
-    // Each stack once: the user half (-p, -c), from the stack map or
-    // unwound from its copy, or the kernel half.
+    let mut stacks: HashMap<i32, Vec<u64>> = HashMap::new();
+    for ((_, id), _) in wanted {
+        let addrs = match table {
+            Some(t) => u32::try_from(*id)
+                .ok()
+                .and_then(|i| t.get(i))
+                .map(|s| s.addrs.clone()),
+            None => maps::read_stack(&skel.maps.stack_traces, *id)?,
+        };
+        if let Some(addrs) = addrs {
+            stacks.insert(*id, addrs);
+        }
+    }
     let user_mode = !pids.is_empty();
-    let keys: Vec<stacks::Key> = wanted
-        .iter()
-        .map(|((pid, id), _)| match (user_mode, table) {
-            (false, _) => stacks::Key::plain(*pid, *id, stacks::User::Absent),
-            (true, None) => stacks::Key::plain(*pid, -1, stacks::User::Map(*id)),
-            (true, Some(_)) => stacks::Key::plain(
-                *pid,
-                -1,
-                u32::try_from(*id).map_or(stacks::User::Missed, stacks::User::Unwound),
-            ),
-        })
-        .collect();
-    let want = stacks::Halves {
-        kernel: !user_mode,
-        user: user_mode,
+    for ((pid, id), _) in wanted {
+        if let Some(s) = stacks.get(id) {
+            if user_mode {
+                symbolizer.prefetch_user(*pid, sym::lookup_addresses(sym::user_part(s)));
+            } else {
+                symbolizer.prefetch_kernel(sym::lookup_addresses(s));
+            }
+        }
+    }
+    let mut part_of = |pid: u32, id: i32| -> sym::Part {
+        if let Some(unwound) = table.and_then(|t| t.get(u32::try_from(id).ok()?)) {
+            return sym::Part::Frames(symbolizer.unwound(pid, unwound));
+        }
+        match stacks.get(&id) {
+            Some(s) if user_mode => sym::Part::Frames(symbolizer.user(pid, s)),
+            Some(s) => sym::Part::Frames(sym::trim_tracing_frames(&symbolizer.kernel(s)).to_vec()),
+            None => sym::Part::Missed,
+        }
     };
-    let parts = stacks::resolve(
-        keys.iter(),
-        &skel.maps.stack_traces,
-        table,
-        symbolizer,
-        want,
-    )?;
     // --containers: each process's cgroup, named while it lives.
     let cgroup_of: HashMap<u32, (String, Option<(u64, cgroups::Names)>)> = ranked
         .iter()
@@ -176,6 +183,14 @@ pub fn print(m: &mut Memleak, skel: &MemleakSkel, out: &mut Out, when: When) -> 
         })
         .collect();
     let container_of = |pid: u32| cgroup_of.get(&pid).map(|(label, _)| label.clone());
+    // A stack is the user half (-p, -c) or the kernel half.
+    let halves = |part: sym::Part| {
+        if user_mode {
+            (sym::Part::Absent, part)
+        } else {
+            (part, sym::Part::Absent)
+        }
+    };
     let names_of = |pid: u32| cgroup_of.get(&pid).and_then(|(_, found)| found.as_ref());
     let time = now_hms();
     if !args.common.json && !args.stacks.folded {
@@ -186,14 +201,14 @@ pub fn print(m: &mut Memleak, skel: &MemleakSkel, out: &mut Out, when: When) -> 
         )?;
     }
     // BCC's order: ascending, the biggest last.
-    for (((pid, _), g), p) in ranked[..shown].iter().zip(&parts).rev() {
-        let part = if user_mode { &p.user } else { &p.kernel };
+    for ((pid, id), g) in ranked[..shown].iter().rev() {
+        let part = part_of(*pid, *id);
         if args.common.json {
             let mut o = json!({
                 "time": time,
                 "bytes": g.bytes,
                 "allocations": g.count,
-                "stack": sym::part_json(part, true),
+                "stack": sym::part_json(&part, true),
             });
             if user_mode {
                 o["pid"] = (*pid).into();
@@ -217,8 +232,9 @@ pub fn print(m: &mut Memleak, skel: &MemleakSkel, out: &mut Out, when: When) -> 
             } else {
                 "[kernel]".to_string()
             };
+            let (kernel, user) = halves(part);
             let container = container_of(*pid);
-            let stack = sym::Stack::plain(&p.kernel, &p.user, &comm, *pid, container.as_deref());
+            let stack = sym::Stack::plain(&kernel, &user, &comm, *pid, container.as_deref());
             writeln!(out, "{}", sym::folded_line(&stack, g.bytes))?;
             continue;
         }
@@ -232,7 +248,7 @@ pub fn print(m: &mut Memleak, skel: &MemleakSkel, out: &mut Out, when: When) -> 
             "\t{} bytes in {} allocations from stack",
             g.bytes, g.count
         )?;
-        match part {
+        match &part {
             sym::Part::Frames(f) => {
                 for frame in f {
                     writeln!(out, "\t\t{}", frame.long_label())?;
@@ -249,10 +265,12 @@ pub fn print(m: &mut Memleak, skel: &MemleakSkel, out: &mut Out, when: When) -> 
     }
     if files.wanted() {
         let mut names: HashMap<u32, String> = HashMap::new();
-        for (((pid, _), g), p) in ranked.iter().zip(&parts) {
+        for ((pid, id), g) in &ranked {
+            let part = part_of(*pid, *id);
             let comm = names.entry(*pid).or_insert_with(|| comm_of(comms, *pid));
+            let (kernel, user) = halves(part);
             let container = container_of(*pid);
-            let stack = sym::Stack::plain(&p.kernel, &p.user, comm, *pid, container.as_deref());
+            let stack = sym::Stack::plain(&kernel, &user, comm, *pid, container.as_deref());
             files.add(
                 &stack,
                 g.bytes,

@@ -148,21 +148,6 @@ pub struct Parts {
 }
 
 impl Key {
-    /// Process `tgid`'s stack of these halves, nothing else known of it
-    /// (memleak's outstanding allocations).
-    pub fn plain(tgid: u32, kern_stack_id: i32, user: User) -> Key {
-        Key {
-            tgid,
-            shown_id: tgid,
-            kern_stack_id,
-            user,
-            comm: [0; 16],
-            cgroup_id: 0,
-            waker: None,
-            entry_caller: 0,
-        }
-    }
-
     /// The key of the kernel side's `counts` map (stackcounts.bpf.h):
     /// `tid` 0 where counted by process.
     pub fn of(k: &crate::skel::types::stack_key, user: User) -> Key {
