@@ -201,26 +201,12 @@ fn check(tool: &str, dry: &registry::DryRun) -> io::Result<Check> {
             why: Some(why),
         });
     };
-    let strings = |key: &str| -> Vec<String> {
-        report[key]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
     let degraded = report["degraded"].as_str().map(String::from);
-    // The lines the text dry run prints under its first: the same cell.
+    // The lines the text dry run prints under its first (the tool's own
+    // list): the same cell as README's kernel matrix.
     let mut text = stderr.into_owned();
-    let what = degraded.iter().map(|d| format!("degraded: {d}"));
-    for line in strings("hooks")
-        .into_iter()
-        .chain(what)
-        .chain(strings("notes"))
-    {
-        text += &format!("  {line}\n");
+    for line in report["lines"].as_array().into_iter().flatten() {
+        text += &format!("  {}\n", line.as_str().unwrap_or_default());
     }
     Ok(Check {
         label,

@@ -816,15 +816,8 @@ pub fn task_state_sections(open: &mut OpenObject) -> Result<Hook> {
 /// where it is RawTp (each known by its section); others as they are.
 pub fn tp_sections(open: &mut OpenObject, hook: Hook) {
     for mut prog in open.progs_mut() {
-        let section = prog.section().to_string_lossy();
-        let of = if section.starts_with("tp_btf") {
-            Hook::TpBtf
-        } else if section.starts_with("raw_tp") {
-            Hook::RawTp
-        } else {
-            continue;
-        };
-        if of != hook {
+        let of = hook_of_section(&prog.section().to_string_lossy());
+        if matches!(of, Some(Hook::TpBtf | Hook::RawTp)) && of != Some(hook) {
             prog.set_autoload(false);
         }
     }

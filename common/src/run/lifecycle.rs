@@ -323,6 +323,8 @@ impl Chosen {
                 "hooks": self.hooks,
                 "degraded": self.degraded,
                 "notes": self.notes,
+                // As the text lists them under its first line.
+                "lines": self.lines(),
             }));
         }
         writeln!(
