@@ -424,7 +424,12 @@ fn usdt(target: &str, json: bool, out: &mut dyn Write) -> io::Result<()> {
         &rows,
         json,
         |(f, p)| json!({"file": f, "provider": p.provider, "name": p.name, "args": p.args}),
-        |(f, p)| format!("{f} {}:{}", p.provider, p.name),
+        // A traced process's names are its own: shown escaped, as every
+        // tool's text.
+        |(f, p)| {
+            let esc = |t: &str| common::output::escape(t.as_bytes()).into_owned();
+            format!("{} {}:{}", esc(f), esc(&p.provider), esc(&p.name))
+        },
     )
 }
 
@@ -476,7 +481,7 @@ fn loaded(json: bool, out: &mut dyn Write) -> io::Result<()> {
         |p| {
             let by: Vec<String> = held(p)
                 .iter()
-                .map(|(pid, c)| format!("{pid}/{c}"))
+                .map(|(pid, c)| format!("{pid}/{}", common::output::escape(c.as_bytes())))
                 .collect();
             let by = if by.is_empty() {
                 "-".to_string()

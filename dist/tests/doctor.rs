@@ -197,6 +197,36 @@ fn usdt_probes_are_listed_by_file_and_by_process() {
 }
 
 /// `--loaded`: a running tool's programs, each held by its pid.
+/// `--loaded`'s text: a holder's hostile name (a program prefix holding
+/// an escape sequence: `ESC[2J-runqlat` runs runqlat) shown escaped.
+#[test]
+fn loaded_shows_hostile_process_names_escaped() {
+    testkit::require_root();
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("\x1b[2J-runqlat");
+    std::os::unix::fs::symlink(BPFTOOLS, &link).unwrap();
+    let mut tool = Command::new(&link)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = tool.id();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let text = loop {
+        let out = doctor(&["--loaded"], None);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        if text.contains(&format!(" {pid}/")) || std::time::Instant::now() > deadline {
+            break text;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    // SAFETY: kill has no memory preconditions; the pid is our child's.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let _ = tool.wait();
+    assert!(text.contains(&format!("{pid}/\\x1b[2J-runqlat")), "{text}");
+    assert!(!text.contains('\x1b'), "{text}");
+}
+
 #[test]
 fn loaded_programs_are_listed_with_who_holds_them() {
     testkit::require_root();
