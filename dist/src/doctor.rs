@@ -11,7 +11,7 @@ use std::io::{self, Write};
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
-use common::kernel::{cgroups, perf, probe, tracefs};
+use common::kernel::{cgroups, lockdown, perf, probe, tracefs};
 use serde_json::{json, Value};
 
 use crate::TOOLS;
@@ -102,6 +102,8 @@ struct Check {
     hooks: String,
     /// What it cannot see (DEGRADED), or why it would not run.
     why: Option<String>,
+    /// What a user who is not root needs for it (as the dry run says).
+    capabilities: Vec<String>,
 }
 
 pub fn run(args: &[&str], out: &mut dyn Write) -> io::Result<()> {
@@ -128,6 +130,7 @@ pub fn run(args: &[&str], out: &mut dyn Write) -> io::Result<()> {
                     "verdict": c.verdict.name(),
                     "hooks": c.hooks,
                     "why": c.why,
+                    "capabilities": c.capabilities,
                 })
             })
             .collect();
@@ -162,10 +165,35 @@ pub fn run(args: &[&str], out: &mut dyn Write) -> io::Result<()> {
             writeln!(out, "{:<width$}  {:<11}  {why}", "", "")?;
         }
     }
+    needed_by_tools(&checks, out)?;
     writeln!(out, "\nTHIS MACHINE")?;
     let width = machine.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
     for (k, v) in &machine {
         writeln!(out, "  {k:<width$}  {v}")?;
+    }
+    Ok(())
+}
+
+/// Which tools need which capability besides CAP_BPF and CAP_PERFMON (a
+/// user who is not root: README's "Running without root").
+fn needed_by_tools(checks: &[Check], out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "\nCAPABILITIES beyond CAP_BPF and CAP_PERFMON, for a user who is not root"
+    )?;
+    for (cap, what) in common::run::CAPABILITY_USES {
+        let mut tools: Vec<&str> = checks
+            .iter()
+            .filter(|c| c.capabilities.iter().any(|c| c == cap))
+            .map(|c| c.label.split(' ').next().unwrap_or_default())
+            .collect();
+        tools.dedup();
+        let who = match tools.len() {
+            0 => "none here".to_string(),
+            n if n == checks.len() => "all".to_string(),
+            _ => tools.join(" "),
+        };
+        writeln!(out, "  {cap:<19}  {what}: {who}")?;
     }
     Ok(())
 }
@@ -199,6 +227,7 @@ fn check(tool: &str, dry: &registry::DryRun) -> io::Result<Check> {
             label,
             verdict: Verdict::Unavailable,
             why: Some(why),
+            capabilities: Vec::new(),
         });
     };
     let degraded = report["degraded"].as_str().map(String::from);
@@ -217,6 +246,12 @@ fn check(tool: &str, dry: &registry::DryRun) -> io::Result<Check> {
         },
         hooks: registry::hooks::cell(&text),
         why: degraded,
+        capabilities: report["capabilities"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| Some(c.as_str()?.to_string()))
+            .collect(),
     })
 }
 
@@ -244,13 +279,12 @@ fn machine() -> Vec<(&'static str, String)> {
         perf::Counter::Cycles => "yes (hardware cycles)",
         perf::Counter::CpuClock => "no (samples on the software CPU clock)",
     };
-    // `none [integrity] confidentiality`: the mode in brackets.
-    let lockdown = match cgroups::mount_of("securityfs") {
-        None => "unknown (securityfs is not mounted)".to_string(),
-        Some(dir) => std::fs::read_to_string(dir.join("lockdown"))
-            .ok()
-            .and_then(|s| Some(s.split_once('[')?.1.split_once(']')?.0.to_string()))
-            .unwrap_or_else(|| "none (no lockdown module)".into()),
+    let lockdown = match lockdown::mode() {
+        Ok(lockdown::Mode::Confidentiality) => {
+            "confidentiality (BPF may not read kernel memory: most tools cannot load)".into()
+        }
+        Ok(mode) => mode.name().to_string(),
+        Err(why) => format!("unknown ({why})"),
     };
     let mut facts = vec![
         ("kernel", read("/proc/sys/kernel/osrelease")),

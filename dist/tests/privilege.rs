@@ -165,3 +165,83 @@ fn a_user_without_cap_perfmon_is_told_so_by_every_tool() {
         assert_eq!(stderr.lines().count(), 1, "{tool}: {stderr}");
     }
 }
+
+/// Each tool's dry runs fare as they do for root when the user holds
+/// exactly the capabilities doctor lists for it (and no more); a tool that
+/// lists CAP_DAC_READ_SEARCH and runs without it names it.
+#[test]
+fn each_tool_needs_no_more_than_doctor_lists() {
+    let root = doctor_json(&mut Command::new(BPFTOOLS));
+    let rows = root["tools"].as_array().unwrap();
+    let dry_runs: Vec<(&str, &registry::DryRun)> = TOOLS
+        .iter()
+        .flat_map(|t| t.info.dry_runs.iter().map(move |d| (t.info.name, d)))
+        .collect();
+    assert_eq!(rows.len(), dry_runs.len());
+    let mut copies: std::collections::HashMap<String, Copy> = Default::default();
+    let mut tracefs_readers = 0;
+    for (row, (tool, dry)) in rows.iter().zip(&dry_runs) {
+        if row["verdict"] == "UNAVAILABLE" {
+            continue;
+        }
+        let caps: Vec<&str> = row["capabilities"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{tool}: no capabilities in {row}"))
+            .iter()
+            .map(|c| c.as_str().unwrap())
+            .collect();
+        assert!(caps.starts_with(&["CAP_BPF", "CAP_PERFMON"]), "{row}");
+        let mut dry_run = |caps: &[&str]| -> Output {
+            let set = caps.join(",").to_lowercase();
+            let copy = copies.entry(set.clone()).or_insert_with(|| copy_with(&set));
+            let args = dry.args.replace("$$", &std::process::id().to_string());
+            as_user(&tool_link(copy, tool))
+                .args(["--dry-run", "--json"])
+                .args(args.split_whitespace())
+                .output()
+                .unwrap()
+        };
+        let out = dry_run(&caps);
+        assert!(
+            out.status.success(),
+            "{tool} {} with {caps:?}: {out:?}",
+            dry.args
+        );
+        // Its notes on stderr and the text dry run's lines, as doctor
+        // reads them.
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let text: String = String::from_utf8_lossy(&out.stderr).into_owned()
+            + &report["lines"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|l| format!("  {}\n", l.as_str().unwrap()))
+                .collect::<String>();
+        assert_eq!(
+            registry::hooks::cell(&text),
+            row["hooks"].as_str().unwrap(),
+            "{tool} {}: {report}\nas root: {row}",
+            dry.args
+        );
+        if caps.contains(&"CAP_DAC_READ_SEARCH") {
+            tracefs_readers += 1;
+            let short: Vec<&str> = caps
+                .iter()
+                .copied()
+                .filter(|c| *c != "CAP_DAC_READ_SEARCH")
+                .collect();
+            let out = dry_run(&short);
+            let said = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(
+                said.contains("lacks CAP_DAC_READ_SEARCH"),
+                "{tool} {} without CAP_DAC_READ_SEARCH: {said}",
+                dry.args
+            );
+        }
+    }
+    assert!(tracefs_readers > 0, "no tool reads tracefs: {root}");
+}

@@ -52,7 +52,11 @@ impl Features {
             Hook::Fentry => self.fentry,
             Hook::TpBtf => self.tp_btf,
             Hook::RawTp => self.raw_tp,
-            Hook::Tracepoint => self.tracepoint,
+            Hook::Tracepoint => {
+                // Asking is looking in tracefs (it is there if it can be read).
+                crate::kernel::tracefs::mark_looked();
+                self.tracepoint
+            }
             Hook::Kprobe => self.kprobe,
             Hook::Uprobe => self.uprobe,
         }
@@ -92,8 +96,13 @@ pub fn features() -> &'static Features {
                     std::ptr::null(),
                 )
             } == 1,
-            tracepoint: crate::kernel::tracefs::mount_point().is_ok(),
-            kprobe: Path::new("/sys/bus/event_source/devices/kprobe/type").exists(),
+            tracepoint: crate::kernel::tracefs::available(),
+            // Confidentiality lockdown refuses kprobes as perf events (and
+            // on some kernels also as multi links): asked only then.
+            kprobe: kprobe_pmu()
+                && (!crate::kernel::lockdown::confidential()
+                    || perf_kprobe_opens()
+                    || multi_link_attaches()),
             uprobe: Path::new("/sys/bus/event_source/devices/uprobe/type").exists(),
         };
         Features {
@@ -105,6 +114,26 @@ pub fn features() -> &'static Features {
             uprobe: f.uprobe && !disabled("uprobe"),
         }
     })
+}
+
+/// Opens (and closes) a perf kprobe event on a function, as libbpf attaches
+/// a kprobe: asked only under confidentiality lockdown, which refuses it on
+/// some kernels and not others.
+fn perf_kprobe_opens() -> bool {
+    let Some(pmu) = std::fs::read_to_string("/sys/bus/event_source/devices/kprobe/type")
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+    else {
+        return false;
+    };
+    let func = c"vfs_read";
+    let mut attr = libbpf_sys::perf_event_attr {
+        size: std::mem::size_of::<libbpf_sys::perf_event_attr>() as u32,
+        type_: pmu,
+        ..Default::default()
+    };
+    attr.__bindgen_anon_3.kprobe_func = func.as_ptr() as u64;
+    crate::kernel::perf::event_open(&attr, 0).is_ok()
 }
 
 /// Loads `r0 = 0; exit` as a BTF-typed tracing program on `target`; true if
@@ -523,6 +552,19 @@ pub fn helper(prog_type: libbpf_sys::bpf_prog_type, helper: libbpf_sys::bpf_func
     unsafe { libbpf_sys::libbpf_probe_bpf_helper(prog_type, helper, std::ptr::null()) == 1 }
 }
 
+/// True if BPF memory is charged to memory cgroups (5.11+), not to the
+/// locked-memory limit: probed as libbpf does, by a helper of the same
+/// release (bpf_ktime_get_coarse_ns).
+pub fn memcg_accounting() -> bool {
+    static HAS: OnceLock<bool> = OnceLock::new();
+    *HAS.get_or_init(|| {
+        helper(
+            libbpf_sys::BPF_PROG_TYPE_SOCKET_FILTER,
+            libbpf_sys::BPF_FUNC_ktime_get_coarse_ns,
+        )
+    })
+}
+
 /// True if kprobe and uprobe programs can read their attach cookie
 /// (bpf_get_attach_cookie, 5.15+): one program serves many probes.
 pub fn attach_cookie() -> bool {
@@ -566,9 +608,20 @@ fn probe_sleepable_uprobes(multi: bool) -> bool {
 /// fprobe configured: Debian's 6.1 loads such a program but refuses the
 /// link): an empty program is attached to vfs_read so for an instant.
 pub fn kprobe_multi() -> bool {
+    features().kprobe && !disabled("kprobe_multi") && multi_link_attaches()
+}
+
+/// The kernel's kprobe PMU exists (kprobes are built in), whether or not
+/// they may be attached here.
+pub fn kprobe_pmu() -> bool {
+    Path::new("/sys/bus/event_source/devices/kprobe/type").exists()
+}
+
+/// kprobe_multi()'s probe, on the kernel alone.
+fn multi_link_attaches() -> bool {
     static HAS: OnceLock<bool> = OnceLock::new();
     *HAS.get_or_init(|| {
-        if !features().kprobe || disabled("kprobe_multi") {
+        if !kprobe_pmu() {
             return false;
         }
         let Some(prog) = trivial_program(
@@ -872,7 +925,11 @@ pub fn tracepoint_hook(category: &str, name: &str, since: &str) -> Result<Hook> 
 /// The most preferred hook of `candidates` that this kernel offers.
 pub fn pick(candidates: &[Hook]) -> Option<Hook> {
     let f = features();
-    candidates.iter().copied().filter(|h| f.has(*h)).min()
+    // In order of preference, asking no more than needed (asking for
+    // classic tracepoints is a look in tracefs).
+    let mut sorted = candidates.to_vec();
+    sorted.sort();
+    sorted.into_iter().find(|h| f.has(*h))
 }
 
 #[cfg(test)]

@@ -2,13 +2,40 @@
 //! a fresh machine has not mounted it.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use anyhow::Result;
 
+/// Set once a tool's setup has looked in tracefs (its needed capabilities
+/// then include CAP_DAC_READ_SEARCH: run::needed_capabilities).
+static LOOKED: AtomicBool = AtomicBool::new(false);
+
 /// The tracefs mount point, mounting it at /sys/kernel/tracing when no
-/// tracefs is mounted: classic tracepoints are found through it.
+/// tracefs is mounted: classic tracepoints are found through it. For a
+/// look inside it (the tool needs to read tracefs).
 pub fn mount_point() -> Result<&'static Path> {
+    mark_looked();
+    find()
+}
+
+/// Notes that the tool's choice depends on what tracefs holds.
+pub(crate) fn mark_looked() {
+    LOOKED.store(true, Ordering::Relaxed);
+}
+
+/// Whether tracefs is there to be read (mounting it if need be), without
+/// looking inside: the kernel's feature probe.
+pub fn available() -> bool {
+    find().is_ok()
+}
+
+/// True once this process has looked in tracefs.
+pub fn looked() -> bool {
+    LOOKED.load(Ordering::Relaxed)
+}
+
+fn find() -> Result<&'static Path> {
     static MOUNTED: OnceLock<Result<&'static Path, String>> = OnceLock::new();
     MOUNTED
         .get_or_init(|| {
@@ -17,19 +44,16 @@ pub fn mount_point() -> Result<&'static Path> {
                     return Ok(Path::new(dir));
                 }
             }
+            // Mounted, but its mode (0700) keeps this user out.
+            if let Some(dir) = super::cgroups::mount_of("tracefs") {
+                if let Err(e) = std::fs::read_dir(&dir) {
+                    if e.kind() == std::io::ErrorKind::PermissionDenied {
+                        return Err(unreadable(&dir));
+                    }
+                }
+            }
             let target = "/sys/kernel/tracing";
-            // SAFETY: all pointers are valid C strings for the duration of the call.
-            let rc = unsafe {
-                libc::mount(
-                    c"nodev".as_ptr(),
-                    c"/sys/kernel/tracing".as_ptr(),
-                    c"tracefs".as_ptr(),
-                    0,
-                    std::ptr::null(),
-                )
-            };
-            if rc != 0 {
-                let err = std::io::Error::last_os_error();
+            if let Err(err) = super::mount_pseudo(c"tracefs", c"/sys/kernel/tracing") {
                 return Err(format!(
                     "tracefs is not mounted and mounting it on {target} failed: {err} \
                      (as root: mount -t tracefs nodev {target})"
@@ -40,4 +64,30 @@ pub fn mount_point() -> Result<&'static Path> {
         .as_ref()
         .map(|p| *p)
         .map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// Why tracefs, mounted at `dir`, cannot be read by this user.
+fn unreadable(dir: &Path) -> String {
+    format!(
+        "tracefs ({}) is readable by root only, and {} lacks CAP_DAC_READ_SEARCH, which \
+         would let it read there (classic tracepoints, kernel function lists)",
+        dir.display(),
+        crate::output::tool_name()
+    )
+}
+
+/// Why a tool that has classic tracepoint programs cannot use them here for
+/// lack of a capability (its note, where it runs without them), if so.
+pub fn privilege_note(obj: &libbpf_rs::OpenObject) -> Option<String> {
+    let has_tracepoints = obj.progs().any(|p| {
+        super::probe::hook_of_section(&p.section().to_string_lossy())
+            == Some(super::probe::Hook::Tracepoint)
+    });
+    has_tracepoints.then(lacking_privilege).flatten()
+}
+
+/// Why tracefs cannot be read here when it is for lack of a capability.
+pub fn lacking_privilege() -> Option<String> {
+    let err = find().err()?.to_string();
+    err.contains("CAP_DAC_READ_SEARCH").then_some(err)
 }

@@ -144,7 +144,17 @@ same on standard error when it starts.
 .TP
 .B UNAVAILABLE
 The tool would not run with these arguments; the reason is the tool's own
-error message, which names what is missing and what to do instead.
+error message, which names what is missing and what to do instead. Under the
+kernel's confidentiality lockdown, that message says the lockdown refuses it.
+.SH CAPABILITIES
+After the tools, which of them need which capability besides CAP_BPF and
+CAP_PERFMON, for a user who is not root (each tool says what it needs with the
+programs it chose here, in its \fB\-\-dry\-run \-\-json\fR): CAP_DAC_READ_SEARCH
+for tracefs (classic tracepoints, kernel function lists, or a look there while
+choosing), CAP_SYSLOG for kernel function names in stacks, CAP_SYS_PTRACE for
+other users' processes (their maps, user stacks, uprobes in them), and
+CAP_SYS_RESOURCE where the kernel charges BPF maps to the locked-memory limit
+(before memory cgroups took them, Linux 5.11).
 .SH THE MACHINE
 The kernel release; BTF (\fB/sys/kernel/btf/vmlinux\fR and modules'); whether
 fentry/fexit, tp_btf, raw_tp, tracepoints, kprobes, kprobe_multi and uprobes
@@ -181,7 +191,7 @@ For the listings, a JSON object per line. For the report, one JSON object: \fBma
 of objects with \fBtool\fR (the row's name: the tool and its arguments),
 \fBverdict\fR, \fBhooks\fR (the hooks by kind, as the text shows them) and
 \fBwhy\fR (what a DEGRADED tool misses, why an UNAVAILABLE one would not run;
-null for OK).
+null for OK) and \fBcapabilities\fR (what a user who is not root needs for it).
 .SH ENVIRONMENT
 .TP
 .B BPFTOOLS_DISABLE
@@ -234,7 +244,9 @@ lists the capabilities a process holds.
 status of the command it ran (\fB\-c\fR, \fB\-\-exec\fR where it has one); 1
 for an error (what failed and, where one helps, a hint); 2 for a usage
 error (one line naming the option); 77 when the process lacks a privilege
-(one line naming the capabilities it lacks and how to grant them).
+(one line naming the capabilities it lacks and how to grant them), or when
+the kernel's confidentiality lockdown refuses its programs (one line saying
+so: no privilege lifts it; see \fBbpftools doctor\fR).
 "#;
 
 /// What a path given to an output-file option gets (common::output::file).

@@ -150,11 +150,25 @@ pub fn plan_with(probes: &[Probe], pid: Option<u32>, serving: Serving) -> Result
             }
             Target::Kernel { func } => {
                 if !probe::features().kprobe {
+                    if probe::kprobe_pmu() && crate::kernel::lockdown::confidential() {
+                        let why = crate::kernel::lockdown::refusal(&crate::output::tool_name());
+                        return Err(crate::run::PrivilegeError(format!(
+                            "{}: {}",
+                            probe.text,
+                            why.unwrap_or_default()
+                        ))
+                        .into());
+                    }
                     bail!(
-                        "{}: kernel functions are probed with kprobes, which this kernel does not have \
-                         (fentry programs do not load here either); probe a user function (LIB:FUNC), \
-                         a USDT probe (u:LIB:PROBE) or a tracepoint (t:CATEGORY:EVENT) instead",
-                        probe.text
+                        "{}: kernel functions are probed with kprobes, which this kernel does not have{}; \
+                         probe a user function (LIB:FUNC), a USDT probe (u:LIB:PROBE) or a tracepoint \
+                         (t:CATEGORY:EVENT) instead",
+                        probe.text,
+                        if probe::features().fentry {
+                            ""
+                        } else {
+                            " (fentry programs do not load here either)"
+                        }
                     );
                 }
                 for name in kernel_functions(func)? {

@@ -191,7 +191,11 @@ fn run_tool<T: Tool>(args: T::Args, common: &CommonArgs, containers: bool) -> Re
     let chosen = Chosen {
         hooks: probe::chosen_hooks(open.open_object(), |p| tool.hook_target(p)),
         degraded: tool.degraded(),
-        notes: tool.hook_notes(),
+        notes: crate::kernel::tracefs::privilege_note(open.open_object())
+            .into_iter()
+            .chain(tool.hook_notes())
+            .collect(),
+        capabilities: run::needed_capabilities(open.open_object()),
     };
     let mut skel = open.load().context("loading the BPF programs")?;
     probe::release_caches();
@@ -298,6 +302,8 @@ struct Chosen {
     hooks: Vec<String>,
     degraded: Option<String>,
     notes: Vec<String>,
+    /// What a user who is not root needs for them (doctor lists it).
+    capabilities: Vec<&'static str>,
 }
 
 impl Chosen {
@@ -323,6 +329,7 @@ impl Chosen {
                 "hooks": self.hooks,
                 "degraded": self.degraded,
                 "notes": self.notes,
+                "capabilities": self.capabilities,
                 // As the text lists them under its first line.
                 "lines": self.lines(),
             }));

@@ -7,6 +7,8 @@ pub mod schedule;
 pub mod tool;
 
 use std::io;
+
+use libbpf_rs::libbpf_sys;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -37,7 +39,8 @@ impl std::error::Error for PrivilegeError {}
 
 /// Turns a tool's result into its exit code: 0, the started command's own
 /// status, 1 for an error (its cause chain and a hint where one helps),
-/// 2 for a usage error, 77 for a missing privilege. A closed stdout
+/// 2 for a usage error, 77 for a missing privilege (or a refusal of
+/// the kernel's confidentiality lockdown, which no privilege lifts). A closed stdout
 /// (`| head`) ends quietly with 0.
 pub fn exit_code(result: anyhow::Result<u8>) -> ExitCode {
     match result {
@@ -48,6 +51,30 @@ pub fn exit_code(result: anyhow::Result<u8>) -> ExitCode {
         Err(e) if e.downcast_ref::<crate::usage::UsageError>().is_some() => {
             crate::note!("error: {}", crate::output::escape(e.to_string().as_bytes()));
             ExitCode::from(2)
+        }
+        // A refusal under confidentiality lockdown is the lockdown's, and
+        // no privilege lifts it: said first, with the kernel's own error.
+        Err(e) if is_bpf_refusal(&e) && crate::kernel::lockdown::confidential() => {
+            let why = crate::kernel::lockdown::refusal(&crate::output::tool_name());
+            crate::note!(
+                "error: {}: {}",
+                why.unwrap_or_default(),
+                crate::output::escape(format!("{e:#}").as_bytes())
+            );
+            ExitCode::from(EXIT_NO_PRIVILEGE)
+        }
+        // A tool that looked in tracefs and could not read it fails for
+        // that, whatever its own error says (a tracepoint "missing").
+        Err(e)
+            if crate::kernel::tracefs::looked()
+                && crate::kernel::tracefs::lacking_privilege().is_some() =>
+        {
+            crate::note!(
+                "error: {}: {}",
+                crate::kernel::tracefs::lacking_privilege().unwrap_or_default(),
+                crate::output::escape(format!("{e:#}").as_bytes())
+            );
+            ExitCode::from(EXIT_NO_PRIVILEGE)
         }
         Err(e) if e.downcast_ref::<PrivilegeError>().is_some() => {
             crate::note!("error: {}", crate::output::escape(e.to_string().as_bytes()));
@@ -113,6 +140,75 @@ pub fn check_privilege() -> anyhow::Result<()> {
     .into())
 }
 
+/// libbpf (loading or attaching) failed somewhere in `e`'s chain.
+fn is_bpf_refusal(e: &anyhow::Error) -> bool {
+    e.chain()
+        .any(|c| c.downcast_ref::<libbpf_rs::Error>().is_some())
+}
+
+/// A capability a tool may need besides CAP_BPF and CAP_PERFMON, and what
+/// for (README's "Running without root", doctor's list).
+pub const CAPABILITY_USES: &[(&str, &str)] = &[
+    (
+        "CAP_DAC_READ_SEARCH",
+        "tracefs: classic tracepoints, kernel function lists",
+    ),
+    ("CAP_SYSLOG", "kernel function names in stacks"),
+    (
+        "CAP_SYS_PTRACE",
+        "other users' processes: their maps and user stacks",
+    ),
+    (
+        "CAP_SYS_RESOURCE",
+        "maps charged to the locked-memory limit (no memcg accounting)",
+    ),
+];
+
+/// The capabilities a tool needs here with the programs and maps it
+/// chose: CAP_BPF and CAP_PERFMON, CAP_DAC_READ_SEARCH for tracefs
+/// (classic tracepoints, kprobes' function lists, or a look there while
+/// choosing), CAP_SYSLOG and
+/// CAP_SYS_PTRACE for stacks (kernel symbols, other users' maps),
+/// CAP_SYS_PTRACE for uprobes (other users' processes), CAP_SYS_RESOURCE
+/// where BPF memory is charged to RLIMIT_MEMLOCK.
+pub fn needed_capabilities(obj: &libbpf_rs::OpenObject) -> Vec<&'static str> {
+    use crate::kernel::probe::{self, Hook};
+    let progs = || obj.progs().filter(|p| p.autoload());
+    let hooks: Vec<Hook> = progs()
+        .filter_map(|p| probe::hook_of_section(&p.section().to_string_lossy()))
+        .collect();
+    // A program that takes stacks calls bpf_get_stackid or bpf_get_stack.
+    let helpers = [
+        libbpf_sys::BPF_FUNC_get_stackid,
+        libbpf_sys::BPF_FUNC_get_stack,
+    ];
+    let stacks = progs().any(|p| {
+        p.insns().iter().any(|i| {
+            i.code == (libbpf_sys::BPF_JMP | libbpf_sys::BPF_CALL) as u8
+                && i.src_reg() == 0
+                && helpers.contains(&(i.imm as u32))
+        })
+    });
+    let mut caps = vec!["CAP_BPF", "CAP_PERFMON"];
+    if crate::kernel::tracefs::looked()
+        || hooks
+            .iter()
+            .any(|h| matches!(h, Hook::Tracepoint | Hook::Kprobe))
+    {
+        caps.push("CAP_DAC_READ_SEARCH");
+    }
+    if stacks {
+        caps.push("CAP_SYSLOG");
+    }
+    if stacks || hooks.contains(&Hook::Uprobe) {
+        caps.push("CAP_SYS_PTRACE");
+    }
+    if !probe::memcg_accounting() {
+        caps.push("CAP_SYS_RESOURCE");
+    }
+    caps
+}
+
 fn hint(e: &anyhow::Error) -> Option<String> {
     if !Path::new("/sys/kernel/btf/vmlinux").exists() {
         return Some(
@@ -135,9 +231,7 @@ fn hint(e: &anyhow::Error) -> Option<String> {
                 .into(),
         );
     }
-    if e.chain()
-        .any(|c| c.downcast_ref::<libbpf_rs::Error>().is_some())
-    {
+    if is_bpf_refusal(e) {
         return Some("run with -v to see libbpf's log".into());
     }
     None

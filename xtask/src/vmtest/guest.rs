@@ -247,8 +247,9 @@ exec $bb switch_root /newroot /bin/sh {}
 
 /// What a guest does once booted.
 pub enum Work<'a> {
-    /// The dry runs, then the test binaries (with a filter).
-    Tests(&'a [TestBinary], &'a [String]),
+    /// The dry runs, then the test binaries (with a filter), then (true)
+    /// the tools under lockdown.
+    Tests(&'a [TestBinary], &'a [String], bool),
     /// One shell command, from the workspace's root.
     Command(&'a str),
 }
@@ -302,8 +303,8 @@ echo "vmtest: Linux $(uname -r), $(nproc) CPUs"
         test_modules = TEST_MODULES.join(" "),
         results = results.display(),
     );
-    let (tests, filter) = match work {
-        Work::Tests(tests, filter) => (tests, filter),
+    let (tests, filter, lockdown) = match work {
+        Work::Tests(tests, filter, lockdown) => (tests, filter, lockdown),
         Work::Command(command) => {
             return s + &format!(
                 "cd {}
@@ -360,10 +361,57 @@ echo "vmtest: Linux $(uname -r), $(nproc) CPUs"
             name = t.name,
         );
     }
+    if lockdown {
+        s += &lockdown_phase(&bins);
+    }
     s += "echo $failed > $R/failed\nsync\necho \"vmtest: done, $failed test binaries failed\"\n\
           echo o > /proc/sysrq-trigger\nsleep 30\n";
     s
 }
+
+/// The tools under lockdown, last (a mode can be raised while the kernel
+/// runs, never lowered: one boot serves both): doctor's report and a real
+/// run of a few tools under `integrity`, then under `confidentiality`.
+/// matrix::lockdown_disagrees reads what they said.
+fn lockdown_phase(bins: &Path) -> String {
+    let mut s = String::from(
+        "echo \"vmtest: == lockdown\"\nmkdir -p $R/lockdown\n\
+         grep -q ' securityfs ' /proc/mounts || mount -t securityfs securityfs /sys/kernel/security\n",
+    );
+    for (mode, runs) in LOCKDOWN_RUNS {
+        s += &format!(
+            "echo {mode} > /sys/kernel/security/lockdown\n\
+             {doctor} doctor --json > $R/lockdown/{mode}.json 2>&1\n",
+            doctor = bins.join("bpftools").display(),
+        );
+        for run in *runs {
+            let tool = run.split(' ').next().unwrap_or_default();
+            s += &format!(
+                "timeout 60 {bin}{args} > $R/lockdown/{mode}-{tool} 2>&1; \
+                 echo \"exit $?\" >> $R/lockdown/{mode}-{tool}\n",
+                bin = bins.join(tool).display(),
+                args = &run[tool.len()..],
+            );
+        }
+    }
+    s
+}
+
+/// The real runs under each lockdown mode: under integrity one that must
+/// run; under confidentiality some that read kernel memory and some that
+/// need not, each of which must fare as doctor says.
+pub const LOCKDOWN_RUNS: &[(&str, &[&str])] = &[
+    ("integrity", &["runqlat 1 1"]),
+    (
+        "confidentiality",
+        &[
+            "runqlat 1 1",
+            "syscount -d 1",
+            "softirqs 1 1",
+            "vfsstat 1 1",
+        ],
+    ),
+];
 
 pub struct Outcome {
     pub passed: bool,

@@ -82,6 +82,73 @@ pub fn doctor_disagrees(name: &str) -> Vec<String> {
     wrong
 }
 
+/// Where the tools fared otherwise than they should under lockdown in
+/// kernel `name`'s guest (guest::lockdown_phase): under `integrity` doctor
+/// must say what it said before and runqlat must run; under
+/// `confidentiality` every tool that doctor finds refused must say it is
+/// the lockdown's doing, and each real run must fare as doctor said.
+pub fn lockdown_disagrees(name: &str) -> Vec<String> {
+    let dirs =
+        [name.to_string(), format!("{name}-resumed")].map(|d| work_dir().join("results").join(d));
+    let read = |file: &str| {
+        dirs.iter()
+            .find_map(|d| fs::read_to_string(d.join(file)).ok())
+            .unwrap_or_default()
+    };
+    let report =
+        |file: &str| -> serde_json::Value { serde_json::from_str(&read(file)).unwrap_or_default() };
+    let rows = |r: &serde_json::Value| r["tools"].as_array().cloned().unwrap_or_default();
+    let (unlocked, mut wrong) = (report("doctor.json"), Vec::new());
+    const REFUSED: &str = "locked down (confidentiality)";
+    for (mode, runs) in super::guest::LOCKDOWN_RUNS {
+        let locked = report(&format!("lockdown/{mode}.json"));
+        let said = locked["machine"]["lockdown"].as_str().unwrap_or_default();
+        if !said.starts_with(mode) {
+            wrong.push(format!("lockdown {mode}: doctor reports lockdown `{said}`"));
+            continue;
+        }
+        let mut refused = 0;
+        for (before, row) in rows(&unlocked).iter().zip(rows(&locked)) {
+            let why = row["why"].as_str().unwrap_or_default();
+            let same = (&before["verdict"], &before["hooks"]) == (&row["verdict"], &row["hooks"]);
+            let fine = match *mode {
+                "integrity" => same,
+                _ if row["verdict"] != "UNAVAILABLE" || before["verdict"] == "UNAVAILABLE" => same,
+                _ => {
+                    refused += 1;
+                    why.contains(REFUSED)
+                }
+            };
+            if !fine {
+                wrong.push(format!(
+                    "lockdown {mode}: {}: {} `{why}`, before {} `{}`",
+                    row["tool"], row["verdict"], before["verdict"], before["hooks"]
+                ));
+            }
+        }
+        if *mode == "confidentiality" && refused == 0 {
+            wrong.push("lockdown confidentiality: doctor found no tool refused".into());
+        }
+        for run in *runs {
+            let tool = run.split(' ').next().unwrap_or_default();
+            let out = read(&format!("lockdown/{mode}-{tool}"));
+            let row = rows(&locked).into_iter().find(|r| r["tool"] == tool);
+            let expected = match row.as_ref().map(|r| &r["verdict"]) {
+                Some(v) if v == "UNAVAILABLE" => "exit 77",
+                _ => "exit 0",
+            };
+            let fine = out.trim_end().ends_with(expected)
+                && (expected == "exit 0" || out.contains(REFUSED));
+            if !fine {
+                wrong.push(format!(
+                    "lockdown {mode}: `{run}` (doctor: {expected}): {out}"
+                ));
+            }
+        }
+    }
+    wrong
+}
+
 /// Rewrites the table between its markers in README.md.
 pub fn update_readme() -> Result<()> {
     let release = fs::read_to_string("/proc/sys/kernel/osrelease")?;
