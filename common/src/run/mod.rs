@@ -102,6 +102,7 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 /// Capability bits (linux/capability.h).
 const CAP_SYS_ADMIN: u32 = 21;
+const CAP_SYS_RESOURCE: u32 = 24;
 const CAP_PERFMON: u32 = 38;
 const CAP_BPF: u32 = 39;
 
@@ -123,7 +124,7 @@ pub fn check_privilege() -> anyhow::Result<()> {
     let eff = effective_capabilities();
     let has = |cap: u32| eff & (1u64 << cap) != 0;
     if has(CAP_SYS_ADMIN) || (has(CAP_BPF) && has(CAP_PERFMON)) {
-        return Ok(());
+        return check_memlock(has(CAP_SYS_RESOURCE));
     }
     let lacking: Vec<&str> = [(CAP_BPF, "CAP_BPF"), (CAP_PERFMON, "CAP_PERFMON")]
         .into_iter()
@@ -207,6 +208,33 @@ pub fn needed_capabilities(obj: &libbpf_rs::OpenObject) -> Vec<&'static str> {
         caps.push("CAP_SYS_RESOURCE");
     }
     caps
+}
+
+/// Before memory cgroups took BPF memory (5.11), maps are charged to the
+/// locked-memory limit, which libbpf raises, as only CAP_SYS_RESOURCE may;
+/// the kernel's refusal would be "Operation not permitted" alone.
+fn check_memlock(may_raise: bool) -> anyhow::Result<()> {
+    if may_raise || crate::kernel::probe::memcg_accounting() {
+        return Ok(());
+    }
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct we own.
+    let unlimited = unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut limit) } == 0
+        && limit.rlim_cur == libc::RLIM_INFINITY;
+    if unlimited {
+        return Ok(());
+    }
+    let tool = crate::output::tool_name();
+    Err(PrivilegeError(format!(
+        "{tool} lacks CAP_SYS_RESOURCE: this kernel charges BPF maps to the locked-memory \
+         limit ({} KiB here), which only it may raise; grant it with the others, or run \
+         with an unlimited limit (ulimit -l unlimited, LimitMEMLOCK=infinity)",
+        limit.rlim_cur / 1024
+    ))
+    .into())
 }
 
 fn hint(e: &anyhow::Error) -> Option<String> {

@@ -331,6 +331,7 @@ echo "vmtest: Linux $(uname -r), $(nproc) CPUs"
         "{} doctor --json > $R/doctor.json 2> $R/doctor.err\n",
         bins.join("bpftools").display()
     );
+    s += &privilege_runs(&bins);
     s += "failed=0\n";
     let quote = |f: &[String]| -> Vec<String> { f.iter().map(|f| shell_quote(f)).collect() };
     let run_filter = quote(filter);
@@ -368,6 +369,34 @@ echo "vmtest: Linux $(uname -r), $(nproc) CPUs"
           echo o > /proc/sysrq-trigger\nsleep 30\n";
     s
 }
+
+/// runqlat run for real by a user who is not root, from a copy of the binary
+/// (on the guest's tmpfs, which keeps file capabilities) holding CAP_BPF,
+/// CAP_PERFMON and CAP_SYS_RESOURCE, then the first two only: where the
+/// kernel charges maps to the locked-memory limit (5.10) the second must
+/// name CAP_SYS_RESOURCE (matrix::privilege_disagrees).
+fn privilege_runs(bins: &Path) -> String {
+    let mut s = format!(
+        "mkdir -p $R/privilege /run/vmtest/caps && chmod 755 /run/vmtest /run/vmtest/caps\n\
+         cp {} /run/vmtest/caps/ && ln -sf bpftools /run/vmtest/caps/runqlat\n",
+        bins.join("bpftools").display()
+    );
+    for (name, caps) in PRIVILEGE_RUNS {
+        s += &format!(
+            "setcap {caps}+ep /run/vmtest/caps/bpftools\n\
+             (cd /run/vmtest && setpriv --reuid=65534 --regid=65534 --clear-groups -- \
+             timeout 60 /run/vmtest/caps/runqlat 1 1) > $R/privilege/{name} 2>&1; \
+             echo \"exit $?\" >> $R/privilege/{name}\n"
+        );
+    }
+    s
+}
+
+/// The capabilities runqlat is given in each of its runs as that user.
+pub const PRIVILEGE_RUNS: &[(&str, &str)] = &[
+    ("with-sys-resource", "cap_bpf,cap_perfmon,cap_sys_resource"),
+    ("without", "cap_bpf,cap_perfmon"),
+];
 
 /// The tools under lockdown, last (a mode can be raised while the kernel
 /// runs, never lowered: one boot serves both): doctor's report and a real

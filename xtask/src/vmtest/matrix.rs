@@ -82,6 +82,45 @@ pub fn doctor_disagrees(name: &str) -> Vec<String> {
     wrong
 }
 
+/// Where runqlat, run by a user who is not root with CAP_BPF and
+/// CAP_PERFMON (guest::privilege_runs), fared otherwise than doctor's
+/// capabilities for it say: with CAP_SYS_RESOURCE too it runs; without,
+/// it runs unless doctor lists CAP_SYS_RESOURCE, and then says it lacks it.
+pub fn privilege_disagrees(name: &str) -> Vec<String> {
+    let dirs =
+        [name.to_string(), format!("{name}-resumed")].map(|d| work_dir().join("results").join(d));
+    let read = |file: &str| {
+        dirs.iter()
+            .find_map(|d| fs::read_to_string(d.join(file)).ok())
+            .unwrap_or_default()
+    };
+    let report: serde_json::Value = serde_json::from_str(&read("doctor.json")).unwrap_or_default();
+    let Some(row) = report["tools"]
+        .as_array()
+        .and_then(|rows| rows.iter().find(|r| r["tool"] == "runqlat"))
+    else {
+        return vec!["privilege: no runqlat row in doctor's report".into()];
+    };
+    let needs = row["capabilities"]
+        .as_array()
+        .is_some_and(|c| c.iter().any(|c| c == "CAP_SYS_RESOURCE"));
+    let mut wrong = Vec::new();
+    for (run, _) in super::guest::PRIVILEGE_RUNS {
+        let out = read(&format!("privilege/{run}"));
+        let refused = *run == "without" && needs;
+        let fine = match refused {
+            false => out.trim_end().ends_with("exit 0") && out.contains("usecs"),
+            true => out.trim_end().ends_with("exit 77") && out.contains("lacks CAP_SYS_RESOURCE"),
+        };
+        if !fine {
+            wrong.push(format!(
+                "privilege: runqlat as a user {run} CAP_SYS_RESOURCE (doctor lists it: {needs}): {out}"
+            ));
+        }
+    }
+    wrong
+}
+
 /// Where the tools fared otherwise than they should under lockdown in
 /// kernel `name`'s guest (guest::lockdown_phase): under `integrity` doctor
 /// must say what it said before and runqlat must run; under
