@@ -3,6 +3,7 @@
 //! PRIVILEGES say to give them), and a user short of one is told which.
 
 use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
@@ -244,4 +245,33 @@ fn each_tool_needs_no_more_than_doctor_lists() {
         }
     }
     assert!(tracefs_readers > 0, "no tool reads tracefs: {root}");
+}
+
+/// Without CAP_SYSLOG a stack tool still runs, and says at once that its
+/// kernel frames cannot be named, and why.
+#[test]
+fn a_stack_tool_without_cap_syslog_says_its_kernel_frames_are_unknown() {
+    let copy = copy_with("cap_bpf,cap_perfmon,cap_dac_read_search,cap_sys_ptrace");
+    let out = as_user(&tool_link(&copy, "profile"))
+        .args(["-K", "-f", "-F", "99", "1"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("kernel frames are [unknown]: profile lacks CAP_SYSLOG"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("CAP_SYS_PTRACE"), "{stderr}");
+    // As root, nothing is short.
+    let out = Command::new(BPFTOOLS)
+        .arg0("profile")
+        .args(["-K", "-f", "-F", "99", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("lacks"),
+        "{out:?}"
+    );
 }

@@ -238,7 +238,11 @@ sudo setcap cap_bpf,cap_perfmon,cap_dac_read_search,cap_syslog,cap_sys_ptrace+ep
 (every tool is a link to it), kept to a group by the file's mode
 (\fBchgrp tracing /usr/sbin/bpftools; chmod 750 /usr/sbin/bpftools\fR), or to
 a service by its unit's \fBAmbientCapabilities=\fR. \fBbpftools doctor\fR
-lists the capabilities a process holds.
+lists which tools need which capability here, and those a process holds.
+Short of CAP_BPF, CAP_PERFMON, CAP_SYS_RESOURCE (where it is needed) or
+CAP_DAC_READ_SEARCH (where tracefs is read), the tool ends at once naming it;
+short of CAP_SYSLOG or CAP_SYS_PTRACE it runs, and says as it starts what it
+cannot name (kernel frames, other users' processes).
 .SH EXIT STATUS
 0 when the tool ends as asked (Ctrl-C, its duration or count), or the
 status of the command it ran (\fB\-c\fR, \fB\-\-exec\fR where it has one); 1

@@ -188,14 +188,21 @@ fn run_tool<T: Tool>(args: T::Args, common: &CommonArgs, containers: bool) -> Re
         maps::set_rodata(open.open_object_mut(), "ns_pids", &[1])?;
     }
     probe::autoload_existing_tracepoints(open.open_object_mut())?;
+    let capabilities = run::needed_capabilities(open.open_object());
+    // What the hooks cannot see, and what this user cannot name.
+    let degraded: Vec<String> = tool
+        .degraded()
+        .into_iter()
+        .chain(run::short_of(&capabilities))
+        .collect();
     let chosen = Chosen {
         hooks: probe::chosen_hooks(open.open_object(), |p| tool.hook_target(p)),
-        degraded: tool.degraded(),
+        degraded: (!degraded.is_empty()).then(|| degraded.join("; ")),
         notes: crate::kernel::tracefs::privilege_note(open.open_object())
             .into_iter()
             .chain(tool.hook_notes())
             .collect(),
-        capabilities: run::needed_capabilities(open.open_object()),
+        capabilities,
     };
     let mut skel = open.load().context("loading the BPF programs")?;
     probe::release_caches();

@@ -102,6 +102,8 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 /// Capability bits (linux/capability.h).
 const CAP_SYS_ADMIN: u32 = 21;
+const CAP_SYSLOG: u32 = 34;
+const CAP_SYS_PTRACE: u32 = 19;
 const CAP_SYS_RESOURCE: u32 = 24;
 const CAP_PERFMON: u32 = 38;
 const CAP_BPF: u32 = 39;
@@ -208,6 +210,43 @@ pub fn needed_capabilities(obj: &libbpf_rs::OpenObject) -> Vec<&'static str> {
         caps.push("CAP_SYS_RESOURCE");
     }
     caps
+}
+
+/// What this process will not see for lack of a capability the tool's
+/// programs would use (`needed`): kernel function names (CAP_SYSLOG, when
+/// /proc/kallsyms hides its addresses), other users' processes
+/// (CAP_SYS_PTRACE). The tool runs without them, saying so.
+pub fn short_of(needed: &[&str]) -> Vec<String> {
+    let eff = effective_capabilities();
+    let lacks = |cap: u32, name: &str| needed.contains(&name) && eff & (1u64 << cap) == 0;
+    let tool = crate::output::tool_name();
+    let mut short = Vec::new();
+    if lacks(CAP_SYSLOG, "CAP_SYSLOG") && kallsyms_hidden() {
+        short.push(format!(
+            "kernel frames are [unknown]: {tool} lacks CAP_SYSLOG, without which /proc/kallsyms \
+             hides the kernel's addresses"
+        ));
+    }
+    if lacks(CAP_SYS_PTRACE, "CAP_SYS_PTRACE") {
+        short.push(format!(
+            "other users' processes are out of reach (their maps, user stacks and symbols): \
+             {tool} lacks CAP_SYS_PTRACE"
+        ));
+    }
+    short
+}
+
+/// True when /proc/kallsyms shows this process no addresses (kptr_restrict).
+fn kallsyms_hidden() -> bool {
+    use std::io::BufRead;
+    let Ok(file) = std::fs::File::open("/proc/kallsyms") else {
+        return true;
+    };
+    let first = io::BufReader::new(file).lines().next();
+    first
+        .and_then(Result::ok)
+        .and_then(|l| Some(u64::from_str_radix(l.split_whitespace().next()?, 16).ok()? == 0))
+        .unwrap_or(true)
 }
 
 /// Before memory cgroups took BPF memory (5.11), maps are charged to the
