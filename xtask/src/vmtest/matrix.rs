@@ -44,15 +44,18 @@ fn host_cells() -> Vec<String> {
         .collect()
 }
 
+/// A file kernel `name`'s guest wrote, or its second boot (after a stop).
+fn result(name: &str, file: &str) -> Option<String> {
+    [name.to_string(), format!("{name}-resumed")]
+        .iter()
+        .find_map(|d| fs::read_to_string(work_dir().join("results").join(d).join(file)).ok())
+}
+
 /// Where doctor's report or its dry run disagree in kernel `name`'s guest:
 /// a line for each dry run whose verdict or hooks in `bpftools doctor
 /// --json` differ from what the tool's own dry run printed there.
 pub fn doctor_disagrees(name: &str) -> Vec<String> {
-    let dir = work_dir().join("results").join(name);
-    let resumed = work_dir().join("results").join(format!("{name}-resumed"));
-    let read = |file: &str| {
-        fs::read_to_string(dir.join(file)).or_else(|_| fs::read_to_string(resumed.join(file)))
-    };
+    let read = |file: &str| result(name, file).ok_or(());
     let report: Option<serde_json::Value> = read("doctor.json")
         .ok()
         .and_then(|s| serde_json::from_str(&s).ok());
@@ -87,13 +90,7 @@ pub fn doctor_disagrees(name: &str) -> Vec<String> {
 /// capabilities for it say: with CAP_SYS_RESOURCE too it runs; without,
 /// it runs unless doctor lists CAP_SYS_RESOURCE, and then says it lacks it.
 pub fn privilege_disagrees(name: &str) -> Vec<String> {
-    let dirs =
-        [name.to_string(), format!("{name}-resumed")].map(|d| work_dir().join("results").join(d));
-    let read = |file: &str| {
-        dirs.iter()
-            .find_map(|d| fs::read_to_string(d.join(file)).ok())
-            .unwrap_or_default()
-    };
+    let read = |file: &str| result(name, file).unwrap_or_default();
     let report: serde_json::Value = serde_json::from_str(&read("doctor.json")).unwrap_or_default();
     let Some(row) = report["tools"]
         .as_array()
@@ -127,13 +124,7 @@ pub fn privilege_disagrees(name: &str) -> Vec<String> {
 /// `confidentiality` every tool that doctor finds refused must say it is
 /// the lockdown's doing, and each real run must fare as doctor said.
 pub fn lockdown_disagrees(name: &str) -> Vec<String> {
-    let dirs =
-        [name.to_string(), format!("{name}-resumed")].map(|d| work_dir().join("results").join(d));
-    let read = |file: &str| {
-        dirs.iter()
-            .find_map(|d| fs::read_to_string(d.join(file)).ok())
-            .unwrap_or_default()
-    };
+    let read = |file: &str| result(name, file).unwrap_or_default();
     let report =
         |file: &str| -> serde_json::Value { serde_json::from_str(&read(file)).unwrap_or_default() };
     let rows = |r: &serde_json::Value| r["tools"].as_array().cloned().unwrap_or_default();
@@ -198,15 +189,11 @@ pub fn update_readme() -> Result<()> {
             continue;
         };
         // A guest stopped during the dry runs leaves them to its second boot.
-        let resumed = work_dir()
-            .join("results")
-            .join(format!("{}-resumed", spec.name));
         let cells = dry_run_labels()
             .iter()
             .map(|(label, _)| {
-                fs::read_to_string(dir.join(result_file(label)))
-                    .or_else(|_| fs::read_to_string(resumed.join(result_file(label))))
-                    .map_or_else(|_| "not run".to_string(), |o| cell(&o))
+                result(spec.name, &result_file(label))
+                    .map_or_else(|| "not run".to_string(), |o| cell(&o))
             })
             .collect();
         columns.push((release.trim().to_string(), cells));
