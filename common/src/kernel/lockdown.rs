@@ -65,17 +65,15 @@ pub fn confidential() -> bool {
     mode() == Ok(Mode::Confidentiality)
 }
 
-/// Why `tool`'s failure to load or attach is lockdown's doing, when it is
-/// in confidentiality mode: one line for the tool's error.
-pub fn refusal(tool: &str) -> Option<String> {
-    confidential().then(|| {
-        format!(
-            "the kernel is locked down (confidentiality), which forbids what {tool} needs \
-             here: BPF reads of kernel memory, or kprobes; the mode is set at boot \
-             (lockdown= on the kernel command line, or Secure Boot) and cannot be lowered \
-             while the kernel runs"
-        )
-    })
+/// Why `tool`'s failure to load or attach is the lockdown's doing (asked
+/// when it is in confidentiality mode): one line for the tool's error.
+pub fn refusal(tool: &str) -> String {
+    format!(
+        "the kernel is locked down (confidentiality), which forbids what {tool} needs \
+         here: BPF reads of kernel memory, or kprobes; the mode is set at boot \
+         (lockdown= on the kernel command line, or Secure Boot) and cannot be lowered \
+         while the kernel runs"
+    )
 }
 
 #[cfg(test)]

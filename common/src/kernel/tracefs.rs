@@ -35,45 +35,57 @@ pub fn looked() -> bool {
     LOOKED.load(Ordering::Relaxed)
 }
 
-fn find() -> Result<&'static Path> {
-    static MOUNTED: OnceLock<Result<&'static Path, String>> = OnceLock::new();
-    MOUNTED
-        .get_or_init(|| {
-            for dir in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
-                if Path::new(dir).join("events").is_dir() {
-                    return Ok(Path::new(dir));
-                }
-            }
-            // Mounted, but its mode (0700) keeps this user out.
-            if let Some(dir) = super::cgroups::mount_of("tracefs") {
-                if let Err(e) = std::fs::read_dir(&dir) {
-                    if e.kind() == std::io::ErrorKind::PermissionDenied {
-                        return Err(unreadable(&dir));
-                    }
-                }
-            }
-            let target = "/sys/kernel/tracing";
-            if let Err(err) = super::mount_pseudo(c"tracefs", c"/sys/kernel/tracing") {
-                return Err(format!(
-                    "tracefs is not mounted and mounting it on {target} failed: {err} \
-                     (as root: mount -t tracefs nodev {target})"
-                ));
-            }
-            Ok(Path::new(target))
-        })
-        .as_ref()
-        .map(|p| *p)
-        .map_err(|e| anyhow::anyhow!("{e}"))
+/// Why tracefs cannot be used here.
+struct Missing {
+    why: String,
+    /// Mounted, but this user may not read it (CAP_DAC_READ_SEARCH).
+    unreadable: bool,
 }
 
-/// Why tracefs, mounted at `dir`, cannot be read by this user.
-fn unreadable(dir: &Path) -> String {
-    format!(
-        "tracefs ({}) is readable by root only, and {} lacks CAP_DAC_READ_SEARCH, which \
-         would let it read there (classic tracepoints, kernel function lists)",
-        dir.display(),
-        crate::output::tool_name()
-    )
+fn found() -> &'static Result<&'static Path, Missing> {
+    static MOUNTED: OnceLock<Result<&'static Path, Missing>> = OnceLock::new();
+    MOUNTED.get_or_init(|| {
+        for dir in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
+            if Path::new(dir).join("events").is_dir() {
+                return Ok(Path::new(dir));
+            }
+        }
+        // Mounted, but its mode (0700) keeps this user out.
+        if let Some(dir) = super::cgroups::mount_of("tracefs") {
+            if let Err(e) = std::fs::read_dir(&dir) {
+                if e.kind() == std::io::ErrorKind::PermissionDenied {
+                    return Err(Missing {
+                        why: format!(
+                            "tracefs ({}) is readable by root only, and {} lacks \
+                             CAP_DAC_READ_SEARCH, which would let it read there (classic \
+                             tracepoints, kernel function lists)",
+                            dir.display(),
+                            crate::output::tool_name()
+                        ),
+                        unreadable: true,
+                    });
+                }
+            }
+        }
+        let target = "/sys/kernel/tracing";
+        if let Err(err) = super::mount_pseudo(c"tracefs", c"/sys/kernel/tracing") {
+            return Err(Missing {
+                why: format!(
+                    "tracefs is not mounted and mounting it on {target} failed: {err} \
+                     (as root: mount -t tracefs nodev {target})"
+                ),
+                unreadable: false,
+            });
+        }
+        Ok(Path::new(target))
+    })
+}
+
+fn find() -> Result<&'static Path> {
+    found()
+        .as_ref()
+        .map(|p| *p)
+        .map_err(|m| anyhow::anyhow!("{}", m.why))
 }
 
 /// Why a tool that has classic tracepoint programs cannot use them here for
@@ -88,6 +100,8 @@ pub fn privilege_note(obj: &libbpf_rs::OpenObject) -> Option<String> {
 
 /// Why tracefs cannot be read here when it is for lack of a capability.
 pub fn lacking_privilege() -> Option<String> {
-    let err = find().err()?.to_string();
-    err.contains("CAP_DAC_READ_SEARCH").then_some(err)
+    match found() {
+        Err(m) if m.unreadable => Some(m.why.clone()),
+        _ => None,
+    }
 }

@@ -152,12 +152,9 @@ pub fn plan_with(probes: &[Probe], pid: Option<u32>, serving: Serving) -> Result
                 if !probe::features().kprobe {
                     if probe::kprobe_pmu() && crate::kernel::lockdown::confidential() {
                         let why = crate::kernel::lockdown::refusal(&crate::output::tool_name());
-                        return Err(crate::run::PrivilegeError(format!(
-                            "{}: {}",
-                            probe.text,
-                            why.unwrap_or_default()
-                        ))
-                        .into());
+                        return Err(
+                            crate::run::PrivilegeError(format!("{}: {why}", probe.text)).into()
+                        );
                     }
                     bail!(
                         "{}: kernel functions are probed with kprobes, which this kernel does not have{}; \

@@ -45,26 +45,12 @@ pub fn exit_code(result: anyhow::Result<u8>) -> ExitCode {
             crate::note!("error: {}", crate::output::escape(e.to_string().as_bytes()));
             ExitCode::from(2)
         }
-        // A refusal under confidentiality lockdown is the lockdown's, and
-        // no privilege lifts it: said first, with the kernel's own error.
-        Err(e) if is_bpf_refusal(&e) && crate::kernel::lockdown::confidential() => {
-            let why = crate::kernel::lockdown::refusal(&crate::output::tool_name());
+        // A failure whose cause is a privilege no option changes (the
+        // lockdown, an unreadable tracefs): that first, then the error.
+        Err(e) if privilege_cause(&e).is_some() => {
             crate::note!(
                 "error: {}: {}",
-                why.unwrap_or_default(),
-                crate::output::escape(format!("{e:#}").as_bytes())
-            );
-            ExitCode::from(EXIT_NO_PRIVILEGE)
-        }
-        // A tool that looked in tracefs and could not read it fails for
-        // that, whatever its own error says (a tracepoint "missing").
-        Err(e)
-            if crate::kernel::tracefs::looked()
-                && crate::kernel::tracefs::lacking_privilege().is_some() =>
-        {
-            crate::note!(
-                "error: {}: {}",
-                crate::kernel::tracefs::lacking_privilege().unwrap_or_default(),
+                privilege_cause(&e).unwrap_or_default(),
                 crate::output::escape(format!("{e:#}").as_bytes())
             );
             ExitCode::from(EXIT_NO_PRIVILEGE)
@@ -91,6 +77,20 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
         c.downcast_ref::<io::Error>()
             .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
     })
+}
+
+/// Why `e` is a privilege's doing rather than its own: under
+/// confidentiality lockdown any refusal by libbpf is the lockdown's; a tool
+/// that looked in tracefs and could not read it fails for that, whatever
+/// its own error says (a tracepoint "missing").
+fn privilege_cause(e: &anyhow::Error) -> Option<String> {
+    if is_bpf_refusal(e) && crate::kernel::lockdown::confidential() {
+        return Some(crate::kernel::lockdown::refusal(&crate::output::tool_name()));
+    }
+    if crate::kernel::tracefs::looked() {
+        return crate::kernel::tracefs::lacking_privilege();
+    }
+    None
 }
 
 /// libbpf (loading or attaching) failed somewhere in `e`'s chain.
