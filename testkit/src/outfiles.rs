@@ -247,75 +247,16 @@ pub fn output_files_keep_what_they_name(spec: &Spec) {
         jobs.extend(attaching_cases(spec.bin, &base, opt, &dir));
         dirs.push(dir);
     }
-    // Each case runs a tool for a second and a half after it has loaded:
-    // four at a time (one, for a heavy tool).
-    crate::in_parallel(spec.runs_at_once(), jobs);
-    for dir in dirs {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-    // Once, with the first option: a FIFO nobody reads (the tool waits
-    // for a reader before it loads anything, and a stop signal ends the
-    // wait with a usage error), and /dev/stdout appended to a log.
+    // Once, with the first option: a FIFO nobody reads, and /dev/stdout
+    // appended to a log.
     if let Some(opt) = options.first().filter(|_| spec.attaches()) {
-        let dir = std::env::temp_dir().join(crate::unique("outfiles"));
-        std::fs::create_dir_all(&dir).unwrap();
-        let fifo = dir.join("fifo");
-        mknod(&fifo, libc::S_IFIFO | 0o600, 0);
-        let mut child = Command::new(spec.bin)
-            .args(with(opt, &fifo))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(700));
-        assert!(
-            program_ids_of(child.id()).is_empty(),
-            "{opt}: programs loaded while waiting for the FIFO's reader"
-        );
-        // SAFETY: kill with our own child's pid.
-        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-        let deadline = Instant::now() + Duration::from_secs(5);
-        let status = loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                break status;
-            }
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                panic!("{opt} FIFO without a reader: SIGINT did not end the wait");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        let mut err = String::new();
-        let _ = child.stderr.take().unwrap().read_to_string(&mut err);
-        assert_eq!(status.code(), Some(2), "{opt}: {err}");
-        assert!(
-            err.contains(opt.as_str()) && err.contains("reader"),
-            "{err}"
-        );
-
-        let ctx = |case: &str| format!("{} {opt} ({case})", spec.bin);
-        // /dev/stdout where the shell appends to a log: written through the
-        // descriptor, as `-`; the log keeps what it had.
-        let log = dir.join("log");
-        std::fs::write(&log, "kept\n").unwrap();
-        let (ran, _) = run_to(
-            spec.bin,
-            &with(opt, Path::new("/dev/stdout")),
-            &dir,
-            None,
-            Some(&log),
-        );
-        assert_eq!(ran.code, Some(0), "{}: {}", ctx("/dev/stdout"), ran.stderr);
-        let logged = std::fs::read(&log).unwrap();
-        assert!(
-            logged.starts_with(b"kept\n"),
-            "{}: the log was replaced",
-            ctx("/dev/stdout")
-        );
-        if !nothing_to_write(&ran) {
-            assert_format(opt, &logged[5..], &ctx("/dev/stdout"));
-        }
+        jobs.extend(first_option_cases(spec.bin, &base, opt));
+    }
+    // Each case runs a tool for a second and a half after it has loaded:
+    // all side by side (they mostly wait), one at a time for a heavy tool.
+    let width = if spec.heavy { 1 } else { jobs.len() };
+    crate::in_parallel(width, jobs);
+    for dir in dirs {
         let _ = std::fs::remove_dir_all(&dir);
     }
     // Two options cannot both take standard output.
@@ -346,6 +287,88 @@ pub fn output_files_keep_what_they_name(spec: &Spec) {
             ran.stderr
         );
     }
+}
+
+/// The cases run once, with the first output-file option: a FIFO nobody
+/// reads (the tool waits for a reader before it loads anything, and a stop
+/// signal ends the wait with a usage error), and /dev/stdout appended to a
+/// log. Jobs for [`crate::in_parallel`], each in a directory of its own.
+fn first_option_cases(
+    bin: &'static str,
+    base: &[String],
+    opt: &str,
+) -> Vec<Box<dyn FnOnce() + Send>> {
+    let (b1, o1) = (base.to_vec(), opt.to_string());
+    let (b2, o2) = (base.to_vec(), opt.to_string());
+    vec![
+        Box::new(move || {
+            let (base, opt) = (b1, o1.as_str());
+            let with = |opt: &str, path: &Path| with_file(&base, opt, path);
+            let dir = std::env::temp_dir().join(crate::unique("outfiles"));
+            std::fs::create_dir_all(&dir).unwrap();
+            let fifo = dir.join("fifo");
+            mknod(&fifo, libc::S_IFIFO | 0o600, 0);
+            let mut child = Command::new(bin)
+                .args(with(opt, &fifo))
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(Duration::from_millis(700));
+            assert!(
+                program_ids_of(child.id()).is_empty(),
+                "{opt}: programs loaded while waiting for the FIFO's reader"
+            );
+            // SAFETY: kill with our own child's pid.
+            unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+            let deadline = Instant::now() + Duration::from_secs(5);
+            let status = loop {
+                if let Some(status) = child.try_wait().unwrap() {
+                    break status;
+                }
+                if Instant::now() > deadline {
+                    let _ = child.kill();
+                    panic!("{opt} FIFO without a reader: SIGINT did not end the wait");
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            };
+            let mut err = String::new();
+            let _ = child.stderr.take().unwrap().read_to_string(&mut err);
+            assert_eq!(status.code(), Some(2), "{opt}: {err}");
+            assert!(err.contains(opt) && err.contains("reader"), "{err}");
+            let _ = std::fs::remove_dir_all(&dir);
+        }),
+        Box::new(move || {
+            let (base, opt) = (b2, o2.as_str());
+            let with = |opt: &str, path: &Path| with_file(&base, opt, path);
+            let dir = std::env::temp_dir().join(crate::unique("outfiles"));
+            std::fs::create_dir_all(&dir).unwrap();
+            let ctx = |case: &str| format!("{bin} {opt} ({case})");
+            // /dev/stdout where the shell appends to a log: written through the
+            // descriptor, as `-`; the log keeps what it had.
+            let log = dir.join("log");
+            std::fs::write(&log, "kept\n").unwrap();
+            let (ran, _) = run_to(
+                bin,
+                &with(opt, Path::new("/dev/stdout")),
+                &dir,
+                None,
+                Some(&log),
+            );
+            assert_eq!(ran.code, Some(0), "{}: {}", ctx("/dev/stdout"), ran.stderr);
+            let logged = std::fs::read(&log).unwrap();
+            assert!(
+                logged.starts_with(b"kept\n"),
+                "{}: the log was replaced",
+                ctx("/dev/stdout")
+            );
+            if !nothing_to_write(&ran) {
+                assert_format(opt, &logged[5..], &ctx("/dev/stdout"));
+            }
+            let _ = std::fs::remove_dir_all(&dir);
+        }),
+    ]
 }
 
 /// `base` with `opt PATH` added.

@@ -247,7 +247,7 @@ exec $bb switch_root /newroot /bin/sh {}
 
 /// What a guest does once booted.
 pub enum Work<'a> {
-    /// The dry runs, then the test binaries (with a filter), then (true)
+    /// Doctor (every dry run), then the test binaries (with a filter), then (true)
     /// the tools under lockdown.
     Tests(&'a [TestBinary], &'a [String], bool),
     /// One shell command, from the workspace's root.
@@ -314,19 +314,8 @@ echo "vmtest: Linux $(uname -r), $(nproc) CPUs"
             );
         }
     };
-    for (label, dry) in crate::readme::dry_run_labels() {
-        let tool = label.split(' ').next().unwrap_or_default();
-        // Quoted: a probe's specifier holds ( and $ (argdist's).
-        let args = crate::shell_words(dry.args);
-        s += &format!(
-            "{} --dry-run {} > $R/{} 2>&1\n",
-            bins.join(tool).display(),
-            args,
-            super::matrix::result_file(&label)
-        );
-    }
-    // Doctor's report, which must say what the dry runs above chose
-    // (matrix::doctor_disagrees reads both).
+    // Every tool's dry runs, through doctor (the kernel matrix and the
+    // checks read its report: matrix::doctor_rows).
     s += &format!(
         "{} doctor --json > $R/doctor.json 2> $R/doctor.err\n",
         bins.join("bpftools").display()
