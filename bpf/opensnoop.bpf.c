@@ -18,6 +18,7 @@
 #include "task.bpf.h"
 #include "filters.bpf.h"
 #include "syscalls.bpf.h"
+#include "paths.bpf.h"
 
 #define AT_FDCWD -100
 #define O_ACCMODE 03
@@ -94,48 +95,6 @@ static __always_inline int open_enter(__s32 dfd, const char *fname, __s32 flags,
 	return 0;
 }
 
-/* Appends the names of the directories from `dentry` up to the root,
- * crossing mount points, into e->buf from `off`. */
-static __always_inline __u32 walk_dirs(struct event *e, __u32 off, struct dentry *dentry,
-				       struct vfsmount *vfsmnt)
-{
-	__u64 mnt_offset = bpf_core_field_offset(struct mount, mnt);
-	struct mount *mnt = (void *)vfsmnt - mnt_offset;
-	int i;
-
-	for (i = 0; i < MAX_DIR_DEPTH; i++) {
-		struct dentry *mnt_root = BPF_CORE_READ(vfsmnt, mnt_root);
-		struct dentry *parent = BPF_CORE_READ(dentry, d_parent);
-		const unsigned char *name;
-		long len;
-
-		if (dentry == mnt_root || dentry == parent) {
-			struct mount *mnt_parent = BPF_CORE_READ(mnt, mnt_parent);
-
-			if (dentry != mnt_root || mnt == mnt_parent)
-				return off; /* the root of the root mount */
-			dentry = BPF_CORE_READ(mnt, mnt_mountpoint);
-			mnt = mnt_parent;
-			vfsmnt = (void *)mnt + mnt_offset;
-			continue;
-		}
-		if (off >= BUF_SIZE - NAME_MAX - 1)
-			break;
-		name = BPF_CORE_READ(dentry, d_name.name);
-		len = bpf_probe_read_kernel_str(&e->buf[off], NAME_MAX + 1, name);
-		if (len <= 0)
-			break;
-		/* A no-op mask (off + len < BUF_SIZE) that gives every path the
-		 * same range for off, so the verifier can prune equal states:
-		 * without it the walk's branches exceed its complexity limit. */
-		off = (off + len) & (BUF_SIZE - 1);
-		e->dir_depth++;
-		dentry = parent;
-	}
-	e->dir_truncated = 1;
-	return off;
-}
-
 /* Resolves a relative path's base directory, the cwd or dfd's file, into
  * e->buf after the path, then sends the event. Reached only by tail call,
  * from a program of its own type. */
@@ -170,11 +129,11 @@ static __always_inline int walk_and_send(void)
 	}
 	off = e->size;
 	if (dentry && mnt && off <= PATH_MAX)
-		off = walk_dirs(e, off, dentry, mnt);
+		off = walk_path(e->buf, off, dentry, mnt, &e->dir_depth, &e->dir_truncated);
 	else
 		e->dir_truncated = 1;
 	e->size = off;
-	if (off <= BUF_SIZE)
+	if (off <= WALK_BUF_SIZE)
 		emit(e, __builtin_offsetof(struct event, buf) + off);
 	return 0;
 }

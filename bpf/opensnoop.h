@@ -3,10 +3,7 @@
 #define __OPENSNOOP_H
 
 #include "task.h"
-#define NAME_MAX 255
-#define PATH_MAX 4096
-#define MAX_DIR_DEPTH 40
-#define BUF_SIZE (2 * PATH_MAX)
+#include "paths.h"
 
 /* buf holds the path as passed (NUL-terminated), then, with -F and a
  * relative path, dir_depth directory names from the base directory up to
@@ -25,7 +22,7 @@ struct event {
 	/* The walk to the root stopped early (too deep, or out of room). */
 	__u8 dir_truncated;
 	__u8 pad[5];
-	char buf[BUF_SIZE];
+	char buf[WALK_BUF_SIZE];
 };
 
 #endif

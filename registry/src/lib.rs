@@ -128,6 +128,8 @@ pub enum Workload {
     StatLoop { stats: u32 },
     /// `n` 1-byte pread()s of a cached file, timed.
     ReadLoop { reads: u32 },
+    /// `n` fdatasync()s of a clean file, timed.
+    FdatasyncLoop { syncs: u32 },
     /// `n` execs of a small program, timed.
     ExecLoop { execs: u32 },
     /// `n` fchown()s by root of a file of its own (chown-loop.c): one

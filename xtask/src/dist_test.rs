@@ -293,7 +293,10 @@ impl Drop for Mounts {
     fn drop(&mut self) {
         for point in self.points.iter().rev() {
             for _ in 0..20 {
+                // -R: what the tools mounted beneath (securityfs, for
+                // the lockdown mode) goes too.
                 let ok = Command::new("umount")
+                    .arg("-R")
                     .arg(point)
                     .status()
                     .is_ok_and(|s| s.success());

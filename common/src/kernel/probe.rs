@@ -732,6 +732,20 @@ pub fn current_task_btf() -> bool {
     })
 }
 
+/// True if tracing programs can call bpf_find_vma (5.17+): the mapping,
+/// and its file, at a user address.
+pub fn find_vma() -> bool {
+    static HAS: OnceLock<bool> = OnceLock::new();
+    *HAS.get_or_init(|| {
+        !disabled("find_vma")
+            && current_task_btf()
+            && helper(
+                libbpf_sys::BPF_PROG_TYPE_TRACEPOINT,
+                libbpf_sys::BPF_FUNC_find_vma,
+            )
+    })
+}
+
 /// True if the kernel has the bpf_rdonly_cast kfunc (6.2+) and tracing
 /// programs the current task as a BTF pointer: files.bpf.h then reads a
 /// descriptor's file with direct loads.

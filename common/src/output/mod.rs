@@ -64,6 +64,26 @@ pub fn c_bytes_n(field: &[i8]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(field.as_ptr().cast(), field.len()) }
 }
 
+/// A path the kernel side walked (bpf/include/paths.bpf.h) as an absolute
+/// path: `names` holds `depth` NUL-terminated names, the file's (or the
+/// innermost directory's) first and the root's child last; `...` leads
+/// where the walk stopped short of the root.
+pub fn walked_path(names: &[u8], depth: usize, truncated: bool) -> Vec<u8> {
+    let mut path = Vec::with_capacity(names.len() + 4);
+    if truncated {
+        path.extend_from_slice(b"...");
+    }
+    let names: Vec<&[u8]> = names.split(|&b| b == 0).take(depth).collect();
+    for name in names.iter().rev() {
+        path.push(b'/');
+        path.extend_from_slice(name);
+    }
+    if path.is_empty() {
+        path.push(b'/');
+    }
+    path
+}
+
 /// The bytes of a fixed-size C string field, up to its first NUL.
 pub fn c_bytes(field: &[i8]) -> &[u8] {
     let bytes = c_bytes_n(field);

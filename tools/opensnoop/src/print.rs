@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 
 use common::kinds::event::{columns, Cell, Column, Table};
-use common::output::c_bytes_n;
+use common::output::{c_bytes_n, walked_path};
 
 use crate::skel::types;
 use crate::{Args, Opensnoop};
@@ -54,22 +54,22 @@ fn fd_err(e: &types::event) -> (i32, i32) {
 /// directory names the kernel side collected, base first, joined in front.
 pub fn path(e: &types::event, full: bool) -> Cow<'_, [u8]> {
     let size = (e.size as usize).min(e.buf.len());
-    let mut parts = c_bytes_n(&e.buf[..size]).split(|&b| b == 0);
-    let name = parts.next().unwrap_or_default();
+    let name = c_bytes_n(&e.buf[..size])
+        .split(|&b| b == 0)
+        .next()
+        .unwrap_or_default();
     if !full || name.starts_with(b"/") {
         // The common case borrows: no allocation per event.
         return Cow::Borrowed(name);
     }
-    let mut full = Vec::with_capacity(size + 8);
-    if e.dir_truncated != 0 {
-        full.extend_from_slice(b"...");
-    }
-    let dirs: Vec<&[u8]> = parts.take(e.dir_depth as usize).collect();
-    for dir in dirs.iter().rev() {
-        full.push(b'/');
-        full.extend_from_slice(dir);
-    }
+    let dirs = c_bytes_n(&e.buf[..size])
+        .get(name.len() + 1..)
+        .unwrap_or_default();
+    let mut full = walked_path(dirs, e.dir_depth as usize, e.dir_truncated != 0);
     if name != b"." {
+        if full.ends_with(b"/") {
+            full.pop();
+        }
         full.push(b'/');
         full.extend_from_slice(name.strip_prefix(b"./").unwrap_or(name));
     }

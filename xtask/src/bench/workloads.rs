@@ -187,6 +187,37 @@ pub fn stat_loop(dir: &Path, n: u64) -> Result<Workload> {
     Ok(w)
 }
 
+/// fdatasync() of a clean file in a tight loop (each call one event, no
+/// I/O to wait for): syncsnoop prints each with the file's path.
+pub fn fdatasync_loop(dir: &Path, n: u64) -> Result<Workload> {
+    use std::os::fd::AsRawFd;
+    let target = dir.join("bench-fdatasync-target");
+    let ready = dir.join("bench-fdatasync-ready");
+    fs::write(&target, b"x")?;
+    fs::write(&ready, b"x")?;
+    let file = fs::File::open(&target)?;
+    let mut w = Workload::timed(format!("fdatasync() loop, {n} syncs"), move || {
+        for _ in 0..n {
+            // SAFETY: an open descriptor this closure owns.
+            unsafe { libc::fdatasync(file.as_raw_fd()) };
+        }
+        Ok(())
+    });
+    w.events = Some(Events {
+        marker: target.to_string_lossy().into_owned(),
+        sent: Some(n),
+    });
+    let probe = fs::File::open(&ready)?;
+    w.probe = Some(Probe {
+        marker: ready.to_string_lossy().into_owned(),
+        fire: Arc::new(move || {
+            // SAFETY: an open descriptor this closure owns.
+            unsafe { libc::fdatasync(probe.as_raw_fd()) };
+        }),
+    });
+    Ok(w)
+}
+
 /// pread() of one byte of a cached file, `n` times: the tightest loop a
 /// file tool sees (each call one event), timed.
 pub fn read_loop(dir: &Path, n: u64) -> Result<Workload> {
