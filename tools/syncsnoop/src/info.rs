@@ -18,7 +18,11 @@ pub const INFO: ToolInfo = ToolInfo {
             ready: Ready::FirstEvent,
             ..Ours::DEFAULT
         }],
-        peers: &[Peer::bpftrace(Ready::FirstEvent), Peer::bcc(Ready::Banner)],
+        // bpftrace's lines show no file to wait for: ready at its banner.
+        peers: &[
+            Peer::bpftrace(Ready::Line("Tracing sync syscalls")),
+            Peer::bcc(Ready::Banner),
+        ],
         extras: &[],
     }),
     man: include_str!("../man.roff"),

@@ -25,6 +25,15 @@ pub fn bench_table() -> Result<()> {
     let table = markdown_table(&doc)?;
     let readme = crate::root_dir().join("README.md");
     let old = fs::read_to_string(&readme)?;
+    let kept = old
+        .split_once(BEGIN)
+        .and_then(|(_, rest)| rest.split_once(END))
+        .map_or("", |(t, _)| t.trim());
+    let benched: Vec<&str> = doc["tools"]
+        .as_object()
+        .map(|t| t.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    let table = merged(kept, &table, &benched);
     let new = crate::readme::replace_between(&old, BEGIN, END, table.trim_end())?;
     if new == old {
         eprintln!("xtask: README.md's performance table is up to date");
@@ -36,6 +45,92 @@ pub fn bench_table() -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// README's table with the rows of the tools results.json holds
+/// (`benched`, in `fresh`) put in: the other tools' rows, their runs in the
+/// heading and their peers that do not run are kept (results.json holds
+/// the tools benched on this machine since its target/ was made, not
+/// every tool's).
+fn merged(kept: &str, fresh: &str, benched: &[&str]) -> String {
+    const RUNS: &str = "Medians [min–max] of ";
+    const CPUS: &str = " CPUs), interleaved";
+    const NOT_RUN: &str = "Do not run here (reasons in target/bench/results.json): ";
+    let tool_of = |row: &str| -> String {
+        let cell = row.trim_start_matches('|').split('|').next().unwrap_or("");
+        cell.split_whitespace().next().unwrap_or("").to_string()
+    };
+    let is_row = |l: &&str| l.starts_with("| ") && !l.starts_with("| tool |");
+    let heading = |t: &str| t.lines().find(|l| l.starts_with(RUNS)).map(str::to_string);
+    let (Some(old_head), Some(new_head)) = (heading(kept), heading(fresh)) else {
+        return fresh.to_string();
+    };
+    // This run's clause ("5 rounds on Linux …, DATE"), after the kept ones,
+    // naming its tools.
+    let clause = |h: &str| -> Option<(usize, String)> {
+        let end = h[..h.find(CPUS)?].rfind(" (")?;
+        Some((end, h.get(RUNS.len()..end)?.to_string()))
+    };
+    let head = match (clause(&old_head), clause(&new_head)) {
+        (Some((end, _)), Some((_, runs))) => format!(
+            "{}; {runs} ({}){}",
+            &old_head[..end],
+            benched.join(", "),
+            &old_head[end..]
+        ),
+        _ => new_head,
+    };
+    let fresh_rows: Vec<(String, &str)> = fresh
+        .lines()
+        .filter(is_row)
+        .map(|l| (tool_of(l), l))
+        .collect();
+    let not_run = |t: &str| -> Vec<String> {
+        t.lines()
+            .find_map(|l| l.strip_prefix(NOT_RUN))
+            .map(|l| {
+                l.trim_end_matches('.')
+                    .split(", ")
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut skipped: Vec<String> = not_run(kept)
+        .into_iter()
+        .filter(|n| !benched.iter().any(|b| n.starts_with(&format!("{b}/"))))
+        .collect();
+    skipped.extend(not_run(fresh));
+    // The kept text line by line (its notes between the table and the
+    // list of peers that do not run stay), each benched tool's row
+    // replaced where it stood, a new tool's after the last row.
+    let lines: Vec<&str> = kept.lines().collect();
+    let last_row = lines.iter().rposition(&is_row).unwrap_or(lines.len());
+    let mut out = String::new();
+    for (i, line) in lines.iter().enumerate() {
+        if line.starts_with(RUNS) {
+            out += &head;
+        } else if line.starts_with(NOT_RUN) {
+            out += &format!("{NOT_RUN}{}.", skipped.join(", "));
+        } else if is_row(line) && benched.contains(&tool_of(line).as_str()) {
+            match fresh_rows.iter().find(|(t, _)| *t == tool_of(line)) {
+                Some((_, row)) => out += row,
+                None => continue,
+            }
+        } else {
+            out += line;
+        }
+        out.push('\n');
+        if i == last_row {
+            for (tool, row) in &fresh_rows {
+                if !lines.iter().any(|l| is_row(l) && tool_of(l) == *tool) {
+                    out += row;
+                    out.push('\n');
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The table: per tool, ours against the best peer; figures are medians
@@ -218,6 +313,34 @@ mod tests {
             "{table}"
         );
         assert!(table.contains("opensnoop/bpftrace"), "{table}");
+    }
+
+    #[test]
+    fn a_run_of_some_tools_replaces_their_rows_and_keeps_the_others() {
+        let kept = "Medians [min–max] of 3 rounds on Linux 6.1, 2026-01-01 (biotop) (2 CPUs), interleaved; rest.\n\n\
+                    | tool | workload |\n|---|---|\n| biotop | fio | 1.0× |\n| opensnoop | old | 9× |\n\n\
+                    Do not run here (reasons in target/bench/results.json): biotop/bcc, opensnoop/bcc.";
+        let fresh = "Medians [min–max] of 5 rounds on Linux 6.18, 2026-02-02 (2 CPUs), interleaved; rest.\n\n\
+                     | tool | workload |\n|---|---|\n| opensnoop | new | 1× |\n| zsnoop | z | 2× |\n\n\
+                     Do not run here (reasons in target/bench/results.json): zsnoop/bpftrace.";
+        let m = merged(kept, fresh, &["opensnoop", "zsnoop"]);
+        assert!(m.starts_with("Medians [min–max] of 3 rounds on Linux 6.1, 2026-01-01 (biotop); 5 rounds on Linux 6.18, 2026-02-02 (opensnoop, zsnoop) (2 CPUs), interleaved"), "{m}");
+        let rows: Vec<&str> = m
+            .lines()
+            .filter(|l| l.starts_with("| ") && !l.starts_with("| tool"))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                "| biotop | fio | 1.0× |",
+                "| opensnoop | new | 1× |",
+                "| zsnoop | z | 2× |"
+            ]
+        );
+        assert!(
+            m.trim_end().ends_with("biotop/bcc, zsnoop/bpftrace."),
+            "{m}"
+        );
     }
 
     #[test]
