@@ -25,8 +25,6 @@ const volatile __u64 min_latency_ns = 0;
 /* The calls' numbers on this architecture, by enum sync_call (-1: it has
  * no such call); for the tp_btf programs. */
 const volatile long nr_calls[SYNC_CALLS] = { -1, -1, -1, -1, -1, -1 };
-/* The kernel has bpf_find_vma (5.17+): msync's file is its mapping's. */
-const volatile bool find_vma = false;
 
 struct event event_layout = {};
 enum sync_call sync_call_btf;
@@ -75,8 +73,11 @@ static long mapping_file(struct task_struct *task, struct vm_area_struct *vma, v
 	return 0;
 }
 
-/* The file `call` names: its descriptor's, or where `addr` is mapped. */
-static __always_inline struct file *call_file(__u32 call, __u64 arg)
+/* The file `call` names: its descriptor's, or (with `vma`: programs
+ * loaded only where the kernel has bpf_find_vma, 5.17+, as a kernel
+ * before refuses a program that names a callback even in dead code) the
+ * file mapped where `arg` is. */
+static __always_inline struct file *call_file(__u32 call, __u64 arg, bool vma)
 {
 	struct vma_file found = {};
 
@@ -87,7 +88,7 @@ static __always_inline struct file *call_file(__u32 call, __u64 arg)
 	case SYNC_FILE_RANGE:
 		return fd_file((long)(int)arg);
 	case SYNC_MSYNC:
-		if (find_vma && current_task_btf)
+		if (vma)
 			bpf_find_vma(bpf_get_current_task_btf(), arg, mapping_file, &found, 0);
 		return found.file;
 	}
@@ -96,7 +97,7 @@ static __always_inline struct file *call_file(__u32 call, __u64 arg)
 
 /* Finds the file of the call the scratch record holds, walks its path
  * into the record and sends it. */
-static __always_inline int walk_and_send(void)
+static __always_inline int walk_and_send(bool vma)
 {
 	__u32 zero = 0, size = 0;
 	struct event *e = bpf_map_lookup_elem(&scratch, &zero);
@@ -104,7 +105,7 @@ static __always_inline int walk_and_send(void)
 
 	if (!e)
 		return 0;
-	f = call_file(e->call, e->args[0]);
+	f = call_file(e->call, e->args[0], vma);
 	e->has_file = f != 0;
 	if (f)
 		size = walk_path(e->buf, 0, BPF_CORE_READ(f, f_path.dentry),
@@ -129,12 +130,18 @@ struct {
 SEC("tracepoint")
 int sync_walk(void *ctx)
 {
-	return walk_and_send();
+	return walk_and_send(false);
+}
+
+SEC("tracepoint")
+int sync_walk_vma(void *ctx)
+{
+	return walk_and_send(true);
 }
 
 /* A call returns: its record, sent with its file's path (walked inline,
  * or by the walker). */
-static __always_inline void exited(void *ctx, long ret, bool walk_inline)
+static __always_inline void exited(void *ctx, long ret, bool walk_inline, bool vma)
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u32 tid = (__u32)bpf_get_current_pid_tgid(), zero = 0;
@@ -165,7 +172,7 @@ static __always_inline void exited(void *ctx, long ret, bool walk_inline)
 	e->size = 0;
 	if (s.call != SYNC_SYNC) {
 		if (walk_inline) {
-			walk_and_send();
+			walk_and_send(vma);
 			return;
 		}
 		bpf_tail_call(ctx, &walker, 0);
@@ -188,7 +195,7 @@ static __always_inline void exited(void *ctx, long ret, bool walk_inline)
 	SEC("tracepoint/syscalls/sys_exit_" #name)                                \
 	int sync_exit_##name(struct trace_event_raw_sys_exit *ctx)                 \
 	{                                                                         \
-		exited(ctx, ctx->ret, false);                                     \
+		exited(ctx, ctx->ret, false, false);                              \
 		return 0;                                                         \
 	}
 
@@ -227,7 +234,16 @@ int BPF_PROG(sync_btf_exit, struct pt_regs *regs, long ret)
 {
 	if (call_of(SYSCALL_NR(regs)) < 0 || compat_syscall())
 		return 0;
-	exited(ctx, ret, true);
+	exited(ctx, ret, true, false);
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(sync_btf_exit_vma, struct pt_regs *regs, long ret)
+{
+	if (call_of(SYSCALL_NR(regs)) < 0 || compat_syscall())
+		return 0;
+	exited(ctx, ret, true, true);
 	return 0;
 }
 

@@ -97,7 +97,6 @@ impl Tool for Syncsnoop {
         rodata.min_latency_ns = self.args.min_ms.saturating_mul(1_000_000);
         rodata.current_task_btf = probe::current_task_btf();
         rodata.rdonly_cast = probe::rdonly_cast();
-        rodata.find_vma = probe::find_vma();
         // The calls' own tracepoints, which cost the other system calls
         // nothing; tp_btf on every call's entry and exit where they are
         // missing.
@@ -107,8 +106,15 @@ impl Tool for Syncsnoop {
                 *slot = nr;
             }
         }
+        // msync's mapping by bpf_find_vma (5.17+) in the programs that
+        // call it, the others where the kernel would refuse them.
+        let vma = probe::find_vma();
         let p = &mut open.progs;
-        load_when(!own, [&mut p.sync_btf_enter, &mut p.sync_btf_exit]);
+        load_when(!own, [&mut p.sync_btf_enter]);
+        load_when(!own && !vma, [&mut p.sync_btf_exit]);
+        load_when(!own && vma, [&mut p.sync_btf_exit_vma]);
+        load_when(own && !vma, [&mut p.sync_walk]);
+        load_when(own && vma, [&mut p.sync_walk_vma]);
         load_when(
             own,
             [
@@ -124,15 +130,16 @@ impl Tool for Syncsnoop {
                 &mut p.sync_exit_msync,
                 &mut p.sync_enter_sync_file_range,
                 &mut p.sync_exit_sync_file_range,
-                &mut p.sync_walk,
             ],
         );
         Ok(())
     }
 
     fn loaded(&mut self, skel: &mut SyncsnoopSkel<'_>) -> Result<()> {
-        if skel.progs.sync_walk.autoload() {
-            maps::install_tail_call(&skel.maps.walker, &skel.progs.sync_walk)?;
+        for walk in [&skel.progs.sync_walk, &skel.progs.sync_walk_vma] {
+            if walk.autoload() {
+                maps::install_tail_call(&skel.maps.walker, walk)?;
+            }
         }
         Ok(())
     }
