@@ -22,6 +22,22 @@ pub fn bench_table() -> Result<()> {
         .with_context(|| format!("reading {} (run cargo xtask bench first)", path.display()))?;
     let doc: Value =
         serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+    // The last run's tools (results.json keeps earlier runs' too, whose
+    // rows README has already).
+    let last: Vec<String> = doc["last_run"]["tools"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|t| t.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut doc = doc;
+    if let Some(tools) = doc["tools"].as_object_mut() {
+        if !last.is_empty() {
+            tools.retain(|name, _| last.contains(name));
+        }
+    }
     let table = markdown_table(&doc)?;
     let readme = crate::root_dir().join("README.md");
     let old = fs::read_to_string(&readme)?;
@@ -71,13 +87,28 @@ fn merged(kept: &str, fresh: &str, benched: &[&str]) -> String {
         let end = h[..h.find(CPUS)?].rfind(" (")?;
         Some((end, h.get(RUNS.len()..end)?.to_string()))
     };
+    // An earlier clause keeps the tools it names that were not benched
+    // again; one left naming none goes.
+    let without_benched = |runs: &str| -> Vec<String> {
+        runs.split("; ")
+            .filter_map(
+                |c| match c.strip_suffix(')').and_then(|c| c.rsplit_once(" (")) {
+                    Some((run, names)) => {
+                        let left: Vec<&str> =
+                            names.split(", ").filter(|n| !benched.contains(n)).collect();
+                        (!left.is_empty()).then(|| format!("{run} ({})", left.join(", ")))
+                    }
+                    None => Some(c.to_string()),
+                },
+            )
+            .collect()
+    };
     let head = match (clause(&old_head), clause(&new_head)) {
-        (Some((end, _)), Some((_, runs))) => format!(
-            "{}; {runs} ({}){}",
-            &old_head[..end],
-            benched.join(", "),
-            &old_head[end..]
-        ),
+        (Some((end, old_runs)), Some((_, runs))) => {
+            let mut all = without_benched(&old_runs);
+            all.push(format!("{runs} ({})", benched.join(", ")));
+            format!("{RUNS}{}{}", all.join("; "), &old_head[end..])
+        }
         _ => new_head,
     };
     let fresh_rows: Vec<(String, &str)> = fresh
@@ -317,7 +348,7 @@ mod tests {
 
     #[test]
     fn a_run_of_some_tools_replaces_their_rows_and_keeps_the_others() {
-        let kept = "Medians [min–max] of 3 rounds on Linux 6.1, 2026-01-01 (biotop) (2 CPUs), interleaved; rest.\n\n\
+        let kept = "Medians [min–max] of 3 rounds on Linux 6.1, 2026-01-01 (biotop, opensnoop); 2 rounds on Linux 6.1, 2026-01-01 (opensnoop) (2 CPUs), interleaved; rest.\n\n\
                     | tool | workload |\n|---|---|\n| biotop | fio | 1.0× |\n| opensnoop | old | 9× |\n\n\
                     Do not run here (reasons in target/bench/results.json): biotop/bcc, opensnoop/bcc.";
         let fresh = "Medians [min–max] of 5 rounds on Linux 6.18, 2026-02-02 (2 CPUs), interleaved; rest.\n\n\
