@@ -20,7 +20,6 @@
 #include "syscalls.bpf.h"
 #include "paths.bpf.h"
 
-#define AT_FDCWD -100
 #define O_ACCMODE 03
 #define O_WRONLY 01
 #define O_CREAT 0100
@@ -100,35 +99,16 @@ static __always_inline int open_enter(__s32 dfd, const char *fname, __s32 flags,
  * from a program of its own type. */
 static __always_inline int walk_and_send(void)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct file **fds, *file = 0;
 	struct dentry *dentry = 0;
 	struct vfsmount *mnt = 0;
-	struct fdtable *fdt;
 	struct event *e;
 	__u32 zero = 0, off;
-	__s32 dfd;
 
 	e = bpf_map_lookup_elem(&scratch, &zero);
 	if (!e)
 		return 0;
-	dfd = e->dfd;
-	if (dfd == AT_FDCWD) {
-		struct fs_struct *fs = BPF_CORE_READ(task, fs);
-
-		dentry = BPF_CORE_READ(fs, pwd.dentry);
-		mnt = BPF_CORE_READ(fs, pwd.mnt);
-	} else {
-		fdt = BPF_CORE_READ(task, files, fdt);
-		fds = BPF_CORE_READ(fdt, fd);
-		if (dfd >= 0 && dfd < BPF_CORE_READ(fdt, max_fds) &&
-		    !bpf_probe_read_kernel(&file, sizeof(file), &fds[dfd]) && file) {
-			dentry = BPF_CORE_READ(file, f_path.dentry);
-			mnt = BPF_CORE_READ(file, f_path.mnt);
-		}
-	}
 	off = e->size;
-	if (dentry && mnt && off <= PATH_MAX)
+	if (base_dir(e->dfd, &dentry, &mnt) && off <= PATH_MAX)
 		off = walk_path(e->buf, off, dentry, mnt, &e->dir_depth, &e->dir_truncated);
 	else
 		e->dir_truncated = 1;

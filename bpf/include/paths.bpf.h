@@ -54,4 +54,34 @@ static __always_inline __u32 walk_path(char *buf, __u32 off, struct dentry *dent
 	return off;
 }
 
+#ifndef AT_FDCWD
+#define AT_FDCWD -100
+#endif
+
+/* The directory a relative path passed with `dfd` is relative to: the
+ * current task's working directory (AT_FDCWD) or the file open at dfd.
+ * False where there is none. */
+static __always_inline bool base_dir(__s32 dfd, struct dentry **dentry, struct vfsmount **mnt)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct file **fds, *file = 0;
+	struct fdtable *fdt;
+
+	if (dfd == AT_FDCWD) {
+		struct fs_struct *fs = BPF_CORE_READ(task, fs);
+
+		*dentry = BPF_CORE_READ(fs, pwd.dentry);
+		*mnt = BPF_CORE_READ(fs, pwd.mnt);
+	} else {
+		fdt = BPF_CORE_READ(task, files, fdt);
+		fds = BPF_CORE_READ(fdt, fd);
+		if (dfd < 0 || dfd >= BPF_CORE_READ(fdt, max_fds) ||
+		    bpf_probe_read_kernel(&file, sizeof(file), &fds[dfd]) || !file)
+			return false;
+		*dentry = BPF_CORE_READ(file, f_path.dentry);
+		*mnt = BPF_CORE_READ(file, f_path.mnt);
+	}
+	return *dentry && *mnt;
+}
+
 #endif

@@ -130,6 +130,8 @@ pub enum Workload {
     ReadLoop { reads: u32 },
     /// `n` fdatasync()s of a clean file, timed.
     FdatasyncLoop { syncs: u32 },
+    /// `n` files created and unlinked, one after another, timed.
+    UnlinkLoop { files: u32 },
     /// `n` execs of a small program, timed.
     ExecLoop { execs: u32 },
     /// `n` fchown()s by root of a file of its own (chown-loop.c): one

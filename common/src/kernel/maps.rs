@@ -129,12 +129,17 @@ pub fn set_cgroup(map: &dyn MapCore, path: &Path) -> Result<()> {
 /// `bpf_tail_call(ctx, &array, 0)` finds it. Tools split a loop the
 /// verifier would otherwise check in every caller into such a program.
 pub fn install_tail_call(array: &dyn MapCore, prog: &impl AsFd) -> Result<()> {
+    install_tail_call_at(array, 0, prog)
+}
+
+/// Puts `prog` at index `slot` of a program array.
+pub fn install_tail_call_at(array: &dyn MapCore, slot: u32, prog: &impl AsFd) -> Result<()> {
     let fd = prog.as_fd().as_raw_fd() as u32;
     array
-        .update(&0u32.to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)
+        .update(&slot.to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)
         .with_context(|| {
             format!(
-                "installing the tail call in {}",
+                "installing the tail call in {}[{slot}]",
                 array.name().to_string_lossy()
             )
         })

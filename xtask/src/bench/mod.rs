@@ -323,6 +323,7 @@ fn workload(w: registry::Workload, scratch: &Scratch, netns: Option<&Netns>) -> 
         W::StatLoop { stats } => workloads::stat_loop(dir, stats.into())?,
         W::ReadLoop { reads } => workloads::read_loop(dir, reads.into())?,
         W::FdatasyncLoop { syncs } => workloads::fdatasync_loop(dir, syncs.into())?,
+        W::UnlinkLoop { files } => workloads::unlink_loop(dir, files.into())?,
         W::ExecLoop { execs } => workloads::exec_loop(dir, execs.into())?,
         W::SignalLoop { signals } => workloads::signal_loop(dir, signals.into())?,
         W::ChownLoop { chowns } => workloads::chown_loop(dir, chowns.into())?,

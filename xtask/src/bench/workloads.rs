@@ -220,6 +220,32 @@ pub fn fdatasync_loop(dir: &Path, n: u64) -> Result<Workload> {
     Ok(w)
 }
 
+/// A file created and unlinked `n` times (one event each for filegone,
+/// which prints its path), timed.
+pub fn unlink_loop(dir: &Path, n: u64) -> Result<Workload> {
+    let target = dir.join("bench-unlink-target");
+    let ready = dir.join("bench-unlink-ready");
+    let (t, r) = (target.clone(), ready.clone());
+    let mut w = Workload::timed(format!("create+unlink loop, {n} files"), move || {
+        for _ in 0..n {
+            fs::File::create(&t)?;
+            fs::remove_file(&t)?;
+        }
+        Ok(())
+    });
+    w.events = Some(Events {
+        marker: target.to_string_lossy().into_owned(),
+        sent: Some(n),
+    });
+    w.probe = Some(Probe {
+        marker: ready.to_string_lossy().into_owned(),
+        fire: Arc::new(move || {
+            let _ = fs::File::create(&r).and_then(|_| fs::remove_file(&r));
+        }),
+    });
+    Ok(w)
+}
+
 /// pread() of one byte of a cached file, `n` times: the tightest loop a
 /// file tool sees (each call one event), timed.
 pub fn read_loop(dir: &Path, n: u64) -> Result<Workload> {
