@@ -15,6 +15,17 @@ pub struct Schedule {
     pub duration: Option<Duration>,
 }
 
+impl Schedule {
+    /// One report at the end, after `secs` seconds where given (an event
+    /// tool's `-d`), else at Ctrl-C.
+    pub fn lasting(secs: Option<u64>) -> Schedule {
+        Schedule {
+            duration: secs.map(Duration::from_secs),
+            ..Schedule::default()
+        }
+    }
+}
+
 impl From<&crate::cli::IntervalCount> for Schedule {
     /// `[interval] [count]`: a report every interval, `count` times.
     fn from(i: &crate::cli::IntervalCount) -> Schedule {

@@ -3,7 +3,6 @@
 mod info;
 
 use std::io;
-use std::time::Duration;
 
 use anyhow::Result;
 use clap::Parser;
@@ -116,10 +115,7 @@ impl Tool for Biosnoop {
     common::event_kind!(table);
 
     fn schedule(&self) -> Schedule {
-        Schedule {
-            duration: self.args.duration.map(Duration::from_secs),
-            ..Schedule::default()
-        }
+        Schedule::lasting(self.args.duration)
     }
 
     fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {

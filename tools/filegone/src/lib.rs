@@ -5,7 +5,6 @@
 mod info;
 
 use std::borrow::Cow;
-use std::time::Duration;
 
 use anyhow::Result;
 use clap::Parser;
@@ -160,10 +159,7 @@ impl Tool for Filegone {
     common::event_kind!();
 
     fn schedule(&self) -> Schedule {
-        Schedule {
-            duration: self.args.duration.map(Duration::from_secs),
-            ..Schedule::default()
-        }
+        Schedule::lasting(self.args.duration)
     }
 }
 

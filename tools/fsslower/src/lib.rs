@@ -3,8 +3,6 @@
 
 mod info;
 
-use std::time::Duration;
-
 use anyhow::{Context, Result};
 use clap::{Parser, ValueEnum};
 use common::cli::{self, CgroupLongArgs, CommonArgs, ContainerArgs, IdList};
@@ -332,10 +330,7 @@ impl Tool for Fsslower {
     common::event_kind!();
 
     fn schedule(&self) -> Schedule {
-        Schedule {
-            duration: self.args.duration.map(Duration::from_secs),
-            ..Schedule::default()
-        }
+        Schedule::lasting(self.args.duration)
     }
 }
 

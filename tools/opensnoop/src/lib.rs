@@ -5,7 +5,6 @@ mod print;
 
 use std::ffi::OsString;
 use std::io;
-use std::time::Duration;
 
 use anyhow::Result;
 use clap::Parser;
@@ -235,10 +234,7 @@ impl Tool for Opensnoop {
     common::event_kind!(table);
 
     fn schedule(&self) -> Schedule {
-        Schedule {
-            duration: self.args.duration.map(Duration::from_secs),
-            ..Schedule::default()
-        }
+        Schedule::lasting(self.args.duration)
     }
 
     fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {

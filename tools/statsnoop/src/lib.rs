@@ -5,8 +5,6 @@
 
 mod info;
 
-use std::time::Duration;
-
 use anyhow::Result;
 use clap::Parser;
 use common::cli::{self, CgroupArgs, CommonArgs, ContainerArgs, IdList};
@@ -127,10 +125,7 @@ impl Tool for Statsnoop {
     common::event_kind!();
 
     fn schedule(&self) -> Schedule {
-        Schedule {
-            duration: self.args.duration.map(Duration::from_secs),
-            ..Schedule::default()
-        }
+        Schedule::lasting(self.args.duration)
     }
 }
 

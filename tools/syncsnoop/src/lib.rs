@@ -4,8 +4,6 @@
 
 mod info;
 
-use std::time::Duration;
-
 use anyhow::Result;
 use clap::Parser;
 use common::cli::{self, CgroupArgs, CommonArgs, ContainerArgs, IdList};
@@ -152,10 +150,7 @@ impl Tool for Syncsnoop {
     common::event_kind!();
 
     fn schedule(&self) -> Schedule {
-        Schedule {
-            duration: self.args.duration.map(Duration::from_secs),
-            ..Schedule::default()
-        }
+        Schedule::lasting(self.args.duration)
     }
 }
 
