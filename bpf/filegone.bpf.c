@@ -16,11 +16,10 @@
 #include "task.bpf.h"
 #include "filters.bpf.h"
 #include "syscalls.bpf.h"
+#include "callset.bpf.h"
 #include "paths.bpf.h"
 
-/* The calls' numbers on this architecture, by enum gone_call (-1: it has
- * no such call); for the tp_btf programs. */
-const volatile long nr_calls[GONE_CALLS] = { -1, -1, -1, -1, -1, -1 };
+CALL_SET(GONE_CALLS)
 
 struct event event_layout = {};
 enum gone_call gone_call_btf;
@@ -256,17 +255,7 @@ int gone_enter_renameat2(struct trace_event_raw_sys_enter *ctx)
 }
 GONE_EXIT(renameat2)
 
-/* Where they are missing: every call's entry and exit, the number first. */
-static __always_inline int call_of(long nr)
-{
-	int i;
-
-	for (i = 0; i < GONE_CALLS; i++)
-		if (nr_calls[i] >= 0 && nr == nr_calls[i])
-			return i;
-	return -1;
-}
-
+/* Where they are missing: every call's entry and exit. */
 SEC("tp_btf/sys_enter")
 int BPF_PROG(gone_btf_enter, struct pt_regs *regs, long nr)
 {

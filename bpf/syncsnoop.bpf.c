@@ -17,14 +17,13 @@
 #include "task.bpf.h"
 #include "filters.bpf.h"
 #include "syscalls.bpf.h"
+#include "callset.bpf.h"
 #include "files.bpf.h"
 #include "paths.bpf.h"
 
 const volatile bool failed_only = false;
 const volatile __u64 min_latency_ns = 0;
-/* The calls' numbers on this architecture, by enum sync_call (-1: it has
- * no such call); for the tp_btf programs. */
-const volatile long nr_calls[SYNC_CALLS] = { -1, -1, -1, -1, -1, -1 };
+CALL_SET(SYNC_CALLS)
 
 struct event event_layout = {};
 enum sync_call sync_call_btf;
@@ -206,17 +205,7 @@ SYNC_TRACEPOINTS(fdatasync, SYNC_FDATASYNC, 1)
 SYNC_TRACEPOINTS(msync, SYNC_MSYNC, 3)
 SYNC_TRACEPOINTS(sync_file_range, SYNC_FILE_RANGE, 3)
 
-/* Where they are missing: every call's entry and exit, the number first. */
-static __always_inline int call_of(long nr)
-{
-	int i;
-
-	for (i = 0; i < SYNC_CALLS; i++)
-		if (nr_calls[i] >= 0 && nr == nr_calls[i])
-			return i;
-	return -1;
-}
-
+/* Where they are missing: every call's entry and exit. */
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sync_btf_enter, struct pt_regs *regs, long nr)
 {
