@@ -132,6 +132,9 @@ pub enum Workload {
     FdatasyncLoop { syncs: u32 },
     /// `n` files created and unlinked, one after another, timed.
     UnlinkLoop { files: u32 },
+    /// `n` rounds of a 4 KiB write and syncfs(), timed: each round's
+    /// dirty page written back by the flusher, for reason `sync`.
+    SyncfsLoop { syncs: u32 },
     /// `n` execs of a small program, timed.
     ExecLoop { execs: u32 },
     /// `n` fchown()s by root of a file of its own (chown-loop.c): one

@@ -6,6 +6,7 @@
 pub mod block;
 pub mod contract;
 pub mod outfiles;
+pub mod pagecache;
 pub mod pingpong;
 pub mod pprof;
 pub mod prometheus;

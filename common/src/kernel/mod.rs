@@ -9,6 +9,7 @@ pub mod fileio;
 pub mod filters;
 pub mod lockdown;
 pub mod maps;
+pub mod pagecache;
 pub mod perf;
 pub mod probe;
 pub mod sideband;

@@ -94,6 +94,9 @@ pub enum Heading {
     /// Nothing, not even a blank line, and no header: a line per interval
     /// under the header the banner printed once (vfsstat, cachestat).
     Lines,
+    /// The line the rows carry ([`Rows::titled`]: cachetop's time, page
+    /// cache size and order), right above the header.
+    Title,
 }
 
 /// A row as its table reads it: the tool's row and the interval's time.
@@ -266,6 +269,8 @@ pub struct Rows<'t, R> {
     pub tables: &'t [Table<Timed<R>>],
     /// The index in `tables` of a row's table.
     pub group: fn(&R) -> usize,
+    /// The line above the header, where the heading is [`Heading::Title`].
+    pub title: Option<String>,
 }
 
 impl<'t, R> Rows<'t, R> {
@@ -285,6 +290,15 @@ impl<'t, R> Rows<'t, R> {
             order: Box::new(order),
             tables: std::slice::from_ref(table),
             group: |_| 0,
+            title: None,
+        }
+    }
+
+    /// With `title` above the header ([`Heading::Title`]).
+    pub fn titled(self, title: String) -> Self {
+        Rows {
+            title: Some(title),
+            ..self
         }
     }
 }
@@ -300,6 +314,9 @@ pub trait Print {
         max: usize,
         headers: bool,
     ) -> io::Result<()>;
+
+    /// The line above the header ([`Heading::Title`]).
+    fn title(&self) -> Option<&str>;
 }
 
 impl<R> Print for Rows<'_, R> {
@@ -315,6 +332,7 @@ impl<R> Print for Rows<'_, R> {
             order,
             tables,
             group,
+            title: _,
         } = *self;
         rows.sort_by(|a, b| order(a, b));
         rows.truncate(max);
@@ -341,6 +359,10 @@ impl<R> Print for Rows<'_, R> {
             }
         }
         Ok(())
+    }
+
+    fn title(&self) -> Option<&str> {
+        self.title.as_deref()
     }
 }
 
@@ -398,6 +420,11 @@ impl IntervalTable {
             }
             match self.heading {
                 Heading::Nothing | Heading::Lines => {}
+                Heading::Title => {
+                    if let Some(title) = rows.title() {
+                        writeln!(out, "{title}")?;
+                    }
+                }
                 Heading::Time => writeln!(out, "{time:<8}")?,
                 Heading::BracketedTime => writeln!(out, "[{time}]")?,
                 Heading::LoadAvg => writeln!(
@@ -512,7 +539,8 @@ mod tests {
         // The most first, then by name.
         let rows = Rows::new(rows, &t, |a, b| {
             b.count.cmp(&a.count).then(a.name.cmp(b.name))
-        });
+        })
+        .titled("Sorted by COUNT".into());
         let mut out = Vec::new();
         kind(json, heading, max)
             .write(
@@ -568,6 +596,10 @@ mod tests {
         assert_eq!(
             printed(false, Heading::Time, 10, &third, true),
             "\n12:34:56\nNAME          COUNT\nDetaching...\n"
+        );
+        assert_eq!(
+            printed(false, Heading::Title, 1, &second, false),
+            "\nSorted by COUNT\nNAME          COUNT\nread             15\n"
         );
         // A line per interval under the banner's header: no blank line, no
         // header, no last line.

@@ -6,6 +6,7 @@ pub mod file;
 pub mod hist;
 pub mod manpage;
 pub mod net;
+pub mod users;
 
 use std::borrow::Cow;
 use std::fmt::Write as _;

@@ -5,13 +5,14 @@ mod stats;
 
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
 use clap::Parser;
 use common::cli::{self, CommonArgs, IdList};
 use common::export::prom::Counters;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
-use common::kernel::probe::{self, Hook};
+use common::kernel::pagecache::{self, COUNTERS};
+use common::kernel::probe::Hook;
 use common::kinds::event::Table;
 use common::kinds::table::{self, Timed};
 use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
@@ -19,9 +20,8 @@ use libbpf_rs::skel::Skel;
 use libbpf_rs::Link;
 
 common::skeleton!("cachestat");
-use skel::{
-    CachestatSkel, CachestatSkelBuilder, OpenCachestatMaps, OpenCachestatProgs, OpenCachestatSkel,
-};
+use skel::types::cache_counter as Counter;
+use skel::{CachestatSkel, CachestatSkelBuilder, OpenCachestatSkel};
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -58,68 +58,24 @@ struct Args {
     common: CommonArgs,
 }
 
-/// The kernel side's counters (enum cache_counter in cachestat.h).
-use skel::types::cache_counter as Counter;
-const ACCESSED: usize = Counter::CNT_ACCESSED.0 as usize;
-const ADDED: usize = Counter::CNT_ADDED.0 as usize;
-const WRITE_ADDED: usize = Counter::CNT_WRITE_ADDED.0 as usize;
-const DIRTIED: usize = Counter::CNT_DIRTIED.0 as usize;
-const BUFFER_DIRTIED: usize = Counter::CNT_BUFFER_DIRTIED.0 as usize;
-const COUNTERS: usize = Counter::CNT_MAX.0 as usize;
-
-/// The functions BCC hooks, in one kernel generation's names.
-struct Functions {
-    add: &'static str,
-    accessed: &'static str,
-    /// The first of these that can be traced (one is inlined on some builds).
-    dirtied: &'static [&'static str],
-    buffer_dirty: &'static str,
-}
-
-/// 5.16+: folios. folio_account_dirtied is inlined on many builds; its
-/// caller serves.
-const FOLIO_FUNCTIONS: Functions = Functions {
-    add: "filemap_add_folio",
-    accessed: "folio_mark_accessed",
-    dirtied: &["folio_account_dirtied", "__folio_mark_dirty"],
-    buffer_dirty: "mark_buffer_dirty",
-};
-
-/// Before 5.16: pages, BCC's own names.
-const PAGE_FUNCTIONS: Functions = Functions {
-    add: "add_to_page_cache_lru",
-    accessed: "mark_page_accessed",
-    dirtied: &["account_page_dirtied"],
-    buffer_dirty: "mark_buffer_dirty",
-};
-
-impl Functions {
-    /// The functions, with the dirtying one found, if `traceable` says
-    /// every one can be traced.
-    fn traceable(&self, traceable: impl Fn(&str) -> bool) -> Option<[&'static str; 4]> {
-        let dirtied = self.dirtied.iter().copied().find(|f| traceable(f))?;
-        [self.add, self.accessed, self.buffer_dirty]
-            .iter()
-            .all(|f| traceable(f))
-            .then_some([self.add, self.accessed, dirtied, self.buffer_dirty])
-    }
-}
-const TRACEPOINTS: &[&str] = &[
-    "mm_filemap_add_to_page_cache",
-    "writeback_dirty_folio",
-    "mm_filemap_get_pages",
-    "mm_filemap_map_pages",
-    "mm_filemap_fault",
-];
+// The kernel side's counters are where common's page cache module reads
+// them.
+const _: () = assert!(
+    Counter::CNT_ACCESSED.0 as usize == pagecache::ACCESSED
+        && Counter::CNT_ADDED.0 as usize == pagecache::ADDED
+        && Counter::CNT_WRITE_ADDED.0 as usize == pagecache::WRITE_ADDED
+        && Counter::CNT_DIRTIED.0 as usize == pagecache::DIRTIED
+        && Counter::CNT_BUFFER_DIRTIED.0 as usize == pagecache::BUFFER_DIRTIED
+        && Counter::CNT_MAX.0 as usize == COUNTERS
+);
 
 pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Cachestat>();
 
 struct Cachestat {
     args: Args,
     mode: Hook,
-    /// kprobe mode: each program and the function it goes on.
     /// Where the kprobe programs go, in kprobe mode.
-    kprobes: Option<Kprobes>,
+    kprobes: Option<pagecache::Kprobes>,
     previous: [u64; COUNTERS],
     table: Table<Timed<stats::Line>>,
     totals: stats::Totals,
@@ -144,47 +100,21 @@ impl Tool for Cachestat {
     }
 
     fn configure(&mut self, open: &mut OpenCachestatSkel<'_>, _: &Setup) -> Result<()> {
-        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
-        // SAFETY: sysconf has no preconditions.
-        let page_size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
-        rodata.page_shift = page_size.trailing_zeros();
-        (self.mode, self.kprobes) = choose_programs(&mut open.progs, &mut open.maps)?;
+        maps::rodata(&mut open.maps.rodata_data)?.page_shift = pagecache::page_shift();
+        (self.mode, self.kprobes) = common::choose_page_cache_programs!(open.progs, open.maps)?;
         Ok(())
     }
 
     fn attach(&mut self, skel: &mut CachestatSkel<'_>) -> Result<Vec<Link>> {
         let mut links = lifecycle::attach_all(skel.object())?;
         if let Some(k) = &self.kprobes {
-            let p = &skel.progs;
-            let (add, dirty) = if k.folio {
-                (&p.cs_kprobe_add_folio, &p.cs_kprobe_dirty_folio)
-            } else {
-                (&p.cs_kprobe_add_page, &p.cs_kprobe_dirty_page)
-            };
-            let [f_add, f_accessed, f_dirty, f_buffer] = k.functions;
-            for (prog, function) in [
-                (add, f_add),
-                (&p.cs_kprobe_accessed, f_accessed),
-                (dirty, f_dirty),
-                (&p.cs_kprobe_buffer_dirty, f_buffer),
-            ] {
-                links.push(
-                    prog.attach_kprobe(false, function)
-                        .with_context(|| format!("attaching a kprobe to {function}"))?,
-                );
-            }
+            links.extend(common::attach_page_cache_kprobes!(k, skel.progs)?);
         }
         Ok(links)
     }
 
     fn degraded(&self) -> Option<String> {
-        (!stats::exact(self.mode)).then(|| {
-            format!(
-                "tracepoint mode ({}; fentry is not available): hits are \
-                 approximated from the page ranges of reads and faults",
-                self.mode
-            )
-        })
+        pagecache::degraded(self.mode)
     }
 
     fn banner(&self) -> Banner {
@@ -227,128 +157,7 @@ impl Tool for Cachestat {
 
     fn interval_metrics(&mut self, skel: &CachestatSkel<'_>, _: table::Asked) -> Result<Counters> {
         let now = stats::read_counters(&skel.maps.counts)?;
-        self.totals.advance(&now, stats::exact(self.mode));
+        self.totals.advance(&now, pagecache::exact(self.mode));
         Ok(self.totals.counters())
     }
-}
-
-/// Kprobe mode: the functions probed (add, accessed, dirtied, buffer
-/// dirtied), in their folio form or their page form.
-struct Kprobes {
-    folio: bool,
-    functions: [&'static str; 4],
-}
-
-/// Chooses the mode: BCC's functions by fentry (folio names, or page names
-/// before 5.16), by kprobes where fentry is missing, else the filemap
-/// tracepoints (6.10+, approximate). Switches the other programs (and their
-/// maps) off; returns the mode and, for kprobes, where the programs go.
-fn choose_programs<'obj>(
-    p: &mut OpenCachestatProgs<'obj>,
-    m: &mut OpenCachestatMaps<'obj>,
-) -> Result<(Hook, Option<Kprobes>)> {
-    let folio_fentry = FOLIO_FUNCTIONS.traceable(probe::fentry_target);
-    let page_fentry =
-        folio_fentry.is_none() && PAGE_FUNCTIONS.traceable(probe::fentry_target).is_some();
-    let kprobes = if folio_fentry.is_some() || page_fentry {
-        None
-    } else {
-        match (
-            FOLIO_FUNCTIONS.traceable(probe::kprobe_target),
-            PAGE_FUNCTIONS.traceable(probe::kprobe_target),
-        ) {
-            (Some(functions), _) => Some(Kprobes {
-                folio: true,
-                functions,
-            }),
-            (None, Some(functions)) => Some(Kprobes {
-                folio: false,
-                functions,
-            }),
-            (None, None) => None,
-        }
-    };
-    let tracepoints = folio_fentry.is_none() && !page_fentry && kprobes.is_none();
-    if tracepoints {
-        if let Some(missing) = TRACEPOINTS
-            .iter()
-            .find(|t| !probe::btf_tracepoint_exists(t))
-        {
-            bail!(
-                "this kernel offers neither fentry nor kprobes on the page cache functions, \
-                 nor the tracepoint {missing} (filemap tracepoints need Linux 6.10+)"
-            );
-        }
-    }
-    if let Some([.., dirtied, _]) = folio_fentry {
-        p.cs_fentry_dirty
-            .set_attach_target(0, Some(dirtied.to_string()))?;
-    }
-    probe::load_when(
-        folio_fentry.is_some(),
-        [
-            &mut p.cs_fentry_add,
-            &mut p.cs_fentry_accessed,
-            &mut p.cs_fentry_buffer_dirty,
-            &mut p.cs_fentry_dirty,
-        ],
-    );
-    probe::load_when(
-        page_fentry,
-        [
-            &mut p.cs_pfentry_add,
-            &mut p.cs_pfentry_accessed,
-            &mut p.cs_pfentry_dirty,
-            &mut p.cs_pfentry_buffer_dirty,
-        ],
-    );
-    let folio_k = kprobes.as_ref().is_some_and(|k| k.folio);
-    let page_k = kprobes.as_ref().is_some_and(|k| !k.folio);
-    probe::load_when(
-        folio_k,
-        [&mut p.cs_kprobe_add_folio, &mut p.cs_kprobe_dirty_folio],
-    );
-    probe::load_when(
-        page_k,
-        [&mut p.cs_kprobe_add_page, &mut p.cs_kprobe_dirty_page],
-    );
-    probe::load_when(
-        kprobes.is_some(),
-        [&mut p.cs_kprobe_accessed, &mut p.cs_kprobe_buffer_dirty],
-    );
-    let btf = vec![
-        &mut p.cs_btf_add,
-        &mut p.cs_btf_dirty,
-        &mut p.cs_btf_get_pages,
-        &mut p.cs_btf_map_pages,
-        &mut p.cs_btf_fault,
-    ];
-    let raw = vec![
-        &mut p.cs_raw_add,
-        &mut p.cs_raw_dirty,
-        &mut p.cs_raw_get_pages,
-        &mut p.cs_raw_map_pages,
-        &mut p.cs_raw_fault,
-    ];
-    let storage_maps = vec![&mut m.reads_storage, &mut m.last_added_storage];
-    let hash_maps = vec![&mut m.reads, &mut m.last_added];
-    if tracepoints {
-        let mode = probe::task_state_variant(probe::TaskStateVariants {
-            btf,
-            raw,
-            storage_maps,
-            hash_maps,
-        })?;
-        return Ok((mode, None));
-    }
-    probe::load_when(false, btf.into_iter().chain(raw));
-    // fentry programs keep per-task state in task storage, as tp_btf.
-    probe::create_when(folio_fentry.is_some(), storage_maps)?;
-    probe::create_when(folio_fentry.is_none(), hash_maps)?;
-    let mode = if kprobes.is_some() {
-        Hook::Kprobe
-    } else {
-        Hook::Fentry
-    };
-    Ok((mode, kprobes))
 }

@@ -2,88 +2,20 @@
 //! the page cache (misses), read again (hits), and written (dirties). Each
 //! workload is one process, held until the tool traces its pid.
 
-use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::Mutex;
+use std::process::Command;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use testkit::{require_root, stop_and_check_unloaded, unique, Finished, Traced};
+use testkit::pagecache::{drop_page_cache, exclusive, Held, TestFile, PAGES_PER_MIB};
+use testkit::{require_root, stop_and_check_unloaded, Finished, Traced};
 
 const BIN: &str = env!("CARGO_BIN_EXE_cachestat");
-const FILE_PAGES: u64 = 32 * 256; // 32 MiB of 4 KiB pages
+const FILE_PAGES: u64 = 32 * PAGES_PER_MIB; // 32 MiB
 
-/// One measuring test at a time: the counts are system-wide, and dropping
-/// the page cache must not land in another test's second read.
-static CACHE: Mutex<()> = Mutex::new(());
-
-/// A file on a disk-backed file system (not tmpfs, which has no such page
-/// cache traffic), removed when dropped.
-struct TestFile(PathBuf);
-
-impl TestFile {
-    fn new(mib: u64) -> TestFile {
-        let path = testkit::scratch_dir(env!("CARGO_TARGET_TMPDIR")).join(unique("cachestat"));
-        let chunk = vec![0x5au8; 1 << 20];
-        let mut f = std::fs::File::create(&path).unwrap();
-        for _ in 0..mib {
-            f.write_all(&chunk).unwrap();
-        }
-        f.sync_all().unwrap();
-        TestFile(path)
-    }
-}
-
-impl Drop for TestFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
-fn drop_page_cache() {
-    std::fs::write("/proc/sys/vm/drop_caches", "1").unwrap();
-}
-
-/// A process that runs `script` (as `exec`, keeping its pid) once released.
-struct Held {
-    child: Child,
-    gate: Option<ChildStdin>,
-}
-
-impl Held {
-    fn new(script: &str) -> Held {
-        let mut child = Command::new("sh")
-            .args(["-c", &format!("read go; exec {script}")])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
-        let gate = child.stdin.take();
-        Held { child, gate }
-    }
-
-    fn pid(&self) -> String {
-        self.child.id().to_string()
-    }
-
-    /// Lets the script run, and waits for it to finish.
-    fn run(mut self) {
-        writeln!(self.gate.take().unwrap(), "go").unwrap();
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while self.child.try_wait().unwrap().is_none() {
-            assert!(Instant::now() < deadline, "the workload did not finish");
-            thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Held {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// A file of `mib` MiB on a disk of the test's own.
+fn test_file(mib: u64) -> TestFile {
+    TestFile::new(env!("CARGO_TARGET_TMPDIR"), "cachestat", mib)
 }
 
 fn start(args: &[&str]) -> Traced {
@@ -140,8 +72,8 @@ fn kprobe_mode_counts_reads_and_writes() {
 /// A 32 MiB file read cold, then warm: misses then hits, a page each.
 /// Returns the mode the lines named.
 fn cold_then_warm_read(env: &[(&str, &str)]) -> String {
-    let _cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-    let file = TestFile::new(32);
+    let _cache = exclusive();
+    let file = test_file(32);
     let read = format!(
         "dd if={} of=/dev/null bs=128k status=none",
         file.0.display()
@@ -205,9 +137,8 @@ fn writes_show_dirties_not_misses() {
 fn writes_dirty_pages(env: &[(&str, &str)]) {
     // A write's pages count as accesses (hits), which a cold read beside
     // it saw on 5.10.
-    let _cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-    let path = testkit::scratch_dir(env!("CARGO_TARGET_TMPDIR")).join(unique("cachestat-w"));
-    let file = TestFile(path);
+    let _cache = exclusive();
+    let file = TestFile::named(env!("CARGO_TARGET_TMPDIR"), "cachestat-w");
     let write = format!(
         "dd if=/dev/zero of={} bs=1M count=16 conv=fsync status=none",
         file.0.display()
@@ -226,8 +157,8 @@ fn writes_dirty_pages(env: &[(&str, &str)]) {
 
 #[test]
 fn pid_filter_leaves_out_other_processes() {
-    let _cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-    let file = TestFile::new(8);
+    let _cache = exclusive();
+    let file = test_file(8);
     let idle = Held::new("sleep 30");
     let tool = start(&["--json", "-p", &idle.pid(), "1"]);
     drop_page_cache();
@@ -279,8 +210,8 @@ fn raw_tp_variant_counts_too() {
     if !testkit::feature_present(tracepoints, "the filemap tracepoints", Some((6, 10))) {
         return;
     }
-    let _cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-    let file = TestFile::new(8);
+    let _cache = exclusive();
+    let file = test_file(8);
     let reader = Held::new(&format!("cat {}", file.0.display()));
     require_root();
     let tool = Traced::start_command(
@@ -318,8 +249,8 @@ fn prometheus_counters_are_the_lines_sums() {
     // counter's HELP names the `_total` sample, and OpenMetrics (what
     // prometheus-client writes, and Prometheus asks for) names the family.
     use testkit::prometheus::{free_port, Prometheus};
-    let _cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-    let file = TestFile::new(16);
+    let _cache = exclusive();
+    let file = test_file(16);
     // One process (the -p filter's) reads it cold, then warm.
     let read = format!("cat {0} {0}", file.0.display());
     drop_page_cache();

@@ -149,6 +149,7 @@ impl Tool for Tcptop {
             tables: &self.tables,
             // BCC's IPv6 table follows the IPv4 one.
             group: |r| usize::from(r.key.flow.family == AF_INET6),
+            title: None,
         }))
     }
 

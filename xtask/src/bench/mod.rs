@@ -324,6 +324,7 @@ fn workload(w: registry::Workload, scratch: &Scratch, netns: Option<&Netns>) -> 
         W::ReadLoop { reads } => workloads::read_loop(dir, reads.into())?,
         W::FdatasyncLoop { syncs } => workloads::fdatasync_loop(dir, syncs.into())?,
         W::UnlinkLoop { files } => workloads::unlink_loop(dir, files.into())?,
+        W::SyncfsLoop { syncs } => workloads::syncfs_loop(dir, syncs.into())?,
         W::ExecLoop { execs } => workloads::exec_loop(dir, execs.into())?,
         W::SignalLoop { signals } => workloads::signal_loop(dir, signals.into())?,
         W::ChownLoop { chowns } => workloads::chown_loop(dir, chowns.into())?,

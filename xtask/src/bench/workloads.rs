@@ -246,6 +246,62 @@ pub fn unlink_loop(dir: &Path, n: u64) -> Result<Workload> {
     Ok(w)
 }
 
+/// A 4 KiB write and a syncfs(), `n` times: the flusher writes each
+/// round's page back (writeback's events, on the bench disk's backing
+/// device), timed.
+pub fn syncfs_loop(dir: &Path, n: u64) -> Result<Workload> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::{FileExt, MetadataExt};
+    let target = dir.join("bench-syncfs-target");
+    let file = fs::OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .read(true)
+        .write(true)
+        .open(&target)?;
+    let page = vec![0x5au8; 4096];
+    let dev = file.metadata()?.dev();
+    let mut w = Workload::timed(
+        format!("4 KiB write + syncfs() loop, {n} syncs"),
+        move || {
+            for _ in 0..n {
+                file.write_all_at(&page, 0)?;
+                // SAFETY: an open descriptor this closure owns.
+                if unsafe { libc::syncfs(file.as_raw_fd()) } != 0 {
+                    return Err(std::io::Error::last_os_error().into());
+                }
+            }
+            Ok(())
+        },
+    );
+    // Lines on the disk's backing device; how many a syncfs makes is the
+    // kernel's business (one round or two).
+    w.events = backing_device(dev).map(|marker| Events { marker, sent: None });
+    Ok(w)
+}
+
+/// The name writeback gives the device of a file system on `dev`: its
+/// whole disk's MAJ:MIN (a partition's backing device is its disk's).
+fn backing_device(dev: u64) -> Option<String> {
+    let sys = fs::canonicalize(format!(
+        "/sys/dev/block/{}:{}",
+        libc::major(dev),
+        libc::minor(dev)
+    ))
+    .ok()?;
+    let disk = if sys.join("partition").exists() {
+        sys.parent()?.to_path_buf()
+    } else {
+        sys
+    };
+    Some(
+        fs::read_to_string(disk.join("dev"))
+            .ok()?
+            .trim()
+            .to_string(),
+    )
+}
+
 /// pread() of one byte of a cached file, `n` times: the tightest loop a
 /// file tool sees (each call one event), timed.
 pub fn read_loop(dir: &Path, n: u64) -> Result<Workload> {

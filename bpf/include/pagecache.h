@@ -1,8 +1,9 @@
-/* Shared by cachestat.bpf.c and the cachestat front end. */
-#ifndef __CACHESTAT_H
-#define __CACHESTAT_H
+/* Shared by pagecache.bpf.h and common::kernel::pagecache (the counters
+ * cachestat and cachetop keep, the indexes they are kept at). */
+#ifndef __PAGECACHE_H
+#define __PAGECACHE_H
 
-/* Indexes of the per-CPU counters, all in pages except where noted. */
+/* The counters, all in pages except where noted. */
 enum cache_counter {
 	/* Page accesses: read and fault page ranges (tracepoint mode), or
 	 * folio_mark_accessed() calls (fentry mode). */

@@ -1,0 +1,123 @@
+//! writeback against real writeback: 16 MiB dirtied on an ext4 of the
+//! test's own (a loop device), then synced (syncfs): the flusher's rounds
+//! on that device write those pages, for reason `sync`.
+
+use std::os::unix::fs::MetadataExt;
+use std::process::Command;
+use std::thread;
+use std::time::Duration;
+
+use serde_json::Value;
+use testkit::block::Mount;
+use testkit::{require_root, stop_and_check_unloaded, Finished, Traced};
+
+const BIN: &str = env!("CARGO_BIN_EXE_writeback");
+const TMP: &str = env!("CARGO_TARGET_TMPDIR");
+const MIB: u64 = 16;
+
+/// Runs the tool with `args` while 16 MiB are written to a fresh file
+/// system and synced; the rounds on its device, and the device.
+fn synced(args: &[&str]) -> (Finished, Vec<Value>, String) {
+    require_root();
+    let mount = Mount::ext4(TMP, 64);
+    let dev = std::fs::metadata(&mount.dir).unwrap().dev();
+    let device = format!("{}:{}", libc::major(dev), libc::minor(dev));
+    let tool = Traced::start(BIN, args);
+    let file = mount.dir.join("dirty");
+    std::fs::write(&file, vec![0x5au8; (MIB << 20) as usize]).unwrap();
+    let status = Command::new("sync").arg("-f").arg(&file).status().unwrap();
+    assert!(status.success());
+    thread::sleep(Duration::from_millis(300));
+    let f = stop_and_check_unloaded(tool);
+    assert!(f.status.success(), "{f:?}");
+    let rounds = if args.contains(&"--json") {
+        f.json()
+            .into_iter()
+            .filter(|r| r["device"] == device.as_str())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    (f, rounds, device)
+}
+
+#[test]
+fn writeback_sync_shows_the_pages_written() {
+    let (f, rounds, device) = synced(&["--json"]);
+    let pages: i64 = rounds.iter().map(|r| r["pages"].as_i64().unwrap()).sum();
+    let want = (MIB * 256) as i64;
+    // ext4 writes a few pages of its own beside the file's.
+    assert!(
+        (want * 95 / 100..=want * 110 / 100).contains(&pages),
+        "{pages} pages written on {device} for {want} dirtied: {rounds:#?}\n{}",
+        f.stdout.join("\n")
+    );
+    assert!(
+        rounds
+            .iter()
+            .any(|r| r["reason"] == "sync" && r["pages"].as_i64() > Some(0)),
+        "{rounds:#?}"
+    );
+    for r in &rounds {
+        assert!(r["latency_ns"].as_u64().is_some(), "{r}");
+        assert!(r["comm"].as_str().is_some_and(|c| !c.is_empty()), "{r}");
+    }
+}
+
+#[test]
+fn writeback_text_has_bpftraces_columns() {
+    let (f, _, device) = synced(&[]);
+    assert_eq!(
+        f.stdout[0].split_whitespace().collect::<Vec<_>>(),
+        ["TIME", "DEVICE", "PAGES", "REASON", "ms"]
+    );
+    let mine: Vec<&String> = f
+        .stdout
+        .iter()
+        .filter(|l| l.split_whitespace().nth(1) == Some(device.as_str()))
+        .collect();
+    assert!(!mine.is_empty(), "{:#?}", f.stdout);
+    for line in mine {
+        let cells: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(cells.len(), 5, "{line}");
+        assert_eq!(cells[0].len(), 8, "HH:MM:SS: {line}");
+        cells[2].parse::<i64>().unwrap();
+        cells[4].parse::<f64>().unwrap();
+    }
+}
+
+/// -m: rounds shorter than the threshold are left out (none takes 100 s).
+#[test]
+fn writeback_min_ms_leaves_out_shorter_rounds() {
+    let (_, rounds, _) = synced(&["--json", "-m", "100000"]);
+    assert!(rounds.is_empty(), "{rounds:#?}");
+}
+
+/// raw_tp where tp_btf is missing (forced here).
+#[test]
+fn writeback_raw_tp_variant() {
+    require_root();
+    let mount = Mount::ext4(TMP, 64);
+    let tool = Traced::start_command(
+        Command::new(BIN)
+            .args(["--json", "-v"])
+            .env("BPFTOOLS_DISABLE", "tp_btf"),
+    );
+    let file = mount.dir.join("dirty");
+    std::fs::write(&file, vec![1u8; 1 << 20]).unwrap();
+    assert!(Command::new("sync")
+        .arg("-f")
+        .arg(&file)
+        .status()
+        .unwrap()
+        .success());
+    thread::sleep(Duration::from_millis(300));
+    let f = stop_and_check_unloaded(tool);
+    assert!(
+        f.stderr.contains("raw_tp writeback_written"),
+        "{}",
+        f.stderr
+    );
+    let pages: i64 = f.json().iter().map(|r| r["pages"].as_i64().unwrap()).sum();
+    assert!(pages >= 256, "{pages} pages for 1 MiB: {:#?}", f.stdout);
+}
