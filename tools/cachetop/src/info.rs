@@ -12,7 +12,11 @@ pub const INFO: ToolInfo = ToolInfo {
     banner: "Tracing... Output every 5 secs. Hit Ctrl-C to end",
     dry_runs: &[DryRun::DEFAULT],
     // Each hook variant: what CI runs in its VMs.
-    vm_tests: &["cachetop_"],
+    vm_tests: &[
+        "cachetop_cold_and_warm",
+        "cachetop_kprobe_mode",
+        "cachetop_raw_tp_variant",
+    ],
     bench: Some(Bench {
         workload: Workload::CachedReads,
         ours: &[Ours {

@@ -140,22 +140,25 @@ fn syncsnoop_shows_each_sync_with_its_file_and_result() {
 
 /// Each variant: the calls' own tracepoints; tp_btf sys_enter/sys_exit
 /// where they are missing; and msync without bpf_find_vma (no file, said
-/// as the tool starts).
+/// as the tool starts). The three side by side, on one run of the calls
+/// (each load verifies the path walkers: seconds in a TCG guest).
 #[test]
 fn syncsnoop_hook_variants() {
     let dir = testkit::scratch_dir(env!("CARGO_TARGET_TMPDIR"));
     let me = std::process::id().to_string();
-    for (disable, hook) in [
+    let variants = [
         ("", "tracepoint syscalls:sys_enter_fdatasync"),
         ("tracepoint", "tp_btf sys_enter"),
         ("find_vma", "tracepoint syscalls:sys_exit_msync"),
-    ] {
-        let dry = testkit::run_with_env(BIN, &["--dry-run"], &[("BPFTOOLS_DISABLE", disable)]);
-        assert!(dry.status.success(), "{dry:?}");
-        assert!(dry.stdout.join("\n").contains(hook), "{hook}: {dry:?}");
-        let tool = start(&["--json", "-p", &me], disable);
-        let file = syncs(&dir);
+    ];
+    let tools: Vec<Traced> = variants
+        .iter()
+        .map(|(disable, _)| start(&["--json", "-v", "-p", &me], disable))
+        .collect();
+    let file = syncs(&dir);
+    for ((disable, hook), tool) in variants.into_iter().zip(tools) {
         let done = stop(tool);
+        assert!(done.stderr.contains(hook), "{hook}: {}", done.stderr);
         let without = done.stderr.contains("msync() is shown without its file");
         // bpf_find_vma came in 5.17.
         let expected = disable == "find_vma" || testkit::kernel_version() < (5, 17);

@@ -11,7 +11,7 @@ pub const INFO: ToolInfo = ToolInfo {
     banner: "Tracing writeback... Hit Ctrl-C to end.",
     dry_runs: &[DryRun::DEFAULT],
     // Each hook variant: what CI runs in its VMs.
-    vm_tests: &["writeback_"],
+    vm_tests: &["writeback_sync_shows", "writeback_raw_tp_variant"],
     bench: Some(Bench {
         workload: Workload::SyncfsLoop { syncs: 2000 },
         ours: &[Ours {
