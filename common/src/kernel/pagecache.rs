@@ -17,6 +17,27 @@ pub const DIRTIED: usize = 3;
 pub const BUFFER_DIRTIED: usize = 4;
 pub const COUNTERS: usize = 5;
 
+/// Checks, as the tool builds, that its skeleton's enum cache_counter
+/// (pagecache.h) keeps each counter where this module reads it:
+/// `common::page_cache_counters_match!(skel::types::cache_counter);`
+#[macro_export]
+macro_rules! page_cache_counters_match {
+    ($counter:ty) => {
+        const _: () = {
+            type C = $counter;
+            use $crate::kernel::pagecache as pc;
+            assert!(
+                C::CNT_ACCESSED.0 as usize == pc::ACCESSED
+                    && C::CNT_ADDED.0 as usize == pc::ADDED
+                    && C::CNT_WRITE_ADDED.0 as usize == pc::WRITE_ADDED
+                    && C::CNT_DIRTIED.0 as usize == pc::DIRTIED
+                    && C::CNT_BUFFER_DIRTIED.0 as usize == pc::BUFFER_DIRTIED
+                    && C::CNT_MAX.0 as usize == pc::COUNTERS
+            );
+        };
+    };
+}
+
 /// Counted as BCC counts, on the page cache functions (fentry or kprobes),
 /// not approximated from the filemap tracepoints.
 pub fn exact(mode: Hook) -> bool {

@@ -20,7 +20,6 @@ use libbpf_rs::skel::Skel;
 use libbpf_rs::Link;
 
 common::skeleton!("cachestat");
-use skel::types::cache_counter as Counter;
 use skel::{CachestatSkel, CachestatSkelBuilder, OpenCachestatSkel};
 
 const EXAMPLES: &str = "\
@@ -58,16 +57,7 @@ struct Args {
     common: CommonArgs,
 }
 
-// The kernel side's counters are where common's page cache module reads
-// them.
-const _: () = assert!(
-    Counter::CNT_ACCESSED.0 as usize == pagecache::ACCESSED
-        && Counter::CNT_ADDED.0 as usize == pagecache::ADDED
-        && Counter::CNT_WRITE_ADDED.0 as usize == pagecache::WRITE_ADDED
-        && Counter::CNT_DIRTIED.0 as usize == pagecache::DIRTIED
-        && Counter::CNT_BUFFER_DIRTIED.0 as usize == pagecache::BUFFER_DIRTIED
-        && Counter::CNT_MAX.0 as usize == COUNTERS
-);
+common::page_cache_counters_match!(skel::types::cache_counter);
 
 pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Cachestat>();
 

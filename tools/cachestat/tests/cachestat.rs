@@ -11,7 +11,7 @@ use testkit::pagecache::{drop_page_cache, exclusive, Held, TestFile, PAGES_PER_M
 use testkit::{require_root, stop_and_check_unloaded, Finished, Traced};
 
 const BIN: &str = env!("CARGO_BIN_EXE_cachestat");
-const FILE_PAGES: u64 = 16 * PAGES_PER_MIB; // 16 MiB: enough pages, and quick in a TCG guest
+const FILE_PAGES: u64 = 32 * PAGES_PER_MIB; // 32 MiB
 
 /// A file of `mib` MiB on a disk of the test's own.
 fn test_file(mib: u64) -> TestFile {
@@ -69,11 +69,11 @@ fn kprobe_mode_counts_reads_and_writes() {
     writes_dirty_pages(&env);
 }
 
-/// A 16 MiB file read cold, then warm: misses then hits, a page each.
+/// A 32 MiB file read cold, then warm: misses then hits, a page each.
 /// Returns the mode the lines named.
 fn cold_then_warm_read(env: &[(&str, &str)]) -> String {
     let _cache = exclusive();
-    let file = test_file(16);
+    let file = test_file(32);
     let read = format!(
         "dd if={} of=/dev/null bs=128k status=none",
         file.0.display()

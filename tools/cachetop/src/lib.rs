@@ -10,7 +10,7 @@ use clap::{Parser, ValueEnum};
 use common::cli::{self, CgroupArgs, CommonArgs, ContainerArgs, IdList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
-use common::kernel::pagecache::{self, meminfo_mb, Stats, COUNTERS};
+use common::kernel::pagecache::{self, meminfo_mb, Stats};
 use common::kernel::probe::Hook;
 use common::kinds::event::{Cell, Column, Table};
 use common::kinds::table::{self, Heading, Timed};
@@ -21,7 +21,6 @@ use libbpf_rs::skel::Skel;
 use libbpf_rs::Link;
 
 common::skeleton!("cachetop");
-use skel::types::cache_counter as Counter;
 use skel::{types, CachetopSkelBuilder, OpenCachetopSkel};
 
 // SAFETY: repr(C) structs of integers and byte arrays, valid for any bytes.
@@ -29,16 +28,7 @@ unsafe impl plain::Plain for types::proc_key {}
 // SAFETY: as above.
 unsafe impl plain::Plain for types::proc_counts {}
 
-// The kernel side's counters are where common's page cache module reads
-// them.
-const _: () = assert!(
-    Counter::CNT_ACCESSED.0 as usize == pagecache::ACCESSED
-        && Counter::CNT_ADDED.0 as usize == pagecache::ADDED
-        && Counter::CNT_WRITE_ADDED.0 as usize == pagecache::WRITE_ADDED
-        && Counter::CNT_DIRTIED.0 as usize == pagecache::DIRTIED
-        && Counter::CNT_BUFFER_DIRTIED.0 as usize == pagecache::BUFFER_DIRTIED
-        && Counter::CNT_MAX.0 as usize == COUNTERS
-);
+common::page_cache_counters_match!(skel::types::cache_counter);
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -330,7 +320,7 @@ mod tests {
         assert!(Args::try_parse_from(["cachetop", "-s", "size"]).is_err());
     }
 
-    fn row(pid: u32, comm: &str, counts: [u64; COUNTERS]) -> Row {
+    fn row(pid: u32, comm: &str, counts: [u64; pagecache::COUNTERS]) -> Row {
         let mut value = types::proc_counts {
             counts,
             ..Default::default()

@@ -50,19 +50,19 @@ fn cachetop_cold_and_warm_reads_in_their_own_rows() {
     cold_then_warm(&[]);
 }
 
-/// A 16 MiB file read cold by one dd, then warm by another: the first's
+/// A 32 MiB file read cold by one dd, then warm by another: the first's
 /// row has the misses, the second's the hits; within each interval the
 /// most hits come first.
 fn cold_then_warm(env: &[(&str, &str)]) {
     let _cache = exclusive();
-    let file = TestFile::new(TMP, "cachetop", 16);
+    let file = TestFile::new(TMP, "cachetop", 32);
     let read = format!("dd if={} of=/dev/null bs=128k status=none", file.path());
     let (cold, warm) = (Held::new(&read), Held::new(&read));
     let (cold_pid, warm_pid) = (cold.pid(), warm.pid());
     drop_page_cache();
     let f = traced(&[], env, vec![cold, warm]);
     let rows = f.json();
-    let pages = (16 * PAGES_PER_MIB) as f64;
+    let pages = (32 * PAGES_PER_MIB) as f64;
 
     let cold = rows_of(&rows, &cold_pid);
     let (hits, misses) = (sum(&cold, "hits"), sum(&cold, "misses"));
