@@ -97,8 +97,11 @@ fn cold_then_warm(env: &[(&str, &str)]) {
             .or_default()
             .push(r["hits"].as_u64().unwrap());
     }
+    // Two tables can share a second (an interval's and the last, at
+    // Ctrl-C): one rise in a second's rows, where the second table starts.
     for hits in by_time.values() {
-        assert!(hits.windows(2).all(|w| w[0] >= w[1]), "{hits:?}");
+        let rises = hits.windows(2).filter(|w| w[0] < w[1]).count();
+        assert!(rises <= 1, "{hits:?}");
     }
 }
 
