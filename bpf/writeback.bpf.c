@@ -13,6 +13,8 @@
 
 /* Rounds shorter than this are left out (-m). */
 const volatile __u64 min_ns = 0;
+/* -c: only the rounds of this cgroup's dirty pages (or its descendants'). */
+const volatile __u64 targ_cgroup_id = 0;
 
 struct start {
 	__u64 ts;
@@ -53,8 +55,8 @@ static __always_inline int round_written(struct bdi_writeback *wb, struct wb_wri
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct backing_dev_info *bdi;
 	struct start *s;
+	struct cgroup *wb_cgroup = NULL;
 	struct event e;
-	__u64 cgroup = 0;
 
 	s = bpf_map_lookup_elem(&starts, &tid);
 	if (!s)
@@ -65,11 +67,13 @@ static __always_inline int round_written(struct bdi_writeback *wb, struct wb_wri
 	bpf_map_delete_elem(&starts, &tid);
 	if (e.latency_ns < min_ns)
 		return 0;
-	task_header_now(&e.task);
 	if (bpf_core_field_exists(wb->memcg_css))
-		cgroup = BPF_CORE_READ(wb, memcg_css, cgroup, kn, id);
-	if (cgroup)
-		e.task.cgroup_id = cgroup;
+		wb_cgroup = BPF_CORE_READ(wb, memcg_css, cgroup);
+	if (targ_cgroup_id && !(wb_cgroup && cgroup_in(wb_cgroup, targ_cgroup_id)))
+		return 0;
+	task_header_now(&e.task);
+	if (wb_cgroup)
+		e.task.cgroup_id = BPF_CORE_READ(wb_cgroup, kn, id);
 	e.reason = BPF_CORE_READ(work, reason);
 	e.sync_mode = BPF_CORE_READ(work, sync_mode);
 	bdi = BPF_CORE_READ(wb, bdi);

@@ -84,13 +84,12 @@ static __always_inline void task_header_of(struct task_header *h, struct task_st
 	h->pad = 0;
 }
 
-/* Whether another task's cgroup v2 is `id` or below it, by walking up its
- * parents (16 levels at most): for hooks on another task than the current
- * one (a woken task, a switched-out one), where bpf_current_task_under_cgroup
- * cannot judge it. */
-static __always_inline bool task_in_cgroup(struct task_struct *t, __u64 id)
+/* Whether a cgroup v2 is `id` or below it, by walking up its parents (16
+ * levels at most): for another task's cgroup than the current one's (a woken
+ * task, a switched-out one; task_in_cgroup), or a cgroup a hook is given
+ * (writeback's), where bpf_current_task_under_cgroup cannot judge it. */
+static __always_inline bool cgroup_in(struct cgroup *cg, __u64 id)
 {
-	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp);
 	__u64 self_offset = bpf_core_field_offset(struct cgroup, self);
 	int i;
 
@@ -102,6 +101,11 @@ static __always_inline bool task_in_cgroup(struct task_struct *t, __u64 id)
 			cg = (void *)cg - self_offset;
 	}
 	return false;
+}
+
+static __always_inline bool task_in_cgroup(struct task_struct *t, __u64 id)
+{
+	return cgroup_in(BPF_CORE_READ(t, cgroups, dfl_cgrp), id);
 }
 
 #endif

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use anyhow::{bail, Result};
 use clap::Parser;
-use common::cli::{CommonArgs, ContainerArgs};
+use common::cli::{CgroupArgs, CommonArgs, ContainerArgs};
 use common::kernel::maps;
 use common::kernel::probe::{self, load_when, Hook};
 use common::kinds::event::{columns, Cell, Column, Record, Table};
@@ -28,6 +28,7 @@ EXAMPLES:
     writeback -m 100      # only rounds that took 100 ms or more
     writeback -d 60       # trace for a minute
     writeback --containers  # with the container whose dirty pages were written
+    writeback --unit postgresql.service  # only that unit's dirty pages
     writeback --json | jq .";
 
 /// Trace the kernel's writeback of dirty pages to disk: each round's
@@ -41,6 +42,10 @@ pub(crate) struct Args {
     /// Trace for this many seconds
     #[arg(short = 'd', long, value_name = "SECONDS", value_parser = common::cli::seconds)]
     duration: Option<u64>,
+    /// (-c, --container, --unit: the cgroup whose dirty pages were
+    /// written, not the flusher's)
+    #[command(flatten)]
+    cgroup: CgroupArgs,
     #[command(flatten)]
     containers: ContainerArgs,
     #[command(flatten)]
@@ -55,6 +60,8 @@ pub(crate) struct Writeback {
     table: Table<Writeback>,
     /// enum wb_reason's names, as bpftrace's: `periodic`, `sync`, ….
     reasons: HashMap<i64, String>,
+    /// -c's cgroup, judged in the kernel on the round's cgroup.
+    cgroup_id: u64,
 }
 
 /// WB_SYNC_ALL: a round that waits on every page (sync, fsync of a file
@@ -66,7 +73,9 @@ impl Tool for Writeback {
 
     fn new(args: Args) -> Result<Self> {
         let containers = args.containers.containers;
+        let cgroup_id = args.cgroup.id()?;
         Ok(Writeback {
+            cgroup_id,
             table: table(args.common.json).containers(containers),
             args,
             event: Record::new(containers),
@@ -75,8 +84,9 @@ impl Tool for Writeback {
     }
 
     fn configure(&mut self, open: &mut OpenWritebackSkel<'_>, _: &Setup) -> Result<()> {
-        maps::rodata(&mut open.maps.rodata_data)?.min_ns =
-            self.args.min_ms.saturating_mul(1_000_000);
+        let rodata = maps::rodata(&mut open.maps.rodata_data)?;
+        rodata.min_ns = self.args.min_ms.saturating_mul(1_000_000);
+        rodata.targ_cgroup_id = self.cgroup_id;
         let Some(hook) = probe::pick(&[Hook::TpBtf, Hook::RawTp]) else {
             bail!("this kernel offers neither tp_btf nor raw_tp programs");
         };

@@ -7,5 +7,10 @@ testkit::contract_tests!(testkit::contract::Spec {
     needs: None,
     heavy: false,
     conflicts: &[],
-    refused: &[&["-m", "x"], &["-d", "0"], &["extra"]],
+    refused: &[
+        &["-m", "x"],
+        &["-d", "0"],
+        &["extra"],
+        &["-c", "/no/such/cgroup"],
+    ],
 });

@@ -95,6 +95,21 @@ fn writeback_min_ms_leaves_out_shorter_rounds() {
     assert!(rounds.is_empty(), "{rounds:#?}");
 }
 
+/// -c: the rounds of that cgroup's dirty pages, or its descendants'. The
+/// root's take in every round of the test's sync; a fresh cgroup of the
+/// test's own, none (its pages are charged where the test runs).
+#[test]
+fn writeback_cgroup_filter_judges_the_rounds_cgroup() {
+    let root = testkit::cgroup2_root();
+    let (_, rounds, device) = synced(&["--json", "-c", root.to_str().unwrap()]);
+    assert!(!rounds.is_empty(), "the root cgroup: no round on {device}");
+    let empty = root.join(testkit::unique("wb-"));
+    std::fs::create_dir(&empty).unwrap();
+    let (_, rounds, _) = synced(&["--json", "-c", empty.to_str().unwrap()]);
+    let _ = std::fs::remove_dir(&empty);
+    assert!(rounds.is_empty(), "{rounds:#?}");
+}
+
 /// raw_tp where tp_btf is missing (forced here).
 #[test]
 fn writeback_raw_tp_variant() {
