@@ -10,6 +10,8 @@ enum file_op {
 	FOP_WRITE = 2,
 	FOP_FSYNC = 3,
 	FOP_OPEN = 4,
+	/* Not a system call's: fsdist's getattr, at the file system's own. */
+	FOP_GETATTR = 5,
 	FOP_MAX_NR = 1024,
 	/* The kind is in the low byte; this bit marks the calls that take
 	 * their file offset as the fourth argument (pread64, pwritev...). */

@@ -11,6 +11,7 @@ pub const READ: u32 = Op::FOP_READ.0;
 pub const WRITE: u32 = Op::FOP_WRITE.0;
 pub const FSYNC: u32 = Op::FOP_FSYNC.0;
 pub const OPEN: u32 = Op::FOP_OPEN.0;
+pub const GETATTR: u32 = Op::FOP_GETATTR.0;
 const MAX_NR: u32 = Op::FOP_MAX_NR.0;
 const POSITIONAL: u32 = Op::FOP_POSITIONAL.0;
 
@@ -97,6 +98,121 @@ pub fn mounted_types() -> Vec<String> {
         .map(str::to_string)
         .collect();
     types.into_iter().collect()
+}
+
+/// The file systems the per-file-system tools (fsslower, fsdist) know:
+/// each one's operations and superblock magic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FileSystem {
+    Ext4,
+    Xfs,
+    Btrfs,
+    Nfs,
+    Zfs,
+    F2fs,
+}
+
+impl FileSystem {
+    pub fn name(self) -> &'static str {
+        match self {
+            FileSystem::Ext4 => "ext4",
+            FileSystem::Xfs => "xfs",
+            FileSystem::Btrfs => "btrfs",
+            FileSystem::Nfs => "nfs",
+            FileSystem::Zfs => "zfs",
+            FileSystem::F2fs => "f2fs",
+        }
+    }
+
+    /// Its read_iter, write_iter, open and fsync file operations.
+    pub fn functions(self) -> [&'static str; 4] {
+        match self {
+            FileSystem::Ext4 => [
+                "ext4_file_read_iter",
+                "ext4_file_write_iter",
+                "ext4_file_open",
+                "ext4_sync_file",
+            ],
+            FileSystem::Xfs => [
+                "xfs_file_read_iter",
+                "xfs_file_write_iter",
+                "xfs_file_open",
+                "xfs_file_fsync",
+            ],
+            FileSystem::Btrfs => [
+                "btrfs_file_read_iter",
+                "btrfs_file_write_iter",
+                "btrfs_file_open",
+                "btrfs_sync_file",
+            ],
+            FileSystem::Nfs => [
+                "nfs_file_read",
+                "nfs_file_write",
+                "nfs_file_open",
+                "nfs_file_fsync",
+            ],
+            // OpenZFS's Linux file operations (zpl_file.c).
+            FileSystem::Zfs => ["zpl_iter_read", "zpl_iter_write", "zpl_open", "zpl_fsync"],
+            FileSystem::F2fs => [
+                "f2fs_file_read_iter",
+                "f2fs_file_write_iter",
+                "f2fs_file_open",
+                "f2fs_sync_file",
+            ],
+        }
+    }
+
+    /// Its inode operation getattr (stat(2) and friends), for fsdist.
+    pub fn getattr(self) -> &'static str {
+        match self {
+            FileSystem::Ext4 => "ext4_file_getattr",
+            FileSystem::Xfs => "xfs_vn_getattr",
+            FileSystem::Btrfs => "btrfs_getattr",
+            FileSystem::Nfs => "nfs_getattr",
+            FileSystem::Zfs => "zpl_getattr",
+            FileSystem::F2fs => "f2fs_getattr",
+        }
+    }
+
+    /// True if a file system of this kind is mounted (the mount table's
+    /// type field: nfs also as nfs4).
+    pub fn mounted(self) -> bool {
+        mounted_types()
+            .iter()
+            .any(|kind| kind == self.name() || (self == FileSystem::Nfs && kind == "nfs4"))
+    }
+
+    /// include/uapi/linux/magic.h's, and OpenZFS's ZFS_SUPER_MAGIC.
+    pub fn magic(self) -> u64 {
+        match self {
+            FileSystem::Ext4 => 0xEF53,
+            FileSystem::Xfs => 0x5846_5342,
+            FileSystem::Btrfs => 0x9123_683E,
+            FileSystem::Nfs => 0x6969,
+            FileSystem::Zfs => 0x2FC1_2FC1,
+            FileSystem::F2fs => 0xF2F5_2010,
+        }
+    }
+
+    /// The file system an alias names before `suffix` (`ext4` of
+    /// `ext4slower`).
+    pub fn of_alias(alias: &str, suffix: &str) -> Option<FileSystem> {
+        use clap::ValueEnum;
+        FileSystem::from_str(alias.strip_suffix(suffix)?, false).ok()
+    }
+
+    /// The error where neither `-t` nor the command's name chose one.
+    pub fn unchosen(aliases: &[&str]) -> anyhow::Error {
+        let names: Vec<String> = <FileSystem as clap::ValueEnum>::value_variants()
+            .iter()
+            .map(|f| f.name().to_string())
+            .collect();
+        crate::usage::usage(format!(
+            "which file system? Give -t {}, or run me as {}",
+            names.join(", "),
+            aliases.join(", ")
+        ))
+    }
 }
 
 #[cfg(test)]

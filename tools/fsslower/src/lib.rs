@@ -4,16 +4,15 @@
 mod info;
 
 use anyhow::{Context, Result};
-use clap::{Parser, ValueEnum};
+use clap::Parser;
 use common::cli::{self, CgroupLongArgs, CommonArgs, ContainerArgs, IdList};
-use common::kernel::fileio::{self, Variant, FSYNC, OPEN, READ, WRITE};
+use common::kernel::fileio::{self, FileSystem as Fs, Variant, FSYNC, OPEN, READ, WRITE};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
 use common::kinds::event::{columns, Cell, Column, Record, Table};
 use common::output::c_bytes;
 use common::run::lifecycle::{self, attach_all, Schedule, Setup, SkelOf, Tool};
-use common::usage::usage;
 use libbpf_rs::skel::{OpenSkel, Skel};
 use libbpf_rs::Link;
 
@@ -38,8 +37,8 @@ EXAMPLES:
 #[derive(Parser, Debug)]
 #[command(name = "fsslower", version, after_help = EXAMPLES)]
 pub(crate) struct Args {
-    /// The file system: ext4, xfs, btrfs or nfs (default: the one the
-    /// command is named for, as ext4slower)
+    /// The file system (default: the one the command is named for, as
+    /// ext4slower)
     #[arg(short = 't', long = "type", value_enum, value_name = "FS")]
     fs: Option<Fs>,
     /// Trace these processes only (comma-separated pids)
@@ -70,79 +69,10 @@ pub(crate) struct Args {
     common: CommonArgs,
 }
 
-/// The file systems fsslower knows: each one's operations and superblock
-/// magic (include/uapi/linux/magic.h).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum Fs {
-    Ext4,
-    Xfs,
-    Btrfs,
-    Nfs,
-}
-
-impl Fs {
-    fn name(self) -> &'static str {
-        match self {
-            Fs::Ext4 => "ext4",
-            Fs::Xfs => "xfs",
-            Fs::Btrfs => "btrfs",
-            Fs::Nfs => "nfs",
-        }
-    }
-
-    /// Its read_iter, write_iter, open and fsync file operations.
-    fn functions(self) -> [&'static str; 4] {
-        match self {
-            Fs::Ext4 => [
-                "ext4_file_read_iter",
-                "ext4_file_write_iter",
-                "ext4_file_open",
-                "ext4_sync_file",
-            ],
-            Fs::Xfs => [
-                "xfs_file_read_iter",
-                "xfs_file_write_iter",
-                "xfs_file_open",
-                "xfs_file_fsync",
-            ],
-            Fs::Btrfs => [
-                "btrfs_file_read_iter",
-                "btrfs_file_write_iter",
-                "btrfs_file_open",
-                "btrfs_sync_file",
-            ],
-            Fs::Nfs => [
-                "nfs_file_read",
-                "nfs_file_write",
-                "nfs_file_open",
-                "nfs_file_fsync",
-            ],
-        }
-    }
-
-    /// True if a file system of this kind is mounted (the mount table's
-    /// type field: nfs also as nfs4).
-    fn mounted(self) -> bool {
-        fileio::mounted_types()
-            .iter()
-            .any(|kind| kind == self.name() || (self == Fs::Nfs && kind == "nfs4"))
-    }
-
-    fn magic(self) -> u64 {
-        match self {
-            Fs::Ext4 => 0xEF53,
-            Fs::Xfs => 0x5846_5342,
-            Fs::Btrfs => 0x9123_683E,
-            Fs::Nfs => 0x6969,
-        }
-    }
-
-    /// The file system a command name chooses (`ext4slower`,
-    /// `bpf-xfsslower`); none for `fsslower`.
-    fn of_program(program: &str) -> Option<Fs> {
-        let alias = info::INFO.invoked_as(program)?;
-        Fs::from_str(alias.strip_suffix("slower")?, false).ok()
-    }
+/// The file system a command name chooses (`ext4slower`,
+/// `bpf-xfsslower`); none for `fsslower`.
+fn of_program(program: &str) -> Option<Fs> {
+    Fs::of_alias(info::INFO.invoked_as(program)?, "slower")
 }
 
 pub const ENTRY: lifecycle::Entry = lifecycle::Entry::of::<Fsslower>();
@@ -176,14 +106,8 @@ impl Tool for Fsslower {
 
     fn new(args: Args) -> Result<Self> {
         let containers = args.containers.containers;
-        let Some(fs) = args
-            .fs
-            .or_else(|| Fs::of_program(&common::run::program_name()))
-        else {
-            return Err(usage(
-                "which file system? Give -t ext4, xfs, btrfs or nfs, or run me as ext4slower, \
-                 xfsslower, btrfsslower or nfsslower",
-            ));
+        let Some(fs) = args.fs.or_else(|| of_program(&common::run::program_name())) else {
+            return Err(Fs::unchosen(info::INFO.aliases));
         };
         if !fs.mounted() {
             common::note!(
@@ -404,11 +328,11 @@ mod tests {
 
     #[test]
     fn the_program_name_chooses_the_file_system() {
-        assert_eq!(Fs::of_program("ext4slower"), Some(Fs::Ext4));
-        assert_eq!(Fs::of_program("bpf-xfsslower"), Some(Fs::Xfs));
-        assert_eq!(Fs::of_program("btrfsslower"), Some(Fs::Btrfs));
-        assert_eq!(Fs::of_program("nfsslower"), Some(Fs::Nfs));
-        assert_eq!(Fs::of_program("fsslower"), None);
-        assert_eq!(Fs::of_program("zfsslower"), None);
+        assert_eq!(of_program("ext4slower"), Some(Fs::Ext4));
+        assert_eq!(of_program("bpf-xfsslower"), Some(Fs::Xfs));
+        assert_eq!(of_program("btrfsslower"), Some(Fs::Btrfs));
+        assert_eq!(of_program("nfsslower"), Some(Fs::Nfs));
+        assert_eq!(of_program("fsslower"), None);
+        assert_eq!(of_program("zfsslower"), None);
     }
 }

@@ -8,7 +8,7 @@ testkit::contract_tests!(testkit::contract::Spec {
     heavy: false,
     conflicts: &[],
     refused: &[
-        &["-t", "zfs"],
+        &["-t", "vfat"],
         &["-m", "x"],
         &["-m", "1", "2"],
         &["-j", "--json"],

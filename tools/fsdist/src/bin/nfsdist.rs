@@ -1,0 +1,5 @@
+//! `nfsdist`: fsdist for nfs, chosen by its name.
+
+fn main() -> std::process::ExitCode {
+    (fsdist::ENTRY.main)()
+}
