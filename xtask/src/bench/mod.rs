@@ -109,6 +109,9 @@ fn packages() -> Vec<&'static str> {
         "fio",
         "iproute2",
         "nftables",
+        // The floors' programs are matched to the running kernel's BTF,
+        // which bpftool dumps.
+        "bpftool",
     ]
 }
 

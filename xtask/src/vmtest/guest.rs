@@ -317,7 +317,8 @@ echo "vmtest: Linux $(uname -r), $(nproc) CPUs"
     // Every tool's dry runs, through doctor (the kernel matrix and the
     // checks read its report: matrix::doctor_rows).
     s += &format!(
-        "{} doctor --json > $R/doctor.json 2> $R/doctor.err\n",
+        "started=$(date +%s)\n{} doctor --json > $R/doctor.json 2> $R/doctor.err\n\
+         echo \"vmtest: doctor's dry runs took $(( $(date +%s) - started )) s\"\n",
         bins.join("bpftools").display()
     );
     s += &privilege_runs(&bins);
@@ -340,14 +341,15 @@ echo "vmtest: Linux $(uname -r), $(nproc) CPUs"
         // $R/progress: each binary's verdict, for a boot that resumes after
         // a guest that hung.
         s += &format!(
-            "echo \"vmtest: == {name}\"\n\
+            "echo \"vmtest: == {name}\"\nstarted=$(date +%s)\n\
              if {run}; then echo \"ok {name}\" >> $R/progress; else\n\
              \x20   echo \"vmtest: {name} failed: running it again\"\n\
              \x20   if {run}; then echo \"FLAKY {name}: failed, then passed\" >> $R/flaky;\n\
              \x20       echo \"ok {name}\" >> $R/progress\n\
              \x20   else failed=$((failed+1)); echo \"vmtest: FAILED {name}\";\n\
              \x20       echo \"failed {name}\" >> $R/progress; fi\n\
-             fi\n",
+             fi\n\
+             echo \"vmtest: {name} took $(( $(date +%s) - started )) s\"\n",
             name = t.name,
         );
     }
