@@ -29,12 +29,14 @@ pub struct Artifacts {
 }
 
 pub fn main(args: &[String]) -> Result<()> {
+    let test = args.iter().any(|a| a == "--test");
+    let bare = test.then(crate::dist_test::BareRoot::start).transpose()?;
     let artifacts = build()?;
     for a in [&artifacts.deb, &artifacts.rpm, &artifacts.tarball] {
         let size = fs::metadata(a)?.len();
         println!("{} ({} KiB)", a.display(), size / 1024);
     }
-    if args.iter().any(|a| a == "--test") {
+    if let Some(bare) = bare {
         // Packaged again from the same commit: byte for byte the same.
         let first = digests(&artifacts)?;
         let again = build()?;
@@ -42,7 +44,7 @@ pub fn main(args: &[String]) -> Result<()> {
             bail!("packaging twice from the same commit gave different archives");
         }
         println!("dist: the same commit packaged twice gives identical archives");
-        crate::dist_test::run(&again)?;
+        crate::dist_test::run(&again, bare)?;
     }
     Ok(())
 }

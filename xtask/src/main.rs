@@ -18,8 +18,8 @@ use anyhow::{bail, Context, Result};
 const JOBS: &[(&str, &str, &str)] = &[
     (
         "deps",
-        "deps",
-        "install the system packages a build needs; mount tracefs",
+        "deps [--test]",
+        "install the system packages a build (--test: and the tests) needs; mount tracefs",
     ),
     (
         "run",
@@ -108,7 +108,11 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let result = match args.first().map(String::as_str) {
-        Some("deps") => deps(&[]),
+        // --test: the integration tests' packages too.
+        Some("deps") => deps(match args.get(1).map(String::as_str) {
+            Some("--test") => TEST_PACKAGES,
+            _ => &[],
+        }),
         Some("run") => run_tool(&args[1..]),
         Some("test") => test(&args[1..]),
         Some("bench") => bench::main(&args[1..]),

@@ -83,10 +83,19 @@ fn cold_then_warm(env: &[(&str, &str)]) {
         assert!(r["read_hit_percent"].as_f64() > Some(98.0), "{r}");
     }
 
+    // The shell that execs dd looks up dd's own pages first: where an
+    // interval ends inside that exec (a slow guest), a row of a few pages
+    // still has the shell's name.
     for r in cold.iter().chain(&warm) {
+        let small = sum(&[r], "hits") + sum(&[r], "misses") < 64;
+        let comm = if small && r["comm"] == "sh" {
+            "sh"
+        } else {
+            "dd"
+        };
         assert_eq!(
             (&r["comm"], &r["uid"], &r["user"]),
-            (&"dd".into(), &0.into(), &"root".into()),
+            (&comm.into(), &0.into(), &"root".into()),
             "{r}"
         );
     }

@@ -100,14 +100,21 @@ fn fsslower_shows_each_operation() {
 }
 
 /// Kernels with fentry or kprobes: forced to the system call mode, as on
-/// this machine; and there as before 5.11: following the task's pointers
-/// with probe reads, and keeping each call's start by thread in a hash map
-/// (raw_tp) where there is no task storage.
+/// this machine (on 5.10, which has no task storage, its raw_tp variant).
 #[test]
 fn fsslower_system_call_mode() {
     let _turn = testkit::one_at_a_time();
     let stderr = check_each_operation(FSSLOWER, &["-t", "ext4"], &[SYSCALLS]);
     assert!(stderr.contains("system call mode"), "{stderr}");
+}
+
+/// The system call mode as before 5.11, forced on a later kernel:
+/// following the task's pointers with probe reads, and keeping each call's
+/// start by thread in a hash map (raw_tp). Not among the VM suite's
+/// variants: 5.10's guest runs that mode for real.
+#[test]
+fn fsslower_raw_tp_system_calls() {
+    let _turn = testkit::one_at_a_time();
     check_each_operation(
         FSSLOWER,
         &["-t", "ext4"],

@@ -43,26 +43,34 @@ fn synced(args: &[&str]) -> (Finished, Vec<Value>, String) {
     (f, rounds, device)
 }
 
+/// The pages add up on the device in every run. The flusher's periodic
+/// wakeup (every 5 s) can find a new device over its own background
+/// threshold (near nothing for a device with no history) and write them
+/// before the sync, for reason `background`: the sync's own round is then
+/// looked for in a new run, three at most.
 #[test]
 fn writeback_sync_shows_the_pages_written() {
-    let (f, rounds, device) = synced(&["--json"]);
-    let pages: i64 = rounds.iter().map(|r| r["pages"].as_i64().unwrap()).sum();
-    let want = (MIB * 256) as i64;
-    // ext4 writes a few pages of its own beside the file's.
-    assert!(
-        (want * 95 / 100..=want * 110 / 100).contains(&pages),
-        "{pages} pages written on {device} for {want} dirtied: {rounds:#?}\n{}",
-        f.stdout.join("\n")
-    );
-    assert!(
-        rounds
+    for attempt in 1..=3 {
+        let (f, rounds, device) = synced(&["--json"]);
+        let pages: i64 = rounds.iter().map(|r| r["pages"].as_i64().unwrap()).sum();
+        let want = (MIB * 256) as i64;
+        // ext4 writes a few pages of its own beside the file's.
+        assert!(
+            (want * 95 / 100..=want * 110 / 100).contains(&pages),
+            "{pages} pages written on {device} for {want} dirtied: {rounds:#?}\n{}",
+            f.stdout.join("\n")
+        );
+        for r in &rounds {
+            assert!(r["latency_ns"].as_u64().is_some(), "{r}");
+            assert!(r["comm"].as_str().is_some_and(|c| !c.is_empty()), "{r}");
+        }
+        let synced = rounds
             .iter()
-            .any(|r| r["reason"] == "sync" && r["pages"].as_i64() > Some(0)),
-        "{rounds:#?}"
-    );
-    for r in &rounds {
-        assert!(r["latency_ns"].as_u64().is_some(), "{r}");
-        assert!(r["comm"].as_str().is_some_and(|c| !c.is_empty()), "{r}");
+            .any(|r| r["reason"] == "sync" && r["pages"].as_i64() > Some(0));
+        if synced {
+            return;
+        }
+        assert!(attempt < 3, "no sync round wrote pages: {rounds:#?}");
     }
 }
 

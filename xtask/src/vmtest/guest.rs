@@ -395,7 +395,7 @@ pub const PRIVILEGE_RUNS: &[(&str, &str)] = &[
 /// same runs. matrix::lockdown_disagrees reads what they said.
 fn lockdown_phase(bins: &Path) -> String {
     let mut s = String::from(
-        "echo \"vmtest: == lockdown\"\nmkdir -p $R/lockdown\n\
+        "echo \"vmtest: == lockdown\"\nstarted=$(date +%s)\nmkdir -p $R/lockdown\n\
          grep -q ' securityfs ' /proc/mounts || mount -t securityfs securityfs /sys/kernel/security\n",
     );
     for mode in ["integrity", "confidentiality"] {
@@ -421,7 +421,7 @@ fn lockdown_phase(bins: &Path) -> String {
             );
         }
     }
-    s
+    s + "echo \"vmtest: lockdown took $(( $(date +%s) - started )) s\"\n"
 }
 
 /// The real runs under each lockdown mode: tools that read kernel memory

@@ -29,7 +29,7 @@ use anyhow::{bail, Context, Result};
 pub use kernels::KERNELS;
 
 const USAGE: &str = "usage: cargo xtask vmtest [--kernel 5.10|6.1|6.12|all]... [--variants] \
-                     [--parallel N] [--run COMMAND] [-- TEST FILTER...] | --list | --matrix";
+                     [--parallel N] [--run COMMAND] [-- TEST FILTER...] | --list | --matrix | --fetch";
 
 /// Packages the VMs need on this machine.
 const PACKAGES: &[&str] = &[
@@ -57,6 +57,8 @@ struct Options {
     list: bool,
     /// Only README's kernel matrix, from the last runs' dry runs.
     matrix: bool,
+    /// Only the packages and kernels, fetched and unpacked.
+    fetch: bool,
 }
 
 fn parse(args: &[String]) -> Result<Options> {
@@ -67,6 +69,7 @@ fn parse(args: &[String]) -> Result<Options> {
     let mut parallel = 1;
     let mut list = false;
     let mut matrix = false;
+    let mut fetch = false;
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -94,6 +97,7 @@ fn parse(args: &[String]) -> Result<Options> {
             }
             "--list" => list = true,
             "--matrix" => matrix = true,
+            "--fetch" => fetch = true,
             "--" => filter.extend(args.by_ref().cloned()),
             other => bail!("unknown argument '{other}'\n{USAGE}"),
         }
@@ -109,6 +113,7 @@ fn parse(args: &[String]) -> Result<Options> {
         parallel,
         list,
         matrix,
+        fetch,
     })
 }
 
@@ -150,6 +155,14 @@ pub fn main(args: &[String]) -> Result<()> {
         bail!("vmtest exports the root filesystem to the guest over 9p: run it as root");
     }
     crate::deps(PACKAGES)?;
+    // --fetch: the packages and kernels only (network and disk), so that
+    // CI fetches them while its first build compiles.
+    if opts.fetch {
+        for spec in &opts.kernels {
+            kernels::fetch(spec)?;
+        }
+        return Ok(());
+    }
     let mut tests = guest::build_tests()?;
     if opts.variants && opts.filter.is_empty() {
         guest::select_variant_tests(&mut tests)?;
