@@ -127,8 +127,7 @@ impl Tool for Fsdist {
         if mode == Variant::Fentry {
             let p = &mut open.progs;
             let [read, write, opn, fsync] = self.fs.functions();
-            let getattr = self.fs.getattr();
-            for (prog, target) in [
+            let mut targets = vec![
                 (&mut p.fs_fentry_read, read),
                 (&mut p.fs_fexit_read, read),
                 (&mut p.fs_fentry_write, write),
@@ -137,9 +136,14 @@ impl Tool for Fsdist {
                 (&mut p.fs_fexit_open, opn),
                 (&mut p.fs_fentry_fsync, fsync),
                 (&mut p.fs_fexit_fsync, fsync),
-                (&mut p.fs_fentry_getattr, getattr),
-                (&mut p.fs_fexit_getattr, getattr),
-            ] {
+            ];
+            // A getattr outside BTF has no target to set (libbpf refuses
+            // it): its programs are left out below.
+            if self.getattr {
+                targets.push((&mut p.fs_fentry_getattr, self.fs.getattr()));
+                targets.push((&mut p.fs_fexit_getattr, self.fs.getattr()));
+            }
+            for (prog, target) in targets {
                 prog.set_attach_target(0, Some(target.into()))
                     .with_context(|| format!("setting fentry's target to {target}"))?;
             }
