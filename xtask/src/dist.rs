@@ -28,7 +28,18 @@ pub struct Artifacts {
     pub tarball: PathBuf,
 }
 
+/// The Debian packages packaging and its test use.
+const PACKAGES: &[&str] = &["dpkg-dev", "rpm", "mmdebstrap", "lintian"];
+
 pub fn main(args: &[String]) -> Result<()> {
+    // --fetch: the packages only, so that CI installs them while its first
+    // build compiles.
+    if args.iter().any(|a| a == "--fetch") {
+        return deps(PACKAGES);
+    }
+    if args.iter().any(|a| a == "--build") {
+        return compile();
+    }
     let test = args.iter().any(|a| a == "--test");
     let bare = test.then(crate::dist_test::BareRoot::start).transpose()?;
     let artifacts = build()?;
@@ -108,7 +119,7 @@ fn install_cargo_tools() -> Result<()> {
 
 pub fn build() -> Result<Artifacts> {
     // dpkg-dev: dpkg-shlibdeps, for the .deb's real dependencies.
-    deps(&["dpkg-dev", "rpm"])?;
+    deps(PACKAGES)?;
     install_cargo_tools()?;
     let version = version()?;
     let epoch = source_date_epoch()?;
@@ -140,21 +151,7 @@ pub fn build() -> Result<Artifacts> {
     let rpm = out.join(format!("bpftools-{version}.x86_64.rpm"));
     build_rpm(&stage, &out, &version, &epoch, &rpm)?;
 
-    // The tarball: everything static but glibc. The same target directory:
-    // only libbpf-sys and what depends on it build again (the rest of a
-    // second, separate release build cost CI a minute).
-    let mut cmd = cargo();
-    // Where Debian's libelf.a and libz.a are (libelf-dev, zlib1g-dev).
-    cmd.env("LIBBPF_SYS_LIBRARY_PATH", multiarch_lib_dir()?);
-    cmd.args([
-        "build",
-        "--release",
-        "-p",
-        "bpftools",
-        "--features",
-        "static",
-    ]);
-    check(&mut cmd)?;
+    build_static()?;
     let name = format!("bpftools-{version}-x86_64-linux");
     let tree = out.join(&name);
     stage_tarball(&root.join("target/release"), &tree, &epoch)?;
@@ -168,6 +165,35 @@ pub fn build() -> Result<Artifacts> {
     );
     check(Command::new("bash").args(["-o", "pipefail", "-c", &tar]))?;
     Ok(Artifacts { deb, rpm, tarball })
+}
+
+/// The tarball's binary: everything static but glibc. The same target
+/// directory: only libbpf-sys and what depends on it build again (the rest
+/// of a second, separate release build cost CI a minute).
+fn build_static() -> Result<()> {
+    let mut cmd = cargo();
+    // Where Debian's libelf.a and libz.a are (libelf-dev, zlib1g-dev).
+    cmd.env("LIBBPF_SYS_LIBRARY_PATH", multiarch_lib_dir()?);
+    cmd.args([
+        "build",
+        "--release",
+        "-p",
+        "bpftools",
+        "--features",
+        "static",
+    ]);
+    check(&mut cmd)
+}
+
+/// `dist --build`: what packaging compiles (cargo-deb, both release
+/// builds), and no more, so that CI runs it at the lowest priority beside
+/// the VM suite, on the CPU time the guests leave; `dist --test` then
+/// finds it built.
+fn compile() -> Result<()> {
+    deps(PACKAGES)?;
+    install_cargo_tools()?;
+    build_release(&["bpftools".to_string()])?;
+    build_static()
 }
 
 /// The .rpm, by rpmbuild from a spec made here: its %files list every

@@ -46,9 +46,11 @@ const JOBS: &[(&str, &str, &str)] = &[
     ),
     (
         "dist",
-        "dist [--test]",
+        "dist [--test|--fetch|--build]",
         "the .deb, .rpm and tarball in target/dist/ (man pages and\n\
-         completions included); --test proves each in a bare Debian root",
+         completions included); --test proves each in a bare Debian root;\n\
+         --fetch installs the packages they need, --build compiles what\n\
+         they need (cargo-deb, the release builds), and nothing else",
     ),
     (
         "readme",

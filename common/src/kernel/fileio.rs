@@ -215,20 +215,6 @@ impl FileSystem {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_kind_has_system_calls_within_the_table() {
-        let all = syscalls();
-        for op in [READ, WRITE, FSYNC, OPEN] {
-            assert!(all.iter().any(|(_, o)| o & !POSITIONAL == op), "{op}");
-        }
-        assert!(all.iter().all(|(nr, _)| *nr < MAX_NR));
-    }
-}
-
 /// The tick that bounds a system call's time from its CPU's run queue
 /// clock (slowio.bpf.h's sys_surely_quick), and why there is none: the
 /// kernel's tick where its configuration is there, where the programs are
@@ -352,5 +338,165 @@ impl Variant {
         }
         probe::load_when(false, v.btf.into_iter().chain(v.raw));
         probe::create_when(false, v.storage_maps.into_iter().chain(v.hash_maps))
+    }
+}
+
+/// A file system's operations as the fentry and kprobe modes hook them,
+/// by the programs' names (their sections name no function): `fs_fentry_OP`
+/// and `fs_fexit_OP`, `fs_kprobe_OP`, and one `fs_kretprobe` for all, OP
+/// being read, write, open, fsync or getattr.
+#[derive(Debug, Clone)]
+pub struct FsHooks {
+    mode: Variant,
+    /// Each operation hooked and the file system's function for it.
+    ops: Vec<(&'static str, &'static str)>,
+}
+
+impl FsHooks {
+    /// Read, write, open and fsync, and getattr where `getattr`.
+    pub fn new(fs: FileSystem, mode: Variant, getattr: bool) -> FsHooks {
+        let mut ops: Vec<_> = ["read", "write", "open", "fsync"]
+            .into_iter()
+            .zip(fs.functions())
+            .collect();
+        if getattr {
+            ops.push(("getattr", fs.getattr()));
+        }
+        FsHooks { mode, ops }
+    }
+
+    /// `fs_KIND_OP`'s kind and operation; the kretprobe has none.
+    fn parse(program: &str) -> Option<(&str, Option<&str>)> {
+        let rest = program.strip_prefix("fs_")?;
+        Some(match rest.split_once('_') {
+            Some((kind, op)) => (kind, Some(op)),
+            None => (rest, None),
+        })
+    }
+
+    /// The function an operation's programs attach to; None for one not
+    /// hooked.
+    fn function(&self, op: &str) -> Option<&'static str> {
+        self.ops.iter().find(|(o, _)| *o == op).map(|(_, f)| *f)
+    }
+
+    /// Before load: only this mode's function programs loaded (and none of
+    /// an operation not hooked), fentry's targets set (libbpf refuses a
+    /// target that is not in BTF, so an operation left out has none).
+    pub fn configure(&self, open: &mut libbpf_rs::OpenObject) -> Result<()> {
+        self.mode.load_its_programs(open);
+        for mut prog in open.progs_mut() {
+            let name = prog.name().to_string_lossy().into_owned();
+            let Some((kind, Some(op))) = Self::parse(&name) else {
+                continue;
+            };
+            if !["fentry", "fexit", "kprobe"].contains(&kind) {
+                continue;
+            }
+            match self.function(op) {
+                None => prog.set_autoload(false),
+                Some(target) if self.mode == Variant::Fentry && kind != "kprobe" => {
+                    prog.set_attach_target(0, Some(target.to_string()))
+                        .with_context(|| format!("setting {name}'s target to {target}"))?;
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// The function a program attaches to, for `--dry-run` and `-v`; the
+    /// shared kretprobe's are all of them.
+    pub fn target(&self, program: &str) -> Option<String> {
+        match Self::parse(program)? {
+            (_, Some(op)) => self.function(op).map(str::to_string),
+            ("kretprobe", None) => Some(
+                self.ops
+                    .iter()
+                    .map(|(_, f)| *f)
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ),
+            _ => None,
+        }
+    }
+
+    /// Attaches the mode's programs to the file system's functions (after
+    /// the tool's others, which name theirs).
+    pub fn attach(&self, obj: &libbpf_rs::Object) -> Result<Vec<libbpf_rs::Link>> {
+        let mut links = Vec::new();
+        let kretprobe = obj
+            .progs_mut()
+            .find(|p| p.name().to_string_lossy() == "fs_kretprobe");
+        for prog in obj.progs_mut() {
+            let name = prog.name().to_string_lossy().into_owned();
+            let Some((kind, Some(op))) = Self::parse(&name) else {
+                continue;
+            };
+            let Some(function) = self.function(op) else {
+                continue;
+            };
+            match (self.mode, kind) {
+                (Variant::Fentry, "fentry" | "fexit") => {
+                    links.push(prog.attach().with_context(|| format!("attaching {name}"))?);
+                }
+                (Variant::Kprobe, "kprobe") => {
+                    let ret = kretprobe
+                        .as_ref()
+                        .context("no fs_kretprobe program in the object")?;
+                    for (p, ret) in [(&prog, false), (ret, true)] {
+                        links.push(
+                            p.attach_kprobe(ret, function)
+                                .with_context(|| format!("attaching a kprobe to {function}"))?,
+                        );
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(links)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_has_system_calls_within_the_table() {
+        let all = syscalls();
+        for op in [READ, WRITE, FSYNC, OPEN] {
+            assert!(all.iter().any(|(_, o)| o & !POSITIONAL == op), "{op}");
+        }
+        assert!(all.iter().all(|(nr, _)| *nr < MAX_NR));
+    }
+
+    #[test]
+    fn fs_hooks_name_each_program_s_function() {
+        let ext4 = FsHooks::new(FileSystem::Ext4, Variant::Kprobe, false);
+        assert_eq!(
+            ext4.target("fs_kprobe_read").as_deref(),
+            Some("ext4_file_read_iter")
+        );
+        assert_eq!(
+            ext4.target("fs_fexit_fsync").as_deref(),
+            Some("ext4_sync_file")
+        );
+        assert_eq!(ext4.target("fs_kprobe_getattr"), None);
+        assert_eq!(
+            ext4.target("fs_kretprobe").as_deref(),
+            Some("ext4_file_read_iter,ext4_file_write_iter,ext4_file_open,ext4_sync_file")
+        );
+        let with = FsHooks::new(FileSystem::Ext4, Variant::Fentry, true);
+        assert_eq!(
+            with.target("fs_fentry_getattr").as_deref(),
+            Some("ext4_file_getattr")
+        );
+        assert!(with
+            .target("fs_kretprobe")
+            .unwrap()
+            .ends_with(",ext4_file_getattr"));
+        assert_eq!(with.target("fs_sys_enter"), None);
+        assert_eq!(with.target("handle_exit"), None);
     }
 }

@@ -4,7 +4,7 @@
 
 mod info;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Parser;
 use common::cli::{self, CgroupArgs, CommonArgs, HistogramArgs, IdList};
 use common::kernel::fileio::{self, FileSystem as Fs, Variant, FSYNC, GETATTR, OPEN, READ, WRITE};
@@ -83,6 +83,12 @@ pub(crate) struct Fsdist {
     containers: histogram::Containers,
 }
 
+impl Fsdist {
+    fn hooks(&self) -> fileio::FsHooks {
+        fileio::FsHooks::new(self.fs, self.mode, self.getattr)
+    }
+}
+
 impl Tool for Fsdist {
     common::tool_types!(FsdistSkelBuilder);
 
@@ -124,41 +130,7 @@ impl Tool for Fsdist {
         rodata.rdonly_cast = probe::rdonly_cast();
         rodata.fs_magic = self.fs.magic();
         let mode = self.mode;
-        if mode == Variant::Fentry {
-            let p = &mut open.progs;
-            let [read, write, opn, fsync] = self.fs.functions();
-            let mut targets = vec![
-                (&mut p.fs_fentry_read, read),
-                (&mut p.fs_fexit_read, read),
-                (&mut p.fs_fentry_write, write),
-                (&mut p.fs_fexit_write, write),
-                (&mut p.fs_fentry_open, opn),
-                (&mut p.fs_fexit_open, opn),
-                (&mut p.fs_fentry_fsync, fsync),
-                (&mut p.fs_fexit_fsync, fsync),
-            ];
-            // A getattr outside BTF has no target to set (libbpf refuses
-            // it): its programs are left out below.
-            if self.getattr {
-                targets.push((&mut p.fs_fentry_getattr, self.fs.getattr()));
-                targets.push((&mut p.fs_fexit_getattr, self.fs.getattr()));
-            }
-            for (prog, target) in targets {
-                prog.set_attach_target(0, Some(target.into()))
-                    .with_context(|| format!("setting fentry's target to {target}"))?;
-            }
-        }
-        mode.load_its_programs(open.open_object_mut());
-        if !self.getattr {
-            let p = &mut open.progs;
-            for prog in [
-                &mut p.fs_fentry_getattr,
-                &mut p.fs_fexit_getattr,
-                &mut p.fs_kprobe_getattr,
-            ] {
-                prog.set_autoload(false);
-            }
-        }
+        self.hooks().configure(open.open_object_mut())?;
         let (p, m) = (&mut open.progs, &mut open.maps);
         mode.slow_syscall_programs(probe::TaskStateVariants {
             btf: vec![&mut p.fs_sys_enter, &mut p.fs_sys_exit],
@@ -198,23 +170,7 @@ impl Tool for Fsdist {
     }
 
     fn hook_target(&self, program: &str) -> Option<String> {
-        let [read, write, opn, fsync] = self.fs.functions();
-        let function = match program.rsplit('_').next()? {
-            "read" => read,
-            "write" => write,
-            "open" => opn,
-            "fsync" => fsync,
-            "getattr" => self.fs.getattr(),
-            // The kretprobe shared by all.
-            _ => {
-                let mut all = self.fs.functions().to_vec();
-                if self.getattr {
-                    all.push(self.fs.getattr());
-                }
-                return Some(all.join(","));
-            }
-        };
-        Some(function.to_string())
+        self.hooks().target(program)
     }
 
     fn loaded(&mut self, skel: &mut FsdistSkel<'_>) -> Result<()> {
@@ -228,52 +184,7 @@ impl Tool for Fsdist {
     /// each is attached here to the chosen file system's.
     fn attach(&mut self, skel: &mut SkelOf<'_, Self>) -> Result<Vec<Link>> {
         let mut links = attach_all(skel.object())?;
-        let p = &skel.progs;
-        let [read, write, opn, fsync] = self.fs.functions();
-        match self.mode {
-            Variant::Fentry => {
-                let mut progs = vec![
-                    &p.fs_fentry_read,
-                    &p.fs_fexit_read,
-                    &p.fs_fentry_write,
-                    &p.fs_fexit_write,
-                    &p.fs_fentry_open,
-                    &p.fs_fexit_open,
-                    &p.fs_fentry_fsync,
-                    &p.fs_fexit_fsync,
-                ];
-                if self.getattr {
-                    progs.extend([&p.fs_fentry_getattr, &p.fs_fexit_getattr]);
-                }
-                for prog in progs {
-                    links.push(
-                        prog.attach().with_context(|| {
-                            format!("attaching {}", prog.name().to_string_lossy())
-                        })?,
-                    );
-                }
-            }
-            Variant::Kprobe => {
-                let mut probes = vec![
-                    (&p.fs_kprobe_read, read),
-                    (&p.fs_kprobe_write, write),
-                    (&p.fs_kprobe_open, opn),
-                    (&p.fs_kprobe_fsync, fsync),
-                ];
-                if self.getattr {
-                    probes.push((&p.fs_kprobe_getattr, self.fs.getattr()));
-                }
-                for (prog, function) in probes {
-                    for (prog, ret) in [(prog, false), (&p.fs_kretprobe, true)] {
-                        links.push(
-                            prog.attach_kprobe(ret, function)
-                                .with_context(|| format!("attaching a kprobe to {function}"))?,
-                        );
-                    }
-                }
-            }
-            Variant::Syscalls => {}
-        }
+        links.extend(self.hooks().attach(skel.object())?);
         Ok(links)
     }
 

@@ -3,7 +3,7 @@
 
 mod info;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Parser;
 use common::cli::{self, CgroupLongArgs, CommonArgs, ContainerArgs, IdList};
 use common::kernel::fileio::{self, FileSystem as Fs, Variant, FSYNC, OPEN, READ, WRITE};
@@ -145,24 +145,7 @@ impl Tool for Fsslower {
         } else {
             0
         };
-        let p = &mut open.progs;
-        let [read, write, opn, fsync] = self.fs.functions();
-        if mode == Variant::Fentry {
-            for (prog, target) in [
-                (&mut p.fs_fentry_read, read),
-                (&mut p.fs_fexit_read, read),
-                (&mut p.fs_fentry_write, write),
-                (&mut p.fs_fexit_write, write),
-                (&mut p.fs_fentry_open, opn),
-                (&mut p.fs_fexit_open, opn),
-                (&mut p.fs_fentry_fsync, fsync),
-                (&mut p.fs_fexit_fsync, fsync),
-            ] {
-                prog.set_attach_target(0, Some(target.into()))
-                    .with_context(|| format!("setting fentry's target to {target}"))?;
-            }
-        }
-        mode.load_its_programs(open.open_object_mut());
+        fileio::FsHooks::new(self.fs, mode, false).configure(open.open_object_mut())?;
         let (p, m) = (&mut open.progs, &mut open.maps);
         mode.slow_syscall_programs(probe::TaskStateVariants {
             btf: vec![&mut p.fs_sys_enter, &mut p.fs_sys_exit],
@@ -187,16 +170,7 @@ impl Tool for Fsslower {
     }
 
     fn hook_target(&self, program: &str) -> Option<String> {
-        let [read, write, opn, fsync] = self.fs.functions();
-        let function = match program.rsplit('_').next()? {
-            "read" => read,
-            "write" => write,
-            "open" => opn,
-            "fsync" => fsync,
-            // The kretprobe shared by the four.
-            _ => return Some(self.fs.functions().join(",")),
-        };
-        Some(function.to_string())
+        fileio::FsHooks::new(self.fs, self.mode, false).target(program)
     }
 
     fn loaded(&mut self, skel: &mut FsslowerSkel<'_>) -> Result<()> {
@@ -210,44 +184,7 @@ impl Tool for Fsslower {
     /// each is attached here to the chosen file system's.
     fn attach(&mut self, skel: &mut SkelOf<'_, Self>) -> Result<Vec<Link>> {
         let mut links = attach_all(skel.object())?;
-        let p = &skel.progs;
-        let [read, write, opn, fsync] = self.fs.functions();
-        match self.mode {
-            Variant::Fentry => {
-                for prog in [
-                    &p.fs_fentry_read,
-                    &p.fs_fexit_read,
-                    &p.fs_fentry_write,
-                    &p.fs_fexit_write,
-                    &p.fs_fentry_open,
-                    &p.fs_fexit_open,
-                    &p.fs_fentry_fsync,
-                    &p.fs_fexit_fsync,
-                ] {
-                    links.push(
-                        prog.attach().with_context(|| {
-                            format!("attaching {}", prog.name().to_string_lossy())
-                        })?,
-                    );
-                }
-            }
-            Variant::Kprobe => {
-                for (prog, function) in [
-                    (&p.fs_kprobe_read, read),
-                    (&p.fs_kprobe_write, write),
-                    (&p.fs_kprobe_open, opn),
-                    (&p.fs_kprobe_fsync, fsync),
-                ] {
-                    for (prog, ret) in [(prog, false), (&p.fs_kretprobe, true)] {
-                        links.push(
-                            prog.attach_kprobe(ret, function)
-                                .with_context(|| format!("attaching a kprobe to {function}"))?,
-                        );
-                    }
-                }
-            }
-            Variant::Syscalls => {}
-        }
+        links.extend(fileio::FsHooks::new(self.fs, self.mode, false).attach(skel.object())?);
         Ok(links)
     }
 

@@ -39,6 +39,17 @@ fn host_cells() -> Vec<String> {
         .collect()
 }
 
+/// The key of this machine's cells beside the guests' series.
+pub const HOST: &str = "host";
+
+/// This machine's dry runs, as cells under [`HOST`] in each row: a guest
+/// whose hooks are these is tested here, by the whole suite.
+pub fn add_host_cells(cells: &mut HashMap<String, HashMap<&'static str, String>>) {
+    for ((label, _), cell) in dry_run_labels().iter().zip(host_cells()) {
+        cells.entry(label.clone()).or_default().insert(HOST, cell);
+    }
+}
+
 /// A file kernel `name`'s guest wrote, or its second boot (after a stop).
 fn result(name: &str, file: &str) -> Option<String> {
     [name.to_string(), format!("{name}-resumed")]

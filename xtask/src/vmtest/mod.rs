@@ -175,13 +175,22 @@ pub fn main(args: &[String]) -> Result<()> {
     for spec in &opts.kernels {
         fetched.push((*spec, kernels::fetch(spec)?));
     }
-    // Each kernel's test binaries: a middle kernel's pruned (--variants).
-    let cells = matrix::readme_cells()?;
+    // Each kernel's test binaries: a middle kernel's and the newest's
+    // pruned (--variants), against the guests' hooks in README's matrix and
+    // this machine's, as its dry runs say now.
+    let mut cells = matrix::readme_cells()?;
+    let prune = opts.variants && opts.filter.is_empty();
+    if prune {
+        matrix::add_host_cells(&mut cells);
+    }
     let per_kernel: Vec<Vec<guest::TestBinary>> = fetched
         .iter()
         .map(|(spec, _)| match ends(&opts, spec) {
-            Some(ends) if opts.variants && opts.filter.is_empty() => {
-                middle_tests(spec, ends, &tests, &cells)
+            Some((oldest, newest)) if prune => {
+                pruned_tests(spec, &[oldest, newest], &tests, &cells)
+            }
+            None if prune && opts.kernels.len() > 1 && newest(&opts) == spec.name => {
+                pruned_tests(spec, &[matrix::HOST], &tests, &cells)
             }
             _ => tests.clone(),
         })
@@ -272,18 +281,20 @@ fn ends(opts: &Options, spec: &kernels::Spec) -> Option<(&'static str, &'static 
         .then_some((oldest.name, newest.name))
 }
 
-/// A middle kernel's tests under --variants: those of the tools whose hooks
-/// there (README's kernel matrix, every dry run of the tool) differ from
-/// both ends'. A tool whose programs and hooks match an end's is tested
-/// there; the middle kernel still loads every tool in its dry runs. A tool
-/// the matrix does not know yet keeps its tests.
-fn middle_tests(
+/// A kernel's tests under --variants when others cover it: those of the
+/// tools whose hooks there (README's kernel matrix, every dry run of the
+/// tool) differ from each of `others`' (for a middle kernel the run's
+/// oldest and newest; for the newest, this machine, which runs the whole
+/// suite). A tool whose programs and hooks match another kernel's is tested
+/// there; this kernel still loads every tool in its dry runs. A tool the
+/// matrix does not know yet keeps its tests.
+fn pruned_tests(
     spec: &kernels::Spec,
-    (oldest, newest): (&str, &str),
+    others: &[&str],
     tests: &[guest::TestBinary],
     cells: &HashMap<String, HashMap<&'static str, String>>,
 ) -> Vec<guest::TestBinary> {
-    let same_as = |tool: &str, end: &str| {
+    let same_as = |tool: &str, other: &str| {
         let rows: Vec<&HashMap<&str, String>> = cells
             .iter()
             .filter(|(label, _)| label.split(' ').next() == Some(tool))
@@ -291,7 +302,7 @@ fn middle_tests(
             .collect();
         !rows.is_empty()
             && rows.iter().all(|row| {
-                let (Some(here), Some(there)) = (row.get(spec.name), row.get(end)) else {
+                let (Some(here), Some(there)) = (row.get(spec.name), row.get(other)) else {
                     return false;
                 };
                 here == there && !here.starts_with("not run") && !here.starts_with("refused")
@@ -300,14 +311,22 @@ fn middle_tests(
     let (kept, pruned): (Vec<_>, Vec<_>) = tests
         .iter()
         .cloned()
-        .partition(|t| !same_as(&t.tool(), oldest) && !same_as(&t.tool(), newest));
+        .partition(|t| others.iter().all(|o| !same_as(&t.tool(), o)));
     let mut tools: Vec<String> = pruned.iter().map(|t| t.tool()).collect();
     tools.dedup();
+    let names: Vec<String> = others
+        .iter()
+        .map(|o| match *o {
+            matrix::HOST => "this machine's".to_string(),
+            o => format!("{o}'s"),
+        })
+        .collect();
     println!(
-        "vmtest: Linux {}: the tests of {} tools whose hooks there are {oldest}'s or \
-         {newest}'s run on those kernels only; {} test binaries left ({})",
+        "vmtest: Linux {}: the tests of {} tools whose hooks there are {} are run there only; \
+         {} test binaries left ({})",
         spec.name,
         tools.len(),
+        names.join(" or "),
         kept.len(),
         kept.iter()
             .map(|t| t.name.as_str())
