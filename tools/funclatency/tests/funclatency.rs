@@ -1,6 +1,6 @@
 //! funclatency against a program of known calls (fl-work.c): each round
 //! calls lat_sleep10() 10 times (10 ms each), and lat_outer() 20 times,
-//! each calling lat_sleep1() (1 ms) once.
+//! each calling lat_sleep1() (1.2 ms) once.
 
 use std::process::Command;
 use std::sync::OnceLock;
