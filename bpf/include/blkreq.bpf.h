@@ -40,8 +40,14 @@ struct blk_req {
 	__u32 dev;
 	/* The op (BLK_OP_MASK bits of cmd_flags: 0 read, 1 write, ...). */
 	__u32 op;
-	__u32 pad;
+	/* The submitter's kernel stack, where the tool takes it (biostacks
+	 * defines BLK_REQ_STACK(ctx) to its stack map's id); else 0. */
+	__s32 stack_id;
 };
+
+#ifndef BLK_REQ_STACK
+#define BLK_REQ_STACK(ctx) 0
+#endif
 
 /* LRU: a request whose completion is never seen must not pin a slot. */
 struct {
@@ -64,7 +70,7 @@ static __always_inline bool blk_req_wanted(struct request *rq)
 /* io_start or insert (only one of them is loaded): a new use of the
  * request, whatever an earlier one left (a request merged away is freed
  * without being issued). */
-static __always_inline int blk_req_start(struct request *rq)
+static __always_inline int blk_req_start(void *ctx, struct request *rq)
 {
 	struct blk_req r = {};
 
@@ -74,11 +80,12 @@ static __always_inline int blk_req_start(struct request *rq)
 	}
 	task_header_now(&r.task);
 	r.ts_start = r.task.ts_ns;
+	r.stack_id = BLK_REQ_STACK(ctx);
 	bpf_map_update_elem(&blk_reqs, &rq, &r, BPF_ANY);
 	return 0;
 }
 
-static __always_inline int blk_req_issue(struct request *rq)
+static __always_inline int blk_req_issue(void *ctx, struct request *rq)
 {
 	struct blk_req *r = bpf_map_lookup_elem(&blk_reqs, &rq);
 	struct blk_req fresh = {};
@@ -91,6 +98,7 @@ static __always_inline int blk_req_issue(struct request *rq)
 			return 0;
 		}
 		task_header_now(&fresh.task);
+		fresh.stack_id = BLK_REQ_STACK(ctx);
 		r = &fresh;
 	}
 	r->ts_issue = bpf_ktime_get_ns();
@@ -127,20 +135,20 @@ static __always_inline int blk_req_complete(struct request *rq, unsigned int nr_
  * first (the _q forms). common::kernel::disks chooses among them. */
 #define BLK_REQ_PROGRAMS(kind, sec)                                                          \
 	SEC(sec "/block_io_start")                                                         \
-	int BPF_PROG(blk_##kind##_io_start, struct request *rq) { return blk_req_start(rq); } \
+	int BPF_PROG(blk_##kind##_io_start, struct request *rq) { return blk_req_start(ctx, rq); } \
 	SEC(sec "/block_rq_insert")                                                        \
-	int BPF_PROG(blk_##kind##_insert, struct request *rq) { return blk_req_start(rq); }   \
+	int BPF_PROG(blk_##kind##_insert, struct request *rq) { return blk_req_start(ctx, rq); }   \
 	SEC(sec "/block_rq_insert")                                                        \
 	int BPF_PROG(blk_##kind##_insert_q, void *q, struct request *rq)                     \
 	{                                                                                    \
-		return blk_req_start(rq);                                                  \
+		return blk_req_start(ctx, rq);                                                  \
 	}                                                                                    \
 	SEC(sec "/block_rq_issue")                                                         \
-	int BPF_PROG(blk_##kind##_issue, struct request *rq) { return blk_req_issue(rq); }   \
+	int BPF_PROG(blk_##kind##_issue, struct request *rq) { return blk_req_issue(ctx, rq); }   \
 	SEC(sec "/block_rq_issue")                                                         \
 	int BPF_PROG(blk_##kind##_issue_q, void *q, struct request *rq)                      \
 	{                                                                                    \
-		return blk_req_issue(rq);                                                  \
+		return blk_req_issue(ctx, rq);                                                  \
 	}                                                                                    \
 	SEC(sec "/block_io_done")                                                          \
 	int BPF_PROG(blk_##kind##_io_done, struct request *rq) { return blk_req_done(rq); }  \

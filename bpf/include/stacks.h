@@ -31,6 +31,10 @@ struct stack_key {
 	 * address on top of the stack, the immediate caller, which the frame
 	 * pointer walk skips there (its frame is not pushed yet); else 0. */
 	__u64 entry_caller;
+	/* A tool's own part of the key: biostacks' disk (its dev_t, as
+	 * block.h encodes it); else 0. */
+	__u32 dev;
+	__u32 pad;
 };
 
 /* --unwind dwarf: a count sent to the front end instead of added in the

@@ -96,7 +96,7 @@ pub struct Side<'a> {
 }
 
 impl Stack<'_> {
-    fn kernel_label(&self, f: &Frame) -> String {
+    pub(crate) fn kernel_label(&self, f: &Frame) -> String {
         let mut label = self.user_label(f);
         if self.annotate {
             label.push_str("_[k]");

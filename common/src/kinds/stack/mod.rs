@@ -34,7 +34,7 @@ use crate::unwind::{StackTable, UnwindArgs, Unwinder};
 
 pub use files::{Outputs, Profile, Report, Svg};
 pub use offcpu::{OffCpuArgs, OffCpuLook, OffCpuToolArgs};
-pub use report::{Join, Look, Value};
+pub use report::{Join, Look, PerStack, Value};
 pub use resolve::{resolve, Halves, Key, Parts, ProcessKeeper, User, Waker};
 
 /// The deepest stack `--perf-max-stack-depth` takes.
@@ -393,11 +393,20 @@ impl super::Pipeline for Stacks {
                 "{lost} mapping records lost (a full side-band ring): some stacks may be [unknown]"
             );
         }
+        let mut hists = report::Hists::new();
+        if self.look.hists.is_some() {
+            let map = maps::by_name(obj, "stack_hists").context("no stack_hists map")?;
+            let drained: Vec<(types::stack_key, Box<types::hist>)> = maps::drain_as(&map)?;
+            for (k, h) in drained {
+                hists.insert(Key::of(&k, User::Map(k.user_stack_id)), *h);
+            }
+        }
         report::print(
             out,
             &self.look,
             &rows,
             &parts,
+            &hists,
             Some(&mut files),
             self.cgroups.as_mut(),
         )?;
@@ -442,6 +451,8 @@ unsafe impl plain::Plain for types::stack_key {}
 unsafe impl plain::Plain for types::stack_sample {}
 // SAFETY: as above.
 unsafe impl plain::Plain for types::wake_key {}
+// SAFETY: as above.
+unsafe impl plain::Plain for types::hist {}
 
 impl Dwarf {
     /// One record; returns the process of a stack copy when it is the
@@ -487,6 +498,7 @@ impl Dwarf {
             cgroup_id: s.cgroup_id,
             waker,
             entry_caller: 0,
+            dev: 0,
         };
         *self.sums.entry(key).or_default() += s.value;
         None

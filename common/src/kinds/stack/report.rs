@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::export::pprof::Label;
 use crate::kernel::cgroups::Resolver;
-use crate::output::{c_string, escape};
+use crate::output::{c_string, escape, hist};
 use crate::sym::{self, Joined, Part, Side, Stack};
 
 use super::{Key, Parts, Report};
@@ -47,7 +47,26 @@ pub struct Look {
     pub folded: bool,
     /// The waker tools' layouts.
     pub join: Join,
+    /// A histogram under each stack in place of its sum (biostacks).
+    pub hists: Option<PerStack>,
 }
+
+/// A log2 histogram by key besides the sum (biostacks' latencies): the
+/// kernel side's `stack_hists` map, keyed as `counts` is. The text report
+/// shows libbpf-tools' layout (`comm pid labels`, the frames, the
+/// histogram); JSON gains the key's labels and the histogram; folded lines
+/// and the files keep the sum.
+#[derive(Debug, Clone, Copy)]
+pub struct PerStack {
+    /// The slots' unit (`usecs`, `msecs`).
+    pub unit: &'static str,
+    /// The key's own labels (biostacks' `disk`): in the text header after
+    /// comm and pid, as JSON fields, as pprof labels.
+    pub labels: fn(&Key) -> Vec<(&'static str, String)>,
+}
+
+/// The histograms of [`PerStack`], by key.
+pub type Hists = std::collections::HashMap<Key, crate::skel::types::hist>;
 
 /// Whose stacks a key shows: its task's, or (the waker tools) its task's
 /// joined with its waker's, or its waker's only.
@@ -74,17 +93,20 @@ impl Look {
             json: false,
             folded: false,
             join: Join::None,
+            hists: None,
         }
     }
 }
 
-/// Prints `rows` (each with its stacks' parts, in order) and adds each
-/// stack to `files`.
+/// Prints `rows` (each with its stacks' parts, in order, and its
+/// histogram in `hists` where the look has them) and adds each stack to
+/// `files`.
 pub fn print(
     w: &mut dyn Write,
     look: &Look,
     rows: &[(Key, u64)],
     parts: &[Parts],
+    hists: &Hists,
     mut files: Option<&mut Report>,
     mut cgroups: Option<&mut Resolver>,
 ) -> Result<()> {
@@ -141,6 +163,8 @@ pub fn print(
                 Joined::None,
             ),
         };
+        let own = look.hists.map_or_else(Vec::new, |h| (h.labels)(k));
+        let hist = look.hists.and_then(|h| Some((h, hists.get(k)?)));
         let stack = Stack {
             kernel,
             user,
@@ -173,6 +197,9 @@ pub fn print(
             }
             if let Some(unit) = names.as_ref().and_then(|n| n.as_ref()?.unit.as_deref()) {
                 labels.push(Label::Str("unit", unit));
+            }
+            for (name, v) in &own {
+                labels.push(Label::Str(name, v));
             }
             files.add(&stack, value, tgid, &values, &labels);
         }
@@ -209,6 +236,19 @@ pub fn print(
             if let (Some(n), Some(o)) = (&names, o.as_object_mut()) {
                 crate::kernel::cgroups::add_json(o, k.cgroup_id, n.as_deref());
             }
+            for (name, v) in &own {
+                o[*name] = v.as_str().into();
+            }
+            if let Some((ph, h)) = hist {
+                o["hist"] = hist::to_json(
+                    Default::default(),
+                    ph.unit,
+                    &h.slots,
+                    h.count,
+                    h.total,
+                    None,
+                );
+            }
             crate::output::json_to_writer(&mut *w, &o)?;
             w.write_all(b"\n")?;
         } else if look.folded {
@@ -220,6 +260,8 @@ pub fn print(
                     folded.push((line, value));
                 }
             }
+        } else if let Some((ph, h)) = hist {
+            write_with_hist(w, &stack, &own, ph.unit, &h.slots)?;
         } else {
             sym::write_multi_line(w, &stack, value)?;
         }
@@ -229,6 +271,37 @@ pub fn print(
     for (line, value) in folded {
         writeln!(w, "{line} {value}")?;
     }
+    Ok(())
+}
+
+/// libbpf-tools' biostacks layout: `comm pid labels`, the kernel frames
+/// leaf first, the container, the histogram, a blank line.
+fn write_with_hist(
+    w: &mut dyn Write,
+    s: &Stack,
+    labels: &[(&str, String)],
+    unit: &str,
+    slots: &[u32],
+) -> Result<()> {
+    let mut head = format!("{:<14} {:<6}", s.comm, s.pid);
+    for (_, v) in labels {
+        head += &format!(" {v:<7}");
+    }
+    writeln!(w, "{}", head.trim_end())?;
+    match s.kernel {
+        Part::Absent => {}
+        Part::Missed => writeln!(w, "[Missed Kernel Stack]")?,
+        Part::Frames(frames) => {
+            for f in frames {
+                writeln!(w, "{}", s.kernel_label(f))?;
+            }
+        }
+    }
+    if let Some(c) = s.container {
+        writeln!(w, "[{c}]")?;
+    }
+    hist::print_log2(w, slots, unit)?;
+    writeln!(w)?;
     Ok(())
 }
 
@@ -280,6 +353,7 @@ mod tests {
             cgroup_id: 0,
             waker: None,
             entry_caller: 0,
+            dev: 0,
         };
         (
             vec![(key(11, -14), 2500), (key(12, 3), 7000)],
@@ -296,7 +370,7 @@ mod tests {
     fn printed(look: &Look) -> String {
         let (rows, parts) = rows();
         let mut w = Vec::new();
-        print(&mut w, look, &rows, &parts, None, None).unwrap();
+        print(&mut w, look, &rows, &parts, &Hists::new(), None, None).unwrap();
         String::from_utf8(w).unwrap()
     }
 
@@ -350,6 +424,7 @@ mod tests {
             cgroup_id: 0,
             waker: None,
             entry_caller: 0,
+            dev: 0,
         };
         // Two stack ids (the loop at two addresses of spin), and another
         // stack in between by value.
@@ -373,7 +448,7 @@ mod tests {
             })
         };
         let mut w = Vec::new();
-        print(&mut w, &look, &rows, &parts, None, None).unwrap();
+        print(&mut w, &look, &rows, &parts, &Hists::new(), None, None).unwrap();
         assert_eq!(
             String::from_utf8(w).unwrap(),
             "app;other 5\napp;main;spin 42\n"
@@ -405,6 +480,57 @@ mod tests {
         assert!(printed(&by_process).lines().all(|l| !l.contains("\"tid\"")));
     }
 
+    fn per_disk(look: Look) -> (Look, Hists) {
+        let (rows, _) = rows();
+        let mut hists = Hists::new();
+        let mut h = crate::skel::types::hist {
+            count: 3,
+            total: 900,
+            ..Default::default()
+        };
+        h.slots[1] = 2;
+        h.slots[2] = 1;
+        hists.insert(rows[1].0.clone(), h);
+        let look = Look {
+            hists: Some(PerStack {
+                unit: "usecs",
+                labels: |k| vec![("disk", format!("dev{}", k.dev))],
+            }),
+            ..look
+        };
+        (look, hists)
+    }
+
+    #[test]
+    fn a_histogram_under_each_stack_is_libbpf_tools_layout() {
+        let (look, hists) = per_disk(Look {
+            per_thread: false,
+            ..microseconds()
+        });
+        let (rows, parts) = rows();
+        let mut w = Vec::new();
+        // The first row has no histogram: shown as its sum.
+        print(&mut w, &look, &rows[1..], &parts[1..], &hists, None, None).unwrap();
+        assert_eq!(
+            String::from_utf8(w).unwrap(),
+            "app            12     dev0\n\
+             schedule\n\
+             \x20    usecs               : count    distribution\n\
+             \x20        0 -> 1          : 0        |                                        |\n\
+             \x20        2 -> 3          : 2        |****************************************|\n\
+             \x20        4 -> 7          : 1        |********************                    |\n\n"
+        );
+        let json = Look { json: true, ..look };
+        let mut w = Vec::new();
+        print(&mut w, &json, &rows[1..], &parts[1..], &hists, None, None).unwrap();
+        let line: serde_json::Value = serde_json::from_slice(&w).unwrap();
+        assert_eq!(line["disk"], "dev0");
+        assert_eq!(line["us"], 7);
+        assert_eq!(line["hist"]["count"], 3);
+        assert_eq!(line["hist"]["unit"], "usecs");
+        assert_eq!(line["hist"]["buckets"][0]["low"], 2);
+    }
+
     #[test]
     fn a_hostile_comm_is_escaped_in_text() {
         let (mut rows, parts) = rows();
@@ -418,6 +544,7 @@ mod tests {
             }),
             &rows,
             &parts,
+            &Hists::new(),
             None,
             None,
         )

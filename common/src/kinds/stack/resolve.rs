@@ -81,6 +81,9 @@ pub struct Key {
     /// At a user function's entry: its caller's return address, which the
     /// user stack lacks (0: none).
     pub entry_caller: u64,
+    /// A tool's own part of the key: biostacks' disk (its device number);
+    /// else 0.
+    pub dev: u32,
 }
 
 /// The task that woke a key's task (offwaketime, wakeuptime), with its
@@ -160,6 +163,7 @@ impl Key {
             cgroup_id: k.cgroup_id,
             waker: None,
             entry_caller: k.entry_caller,
+            dev: k.dev,
         }
     }
 }
