@@ -34,6 +34,22 @@ static __always_inline struct gendisk *request_disk(struct request *rq)
 	return BPF_CORE_READ(rq, q, disk);
 }
 
+/* bio::bi_disk became bi_bdev in 5.12, commit 309dca309fc3 ("block: store
+ * a block_device pointer in struct bio"). */
+struct bio___pre512 {
+	struct gendisk *bi_disk;
+} __attribute__((preserve_access_index));
+
+/* The disk a bio is sent to. */
+static __always_inline struct gendisk *bio_disk(struct bio *bio)
+{
+	struct bio___pre512 *old = (void *)bio;
+
+	if (bpf_core_field_exists(old->bi_disk))
+		return BPF_CORE_READ(old, bi_disk);
+	return BPF_CORE_READ(bio, bi_bdev, bd_disk);
+}
+
 /* The request's whole disk as the kernel's dev_t (block.h's encoding); 0
  * when it has none. */
 static __always_inline __u32 request_dev(struct request *rq)

@@ -47,6 +47,84 @@ impl Drop for LoopDevice {
     }
 }
 
+/// BPFTOOLS_DISABLE for the hooks of a kernel before 6.5 without tp_btf:
+/// raw_tp, and no block_io_start/block_io_done.
+pub const PRE_6_5_RAW_TP: &str = "tp_btf,block_io_start,block_io_done";
+
+/// Checks that a block request tool run with `args` under
+/// [`PRE_6_5_RAW_TP`] loads raw_tp block_rq_insert, block_rq_issue and
+/// block_rq_complete (its --dry-run's listing, returned).
+pub fn assert_pre_6_5_raw_tp_hooks(bin: &str, args: &[&str]) -> String {
+    let mut all = vec!["--dry-run"];
+    all.extend_from_slice(args);
+    let dry = crate::run_with_env(bin, &all, &[("BPFTOOLS_DISABLE", PRE_6_5_RAW_TP)]);
+    assert!(dry.status.success(), "{dry:?}");
+    let listing = dry.stdout.join("\n");
+    for hook in [
+        "raw_tp block_rq_insert",
+        "raw_tp block_rq_issue",
+        "raw_tp block_rq_complete",
+    ] {
+        assert!(listing.contains(hook), "{hook}: {listing}");
+    }
+    listing
+}
+
+/// An md RAID1 array of two loop devices of the test's own (mdadm),
+/// stopped on drop before its members are detached.
+pub struct MdArray {
+    /// `/dev/mdN`.
+    pub dev: String,
+    _members: [LoopDevice; 2],
+}
+
+impl MdArray {
+    /// A new array, or None where this kernel has no md (no md_mod or
+    /// raid1 to load: said by the caller, which skips).
+    pub fn raid1(tmp_dir: &str) -> Option<MdArray> {
+        let _ = Command::new("modprobe").args(["-q", "raid1"]).status();
+        if !Path::new("/proc/mdstat").exists() {
+            return None;
+        }
+        let members = [LoopDevice::new(tmp_dir, 16), LoopDevice::new(tmp_dir, 16)];
+        // A minor of its own: this process's, and this array's in it.
+        static MADE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dev = format!("/dev/md{}", 300 + (std::process::id() * 8 + n) % 200);
+        let out = Command::new("mdadm")
+            .args(["--create", &dev, "--run", "--quiet", "--level=1"])
+            .args(["--raid-devices=2", "--metadata=1.2", "--assume-clean"])
+            .args([&members[0].dev, &members[1].dev])
+            .stdin(Stdio::null())
+            .output()
+            .expect("mdadm (cargo xtask test installs it)");
+        assert!(out.status.success(), "mdadm --create: {out:?}");
+        let _ = Command::new("udevadm").arg("settle").status();
+        Some(MdArray {
+            dev,
+            _members: members,
+        })
+    }
+
+    /// `mdN`, as the tools name it.
+    pub fn name(&self) -> &str {
+        self.dev.trim_start_matches("/dev/")
+    }
+}
+
+impl Drop for MdArray {
+    fn drop(&mut self) {
+        let _ = Command::new("mdadm")
+            .args(["--stop", "--quiet", &self.dev])
+            .status();
+        for m in &self._members {
+            let _ = Command::new("mdadm")
+                .args(["--zero-superblock", "--quiet", &m.dev])
+                .status();
+        }
+    }
+}
+
 /// The whole disk under a path, from its st_dev (vda for /dev/vda1).
 pub fn disk_of(path: &Path) -> String {
     let dev = fs::metadata(path).unwrap().dev();

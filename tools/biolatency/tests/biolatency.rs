@@ -231,20 +231,7 @@ fn biolatency_dry_run_and_raw_tp_fallback_load() {
     );
 
     // Kernels without tp_btf, or without block_io_done, take these paths.
-    let out = Command::new(BIN)
-        .args(["--dry-run", "-Q"])
-        .env("BPFTOOLS_DISABLE", "tp_btf,block_io_done,block_io_start")
-        .output()
-        .unwrap();
-    let listing = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{out:?}");
-    for hook in [
-        "raw_tp block_rq_insert",
-        "raw_tp block_rq_issue",
-        "raw_tp block_rq_complete",
-    ] {
-        assert!(listing.contains(hook), "{hook}: {listing}");
-    }
+    testkit::block::assert_pre_6_5_raw_tp_hooks(BIN, &["-Q"]);
 }
 
 /// The fallbacks of kernels without tp_btf (raw_tp), or without raw_tp too

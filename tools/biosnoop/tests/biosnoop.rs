@@ -245,17 +245,8 @@ fn biosnoop_writes_and_queue_time_and_filters() {
 fn biosnoop_raw_tp_fallback_sees_the_same_reads() {
     let lo = loop_device();
     require_root();
-    let disabled = "tp_btf,block_io_start,block_io_done";
-    let dry = testkit::run_with_env(BIN, &["--dry-run"], &[("BPFTOOLS_DISABLE", disabled)]);
-    assert!(dry.status.success(), "{dry:?}");
-    let listing = dry.stdout.join("\n");
-    for hook in [
-        "raw_tp block_rq_insert",
-        "raw_tp block_rq_issue",
-        "raw_tp block_rq_complete",
-    ] {
-        assert!(listing.contains(hook), "{hook}: {listing}");
-    }
+    let disabled = testkit::block::PRE_6_5_RAW_TP;
+    testkit::block::assert_pre_6_5_raw_tp_hooks(BIN, &[]);
     let dd = Dd::new("bsf");
     let tool = Traced::start_command(
         Command::new(BIN)

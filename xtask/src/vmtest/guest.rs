@@ -29,6 +29,9 @@ const TEST_MODULES: &[&str] = &[
     "sch_netem",
     "nf_tables",
     "nft_chain_nat",
+    // mdflush's array.
+    "md_mod",
+    "raid1",
 ];
 
 /// How long one kernel's whole run may take under TCG.
