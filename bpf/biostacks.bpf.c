@@ -26,9 +26,12 @@
 /* -m: the histograms' slots in milliseconds, else microseconds. */
 const volatile bool millis = false;
 
+/* As many keys as `counts` (stackcounts.bpf.h), allocated as they come:
+ * a histogram is 144 bytes, and these programs never run in NMI context. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct stack_key);
 	__type(value, struct hist);
 } stack_hists SEC(".maps");
@@ -58,7 +61,9 @@ static int request_done(struct request *rq, struct blk_req *r, __u64 now)
 		count_error(ERR_STACK_COUNTS_FULL);
 		return 0;
 	}
-	hist_add(h, 0, delta / (millis ? 1000000 : 1000));
+	/* The slots in the unit, the total in ns (nothing lost to each I/O's
+	 * truncation; the front end divides it). */
+	hist_add_exact_total(h, 0, delta, millis ? 1000000 : 1000);
 	count_stacks(&key, 0, delta);
 	return 0;
 }

@@ -5,8 +5,9 @@
  * md_flush_request by fentry or a kprobe where the kernel allows (as BCC
  * and libbpf-tools), else the block layer's block_bio_queue tracepoint
  * (tp_btf, else raw_tp), kept to bios with REQ_PREFLUSH sent to an md
- * device (major 9): the bios md_flush_request is called for. The front end
- * loads one of them. */
+ * device (major 9): the bios md_flush_request is called for (but for a
+ * raid5 journal's, which only this mode sees, and dm-raid's and md_d
+ * arrays', which only md's function sees). The front end loads one. */
 #include <vmlinux.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>

@@ -87,10 +87,15 @@ impl MdArray {
             return None;
         }
         let members = [LoopDevice::new(tmp_dir, 16), LoopDevice::new(tmp_dir, 16)];
-        // A minor of its own: this process's, and this array's in it.
+        // A minor no array has: from this process's, and this array's in it.
         static MADE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dev = format!("/dev/md{}", 300 + (std::process::id() * 8 + n) % 200);
+        let dev = loop {
+            let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let minor = 300 + (std::process::id() * 8 + n) % 200;
+            if !Path::new(&format!("/sys/block/md{minor}")).exists() {
+                break format!("/dev/md{minor}");
+            }
+        };
         let out = Command::new("mdadm")
             .args(["--create", &dev, "--run", "--quiet", "--level=1"])
             .args(["--raid-devices=2", "--metadata=1.2", "--assume-clean"])
@@ -114,9 +119,17 @@ impl MdArray {
 
 impl Drop for MdArray {
     fn drop(&mut self) {
-        let _ = Command::new("mdadm")
-            .args(["--stop", "--quiet", &self.dev])
-            .status();
+        // udev may still hold the array (a probe of the new disk).
+        let stop = || {
+            let _ = Command::new("udevadm").arg("settle").status();
+            Command::new("mdadm")
+                .args(["--stop", "--quiet", &self.dev])
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        if !stop() && !stop() {
+            eprintln!("mdadm --stop {} failed: the array is left assembled", self.dev);
+        }
         for m in &self._members {
             let _ = Command::new("mdadm")
                 .args(["--zero-superblock", "--quiet", &m.dev])

@@ -86,6 +86,7 @@ impl Tool for Biostacks {
             look: Look {
                 hists: Some(PerStack {
                     unit: if args.milliseconds { "msecs" } else { "usecs" },
+                    total_divisor: if args.milliseconds { 1_000_000 } else { 1000 },
                     labels: |k| vec![("disk", disks::name(k.dev))],
                 }),
                 ..Look::new(Value {
@@ -102,7 +103,7 @@ impl Tool for Biostacks {
             profile: stacks::Profile {
                 sample_types: &[("io_latency", "nanoseconds")],
             },
-            counts_full: "I/O not counted: the counts map was full",
+            counts_full: "I/O not counted: the maps of stacks and histograms were full",
             duration: args.duration,
             interval: None,
             timestamp: false,

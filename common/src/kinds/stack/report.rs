@@ -60,6 +60,9 @@ pub struct Look {
 pub struct PerStack {
     /// The slots' unit (`usecs`, `msecs`).
     pub unit: &'static str,
+    /// The kernel's totals are finer than the slots: this many to a unit
+    /// (nanoseconds kept for microsecond slots: 1000).
+    pub total_divisor: u64,
     /// The key's own labels (biostacks' `disk`): in the text header after
     /// comm and pid, as JSON fields, as pprof labels.
     pub labels: fn(&Key) -> Vec<(&'static str, String)>,
@@ -245,7 +248,7 @@ pub fn print(
                     ph.unit,
                     &h.slots,
                     h.count,
-                    h.total,
+                    h.total / ph.total_divisor.max(1),
                     None,
                 );
             }
@@ -485,7 +488,7 @@ mod tests {
         let mut hists = Hists::new();
         let mut h = crate::skel::types::hist {
             count: 3,
-            total: 900,
+            total: 9_000,
             ..Default::default()
         };
         h.slots[1] = 2;
@@ -494,6 +497,7 @@ mod tests {
         let look = Look {
             hists: Some(PerStack {
                 unit: "usecs",
+                total_divisor: 1000,
                 labels: |k| vec![("disk", format!("dev{}", k.dev))],
             }),
             ..look
@@ -509,11 +513,12 @@ mod tests {
         });
         let (rows, parts) = rows();
         let mut w = Vec::new();
-        // The first row has no histogram: shown as its sum.
-        print(&mut w, &look, &rows[1..], &parts[1..], &hists, None, None).unwrap();
+        // The first row has no histogram: shown as its sum, as BCC's.
+        print(&mut w, &look, &rows, &parts, &hists, None, None).unwrap();
         assert_eq!(
             String::from_utf8(w).unwrap(),
-            "app            12     dev0\n\
+            "    [Missed Kernel Stack]\n    work\n    -                app (11)\n        2\n\n\
+             app            12     dev0\n\
              schedule\n\
              \x20    usecs               : count    distribution\n\
              \x20        0 -> 1          : 0        |                                        |\n\
@@ -527,6 +532,8 @@ mod tests {
         assert_eq!(line["disk"], "dev0");
         assert_eq!(line["us"], 7);
         assert_eq!(line["hist"]["count"], 3);
+        // Nanoseconds in the kernel, microseconds shown.
+        assert_eq!(line["hist"]["total"], 9);
         assert_eq!(line["hist"]["unit"], "usecs");
         assert_eq!(line["hist"]["buckets"][0]["low"], 2);
     }
