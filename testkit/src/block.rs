@@ -128,7 +128,10 @@ impl Drop for MdArray {
                 .is_ok_and(|s| s.success())
         };
         if !stop() && !stop() {
-            eprintln!("mdadm --stop {} failed: the array is left assembled", self.dev);
+            eprintln!(
+                "mdadm --stop {} failed: the array is left assembled",
+                self.dev
+            );
         }
         for m in &self._members {
             let _ = Command::new("mdadm")
