@@ -288,8 +288,27 @@ fn pid_tid_and_cpu_filters_keep_what_they_say() {
     let by_tid = profile_for(&["--json", "-L", &tid.to_string()], "2");
     let objs = by_tid.json();
     assert!(!objs.is_empty(), "{by_tid:?}");
-    for o in &objs {
-        assert_eq!(o["tid"], tid, "{o}");
+    // A user stack the kernel could not record (a stack map collision on
+    // a busy machine, counted and said on stderr) is shown as missed: few.
+    let samples = |o: &serde_json::Value| o["samples"].as_u64().unwrap();
+    let missed: u64 = objs
+        .iter()
+        .filter(|o| o["user_stack"].is_null())
+        .map(samples)
+        .sum();
+    let all: u64 = objs.iter().map(samples).sum();
+    assert!(
+        missed * 10 <= all,
+        "{missed} of {all} samples missed: {by_tid:?}"
+    );
+    if missed > 0 {
+        assert!(
+            by_tid.stderr.contains("not recorded") || by_tid.stderr.contains("could not"),
+            "{by_tid:?}"
+        );
+    }
+    assert!(objs.iter().all(|o| o["tid"] == tid), "{objs:?}");
+    for o in objs.iter().filter(|o| !o["user_stack"].is_null()) {
         let user = names(&o["user_stack"]);
         assert!(user.contains(&"thread_spin".into()), "{o}");
         assert!(!user.contains(&"inner".into()), "{o}");
