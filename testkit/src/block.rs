@@ -75,7 +75,7 @@ pub fn assert_pre_6_5_raw_tp_hooks(bin: &str, args: &[&str]) -> String {
 pub struct MdArray {
     /// `/dev/mdN`.
     pub dev: String,
-    _members: [LoopDevice; 2],
+    members: [LoopDevice; 2],
 }
 
 impl MdArray {
@@ -105,10 +105,7 @@ impl MdArray {
             .expect("mdadm (cargo xtask test installs it)");
         assert!(out.status.success(), "mdadm --create: {out:?}");
         let _ = Command::new("udevadm").arg("settle").status();
-        Some(MdArray {
-            dev,
-            _members: members,
-        })
+        Some(MdArray { dev, members })
     }
 
     /// `mdN`, as the tools name it.
@@ -133,7 +130,7 @@ impl Drop for MdArray {
                 self.dev
             );
         }
-        for m in &self._members {
+        for m in &self.members {
             let _ = Command::new("mdadm")
                 .args(["--zero-superblock", "--quiet", &m.dev])
                 .status();
