@@ -408,6 +408,62 @@ pub fn kprobe_target(name: &str) -> bool {
     features().kprobe && !disabled(name) && kallsyms_text(name).is_some()
 }
 
+/// The symbol a kprobe on kernel function `name` attaches to: `name`
+/// itself, else the copy a compiler made of it under a suffix
+/// (`lookup_fast.constprop.0`, `.isra.0`, `.part.0`), as BCC's tools look
+/// for them; none where there is no kprobe PMU or no such symbol.
+pub fn kprobe_symbol(name: &str) -> Option<String> {
+    if !features().kprobe || disabled(name) {
+        return None;
+    }
+    if kallsyms_text(name).is_some() {
+        return Some(name.to_string());
+    }
+    with_caches(|c| compiler_copy(c.kallsyms().keys().map(|k| &**k), name).map(str::to_string))
+}
+
+/// The first (by name) of the copies a compiler made of function `name`
+/// among `symbols`: `name.constprop.0`, `name.isra.0`, `name.part.0`; not
+/// its cold part (`name.cold`), which is no entry.
+fn compiler_copy<'a>(symbols: impl Iterator<Item = &'a str>, name: &str) -> Option<&'a str> {
+    symbols
+        .filter(|s| {
+            s.strip_prefix(name)
+                .and_then(|rest| rest.strip_prefix('.'))
+                .is_some_and(|suffix| !suffix.is_empty() && !suffix.starts_with("cold"))
+        })
+        .min()
+}
+
+/// How a tool that only kernel functions can serve (no tracepoint covers
+/// what it counts: dcstat, dcsnoop) attaches to `functions`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FunctionHooks {
+    /// fentry and fexit on each.
+    Fentry,
+    /// Kprobes and kretprobes on these symbols, one per function.
+    Kprobe(Vec<String>),
+}
+
+impl FunctionHooks {
+    /// fentry where each function takes it, else kprobes where each has a
+    /// symbol; else the error a user reads, naming what is missing (the
+    /// tool then exits 1).
+    pub fn choose(functions: &[&str], what: &str) -> Result<FunctionHooks> {
+        if functions.iter().all(|f| fentry_target(f)) {
+            return Ok(FunctionHooks::Fentry);
+        }
+        if let Some(symbols) = functions.iter().map(|f| kprobe_symbol(f)).collect() {
+            return Ok(FunctionHooks::Kprobe(symbols));
+        }
+        anyhow::bail!(
+            "this kernel offers neither fentry nor kprobes on {} (no tracepoint covers {what}): \
+             this tool needs one of them",
+            functions.join(" and ")
+        )
+    }
+}
+
 /// Text symbol `name` in /proc/kallsyms: `Some(None)` in the kernel,
 /// `Some(Some(module))` in a loaded module, `None` absent.
 fn kallsyms_text(name: &str) -> Option<Option<String>> {
@@ -948,6 +1004,22 @@ pub fn pick(candidates: &[Hook]) -> Option<Hook> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_compilers_copy_is_found_by_its_suffix() {
+        let syms = [
+            "lookup_fastpath",
+            "lookup_fast.cold",
+            "lookup_fast.isra.0",
+            "lookup_fast.constprop.0",
+            "d_lookup",
+        ];
+        let find = |name| compiler_copy(syms.iter().copied(), name);
+        assert_eq!(find("lookup_fast"), Some("lookup_fast.constprop.0"));
+        assert_eq!(find("d_lookup"), None);
+        assert_eq!(find("lookup"), None);
+    }
+
     use super::*;
 
     #[test]
