@@ -79,25 +79,38 @@ static __always_inline __u64 fine_slot(__u64 v)
 	static hist_type zero_hist;				\
 	static struct fine_hist zero_fine
 
-/* A value's slot, fine slot and count, without its total. */
-static __always_inline void hist_count(struct hist *h, struct fine_hist *fine, __u64 v)
+/* A value's slot, fine slot and count, `n` times over, without its total. */
+static __always_inline void hist_count_n(struct hist *h, struct fine_hist *fine, __u64 v,
+					 __u32 n)
 {
 	__u64 slot = log2_slot(v);
 
 	if (slot < MAX_SLOTS)
-		__sync_fetch_and_add(&h->slots[slot], 1);
-	__sync_fetch_and_add(&h->count, 1);
+		__sync_fetch_and_add(&h->slots[slot], n);
+	__sync_fetch_and_add(&h->count, n);
 	if (!fine)
 		return;
 	slot = fine_slot(v);
 	if (slot < FINE_SLOTS)
-		__sync_fetch_and_add(&fine->slots[slot], 1);
+		__sync_fetch_and_add(&fine->slots[slot], n);
+}
+
+static __always_inline void hist_count(struct hist *h, struct fine_hist *fine, __u64 v)
+{
+	hist_count_n(h, fine, v, 1);
 }
 
 static __always_inline void hist_add(struct hist *h, struct fine_hist *fine, __u64 v)
 {
 	hist_count(h, fine, v);
 	__sync_fetch_and_add(&h->total, v);
+}
+
+/* As hist_add for `n` values of `v` (the pages of one folio). */
+static __always_inline void hist_add_n(struct hist *h, struct fine_hist *fine, __u64 v, __u32 n)
+{
+	hist_count_n(h, fine, v, n);
+	__sync_fetch_and_add(&h->total, v * n);
 }
 
 /* As hist_add for `v` measured finer than the slots (ns for µs slots):

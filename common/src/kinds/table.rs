@@ -105,6 +105,72 @@ pub struct Timed<R> {
     pub row: R,
 }
 
+/// One interval of per-CPU counters (slots 0..N of a per-CPU array, each
+/// summed over the CPUs): their growth over the interval and its length.
+/// The rows of vfsstat and dcstat.
+pub struct Rates<const N: usize> {
+    pub counts: [u64; N],
+    pub secs: f64,
+}
+
+impl<const N: usize> Rates<N> {
+    /// Counter `i` per second over the interval.
+    pub fn per_s(&self, i: usize) -> f64 {
+        self.counts[i] as f64 / self.secs
+    }
+}
+
+/// Reads per-CPU counters that only grow, each interval, as [`Rates`].
+pub struct RateReader<const N: usize> {
+    previous: [u64; N],
+    since: std::time::Instant,
+}
+
+impl<const N: usize> Default for RateReader<N> {
+    fn default() -> Self {
+        RateReader {
+            previous: [0; N],
+            since: std::time::Instant::now(),
+        }
+    }
+}
+
+impl<const N: usize> RateReader<N> {
+    /// The counters' growth in `map` since the last read (or the start),
+    /// and the time that passed.
+    pub fn read(&mut self, map: &dyn libbpf_rs::MapCore) -> Result<Rates<N>> {
+        let mut counts = [0u64; N];
+        for (i, c) in counts.iter_mut().enumerate() {
+            let now = crate::kernel::maps::percpu_sum_at(map, i as u32)?;
+            *c = now.saturating_sub(self.previous[i]);
+            self.previous[i] = now;
+        }
+        let secs = self.since.elapsed().as_secs_f64().max(1e-3);
+        self.since = std::time::Instant::now();
+        Ok(Rates { counts, secs })
+    }
+}
+
+/// Counter `I`'s columns: its rate per second under `header`, 8 wide
+/// (rounded, or cut to a whole number where `CUT`, as BCC's dcstat prints
+/// it); in JSON its count (`key`) and its rate (`rate`).
+pub fn rate_columns<const N: usize, const I: usize, const CUT: bool>(
+    header: &'static str,
+    key: &'static str,
+    rate: &'static str,
+) -> [Column<Timed<Rates<N>>>; 3] {
+    use crate::kinds::event::Cell;
+    fn shown<const N: usize, const I: usize, const CUT: bool>(t: &Timed<Rates<N>>) -> Cell<'_> {
+        let r = t.row.per_s(I);
+        (if CUT { r.trunc() } else { r.round() } as u64).into()
+    }
+    [
+        Column::right(header, 8, "", shown::<N, I, CUT>),
+        Column::json(key, |t: &Timed<Rates<N>>| t.row.counts[I].into()),
+        Column::json(rate, |t: &Timed<Rates<N>>| Cell::Float(t.row.per_s(I), 3)),
+    ]
+}
+
 /// A row's cgroup, for `--containers`: the id the kernel kept with the
 /// entry, and its names.
 #[derive(Default)]

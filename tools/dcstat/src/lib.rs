@@ -3,16 +3,13 @@
 
 mod info;
 
-use std::time::Instant;
-
 use anyhow::{Context, Result};
 use clap::Parser;
 use common::cli::{self, CgroupArgs, CommonArgs, EveryInterval, IdList};
 use common::kernel::filters::Filters;
-use common::kernel::maps;
 use common::kernel::probe::{self, FunctionHooks};
 use common::kinds::event::{Cell, Column, Table};
-use common::kinds::table::{self, Timed};
+use common::kinds::table::{self, rate_columns, RateReader, Timed};
 use common::run::lifecycle::{self, attach_all, Banner, Schedule, Setup, SkelOf, Tool, When};
 use libbpf_rs::skel::Skel;
 use libbpf_rs::Link;
@@ -66,8 +63,7 @@ pub(crate) struct Dcstat {
     args: Args,
     table: Table<Timed<Rates>>,
     hooks: FunctionHooks,
-    previous: [u64; STATS],
-    since: Instant,
+    rates: RateReader<STATS>,
 }
 
 impl Tool for Dcstat {
@@ -78,8 +74,7 @@ impl Tool for Dcstat {
             hooks: FunctionHooks::Fentry,
             table: table(args.common.json),
             args,
-            previous: [0; STATS],
-            since: Instant::now(),
+            rates: RateReader::default(),
         })
     }
 
@@ -145,15 +140,7 @@ impl Tool for Dcstat {
         skel: &DcstatSkel<'_>,
         _: When,
     ) -> Result<Box<dyn table::Print + 's>> {
-        let mut counts = [0u64; STATS];
-        for (i, c) in counts.iter_mut().enumerate() {
-            let now = maps::percpu_sum_at(&skel.maps.stats, i as u32)?;
-            *c = now.saturating_sub(self.previous[i]);
-            self.previous[i] = now;
-        }
-        let secs = self.since.elapsed().as_secs_f64().max(1e-3);
-        self.since = Instant::now();
-        let row = Rates { counts, secs };
+        let row = self.rates.read(&skel.maps.stats)?;
         Ok(Box::new(table::Rows::new(
             vec![row],
             &self.table,
@@ -162,37 +149,14 @@ impl Tool for Dcstat {
     }
 }
 
-/// One interval's counts and its length.
-struct Rates {
-    counts: [u64; STATS],
-    secs: f64,
-}
+type Rates = table::Rates<STATS>;
 
-impl Rates {
-    /// BCC's HIT%: the references that did not miss, of all; none without
-    /// references.
-    fn hit_percent(&self) -> Option<f64> {
-        let refs = self.counts[S::DC_REFS.0 as usize];
-        let miss = self.counts[S::DC_MISS.0 as usize];
-        (refs > 0).then(|| 100.0 * refs.saturating_sub(miss) as f64 / refs as f64)
-    }
-}
-
-/// A counter's columns: its rate, as BCC shows it (cut to a whole number);
-/// in JSON its count and its rate.
-fn counter<const I: usize>(
-    header: &'static str,
-    key: &'static str,
-    rate: &'static str,
-) -> [Column<Timed<Rates>>; 3] {
-    fn per_s<const I: usize>(t: &Timed<Rates>) -> f64 {
-        t.row.counts[I] as f64 / t.row.secs
-    }
-    [
-        Column::right(header, 8, "", |t| (per_s::<I>(t) as u64).into()),
-        Column::json(key, |t| t.row.counts[I].into()),
-        Column::json(rate, |t| Cell::Float(per_s::<I>(t), 3)),
-    ]
+/// BCC's HIT%: the references that did not miss, of all; none without
+/// references.
+fn hit_percent(r: &Rates) -> Option<f64> {
+    let refs = r.counts[S::DC_REFS.0 as usize];
+    let miss = r.counts[S::DC_MISS.0 as usize];
+    (refs > 0).then(|| 100.0 * refs.saturating_sub(miss) as f64 / refs as f64)
 }
 
 /// BCC's line: the time, each counter per second, the hit ratio (`-`
@@ -203,15 +167,30 @@ fn table(json: bool) -> Table<Timed<Rates>> {
             Column::new("TIME", 10, "", |t| format!("{}:", t.time).into()),
             Column::json("interval_s", |t| Cell::Float(t.row.secs, 3)),
         ])
-        .columns(counter::<0>("REFS/s", "refs", "refs_per_s"))
-        .columns(counter::<1>("SLOW/s", "slow", "slow_per_s"))
-        .columns(counter::<2>("MISS/s", "miss", "miss_per_s"))
-        .columns([Column::right("HIT%", 8, "hit_percent", |t| {
-            match t.row.hit_percent() {
+        .columns(rate_columns::<STATS, 0, true>(
+            "REFS/s",
+            "refs",
+            "refs_per_s",
+        ))
+        .columns(rate_columns::<STATS, 1, true>(
+            "SLOW/s",
+            "slow",
+            "slow_per_s",
+        ))
+        .columns(rate_columns::<STATS, 2, true>(
+            "MISS/s",
+            "miss",
+            "miss_per_s",
+        ))
+        .columns([Column::right(
+            "HIT%",
+            8,
+            "hit_percent",
+            |t| match hit_percent(&t.row) {
                 Some(p) => Cell::Float(p, 2),
                 None => "-".into(),
-            }
-        })])
+            },
+        )])
 }
 
 #[cfg(test)]

@@ -3,8 +3,6 @@
 
 mod info;
 
-use std::time::Instant;
-
 use anyhow::Result;
 use clap::Parser;
 use common::cli::{self, CgroupArgs, CommonArgs, EveryInterval, IdList};
@@ -13,7 +11,7 @@ use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe;
 use common::kinds::event::{Cell, Column, Table};
-use common::kinds::table::{self, Timed};
+use common::kinds::table::{self, rate_columns, RateReader, Timed};
 use common::run::lifecycle::{self, Banner, Schedule, Setup, Tool, When};
 
 use libbpf_rs::skel::OpenSkel;
@@ -61,8 +59,7 @@ pub(crate) struct Vfsstat {
     args: Args,
     table: Table<Timed<Rates>>,
     mode: Variant,
-    previous: [u64; STATS],
-    since: Instant,
+    rates: RateReader<STATS>,
 }
 
 impl Tool for Vfsstat {
@@ -73,8 +70,7 @@ impl Tool for Vfsstat {
             table: table(args.common.json),
             args,
             mode: Variant::choose(&FUNCTIONS),
-            previous: [0; STATS],
-            since: Instant::now(),
+            rates: RateReader::default(),
         })
     }
 
@@ -127,15 +123,7 @@ impl Tool for Vfsstat {
         skel: &VfsstatSkel<'_>,
         _: When,
     ) -> Result<Box<dyn table::Print + 's>> {
-        let mut counts = [0u64; STATS];
-        for (i, c) in counts.iter_mut().enumerate() {
-            let now = maps::percpu_sum_at(&skel.maps.stats, i as u32)?;
-            *c = now.saturating_sub(self.previous[i]);
-            self.previous[i] = now;
-        }
-        let secs = self.since.elapsed().as_secs_f64().max(1e-3);
-        self.since = Instant::now();
-        let row = Rates { counts, secs };
+        let row = self.rates.read(&skel.maps.stats)?;
         Ok(Box::new(table::Rows::new(
             vec![row],
             &self.table,
@@ -144,28 +132,7 @@ impl Tool for Vfsstat {
     }
 }
 
-/// One interval's counts and its length.
-struct Rates {
-    counts: [u64; STATS],
-    secs: f64,
-}
-
-/// A counter's columns: its rate, rounded as BCC shows it; in JSON its
-/// count and its rate.
-fn counter<const I: usize>(
-    header: &'static str,
-    key: &'static str,
-    rate: &'static str,
-) -> [Column<Timed<Rates>>; 3] {
-    fn per_s<const I: usize>(t: &Timed<Rates>) -> f64 {
-        t.row.counts[I] as f64 / t.row.secs
-    }
-    [
-        Column::right(header, 8, "", |t| (per_s::<I>(t).round() as u64).into()),
-        Column::json(key, |t| t.row.counts[I].into()),
-        Column::json(rate, |t| Cell::Float(per_s::<I>(t), 3)),
-    ]
-}
+type Rates = table::Rates<STATS>;
 
 /// BCC's line: the time, then each counter per second; in JSON the counts,
 /// their rates and the interval's length.
@@ -175,11 +142,31 @@ fn table(json: bool) -> Table<Timed<Rates>> {
             Column::new("TIME", 10, "", |t| format!("{}:", t.time).into()),
             Column::json("interval_s", |t| Cell::Float(t.row.secs, 3)),
         ])
-        .columns(counter::<0>("READ/s", "read", "read_per_s"))
-        .columns(counter::<1>("WRITE/s", "write", "write_per_s"))
-        .columns(counter::<2>("FSYNC/s", "fsync", "fsync_per_s"))
-        .columns(counter::<3>("OPEN/s", "open", "open_per_s"))
-        .columns(counter::<4>("CREATE/s", "create", "create_per_s"))
+        .columns(rate_columns::<STATS, 0, false>(
+            "READ/s",
+            "read",
+            "read_per_s",
+        ))
+        .columns(rate_columns::<STATS, 1, false>(
+            "WRITE/s",
+            "write",
+            "write_per_s",
+        ))
+        .columns(rate_columns::<STATS, 2, false>(
+            "FSYNC/s",
+            "fsync",
+            "fsync_per_s",
+        ))
+        .columns(rate_columns::<STATS, 3, false>(
+            "OPEN/s",
+            "open",
+            "open_per_s",
+        ))
+        .columns(rate_columns::<STATS, 4, false>(
+            "CREATE/s",
+            "create",
+            "create_per_s",
+        ))
 }
 
 #[cfg(test)]
