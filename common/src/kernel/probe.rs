@@ -456,11 +456,39 @@ impl FunctionHooks {
         if let Some(symbols) = functions.iter().map(|f| kprobe_symbol(f)).collect() {
             return Ok(FunctionHooks::Kprobe(symbols));
         }
+        let named = match functions.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+            _ => functions.join(""),
+        };
         anyhow::bail!(
-            "this kernel offers neither fentry nor kprobes on {} (no tracepoint covers {what}): \
-             this tool needs one of them",
-            functions.join(" and ")
+            "this kernel offers neither fentry nor kprobes on {named} (no tracepoint covers \
+             {what}): this tool needs one of them"
         )
+    }
+
+    /// The symbol the kprobe on the `i`th function chosen attaches to;
+    /// none with fentry.
+    pub fn symbol(&self, i: usize) -> Option<String> {
+        match self {
+            FunctionHooks::Kprobe(symbols) => symbols.get(i).cloned(),
+            FunctionHooks::Fentry => None,
+        }
+    }
+
+    /// Attaches `prog`, a kprobe whose section names no function, to the
+    /// `i`th function's symbol; nothing with fentry (the program is not
+    /// loaded then).
+    pub fn attach_kprobe(
+        &self,
+        i: usize,
+        prog: &libbpf_rs::ProgramMut<'_>,
+    ) -> Result<Option<libbpf_rs::Link>> {
+        let Some(symbol) = self.symbol(i) else {
+            return Ok(None);
+        };
+        prog.attach_kprobe(false, &symbol)
+            .with_context(|| format!("attaching a kprobe to {symbol}"))
+            .map(Some)
     }
 }
 

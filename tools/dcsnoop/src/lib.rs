@@ -3,7 +3,7 @@
 
 mod info;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Parser;
 use common::cli::{self, CgroupArgs, CommonArgs, ContainerArgs, IdList};
 use common::kernel::filters::Filters;
@@ -23,9 +23,11 @@ common::event_record!(types::event, types::task_header);
 use types::dc_lookup as L;
 
 /// What BCC hooks: the slow lookup whose failures are traced, and with -a
-/// each path component's lookup in the cache.
+/// each path component's lookup in the cache; and where the walk has
+/// allocated a name the cache lacked since 4.7.
 const D_LOOKUP: &str = "d_lookup";
 const LOOKUP_FAST: &str = "lookup_fast";
+const D_ALLOC_PARALLEL: &str = "d_alloc_parallel";
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -71,12 +73,13 @@ pub(crate) struct Dcsnoop {
     hooks: FunctionHooks,
 }
 
-/// The functions dcsnoop needs: d_lookup, and lookup_fast with -a.
+/// The functions dcsnoop needs: d_lookup and d_alloc_parallel, and
+/// lookup_fast with -a.
 fn functions(all: bool) -> &'static [&'static str] {
     if all {
-        &[LOOKUP_FAST, D_LOOKUP]
+        &[LOOKUP_FAST, D_LOOKUP, D_ALLOC_PARALLEL]
     } else {
-        &[D_LOOKUP]
+        &[D_LOOKUP, D_ALLOC_PARALLEL]
     }
 }
 
@@ -120,22 +123,21 @@ impl Tool for Dcsnoop {
         let all = self.args.all;
         let p = &mut open.progs;
         probe::load_when(fentry && all, [&mut p.dc_fentry_fast]);
-        probe::load_when(fentry, [&mut p.dc_fexit_lookup]);
+        probe::load_when(fentry, [&mut p.dc_fexit_lookup, &mut p.dc_fentry_alloc]);
         probe::load_when(!fentry && all, [&mut p.dc_kprobe_fast]);
         probe::load_when(
             !fentry,
-            [&mut p.dc_kprobe_lookup, &mut p.dc_kretprobe_lookup],
+            [
+                &mut p.dc_kprobe_lookup,
+                &mut p.dc_kretprobe_lookup,
+                &mut p.dc_kprobe_alloc,
+            ],
         );
         Ok(())
     }
 
     fn hook_target(&self, program: &str) -> Option<String> {
-        match &self.hooks {
-            FunctionHooks::Kprobe(symbols) if program == "dc_kprobe_fast" => {
-                symbols.first().cloned()
-            }
-            _ => None,
-        }
+        (program == "dc_kprobe_fast" && self.args.all).then(|| self.hooks.symbol(0))?
     }
 
     /// lookup_fast's kprobe names no function in its section: attached
@@ -143,14 +145,8 @@ impl Tool for Dcsnoop {
     /// only that).
     fn attach(&mut self, skel: &mut SkelOf<'_, Self>) -> Result<Vec<Link>> {
         let mut links = attach_all(skel.object())?;
-        if let (FunctionHooks::Kprobe(symbols), true) = (&self.hooks, self.args.all) {
-            let symbol = &symbols[0];
-            links.push(
-                skel.progs
-                    .dc_kprobe_fast
-                    .attach_kprobe(false, symbol)
-                    .with_context(|| format!("attaching a kprobe to {symbol}"))?,
-            );
+        if self.args.all {
+            links.extend(self.hooks.attach_kprobe(0, &skel.progs.dc_kprobe_fast)?);
         }
         Ok(links)
     }
@@ -239,7 +235,7 @@ mod tests {
     #[test]
     fn lookup_kinds_are_bccs() {
         assert_eq!((L::DC_MISS.0, L::DC_REFERENCE.0), (0, 1));
-        assert_eq!(functions(false), [D_LOOKUP]);
-        assert_eq!(functions(true), [LOOKUP_FAST, D_LOOKUP]);
+        assert_eq!(functions(false), [D_LOOKUP, D_ALLOC_PARALLEL]);
+        assert_eq!(functions(true), [LOOKUP_FAST, D_LOOKUP, D_ALLOC_PARALLEL]);
     }
 }

@@ -3,7 +3,7 @@
 
 mod info;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Parser;
 use common::cli::{self, CgroupArgs, CommonArgs, EveryInterval, IdList};
 use common::kernel::filters::Filters;
@@ -19,9 +19,10 @@ use skel::{types, DcstatSkel, DcstatSkelBuilder, OpenDcstatSkel};
 
 use types::dc_stat as S;
 const STATS: usize = S::DC_MAX.0 as usize;
-/// What BCC hooks: each path component's lookup in the dentry cache, and
-/// the slow lookup that follows a miss there.
-pub const FUNCTIONS: [&str; 2] = ["lookup_fast", "d_lookup"];
+/// What BCC hooks (each path component's lookup in the dentry cache, and
+/// the slow lookup that follows a miss there), and where the walk has
+/// allocated a name the cache lacked since 4.7.
+pub const FUNCTIONS: [&str; 3] = ["lookup_fast", "d_lookup", "d_alloc_parallel"];
 
 const EXAMPLES: &str = "\
 EXAMPLES:
@@ -88,36 +89,36 @@ impl Tool for Dcstat {
         self.hooks = choose_hooks()?;
         let fentry = self.hooks == FunctionHooks::Fentry;
         let p = &mut open.progs;
-        probe::load_when(fentry, [&mut p.dc_fentry_fast, &mut p.dc_fexit_lookup]);
-        probe::load_when(!fentry, [&mut p.dc_kprobe_fast, &mut p.dc_kretprobe_lookup]);
+        probe::load_when(
+            fentry,
+            [
+                &mut p.dc_fentry_fast,
+                &mut p.dc_fexit_lookup,
+                &mut p.dc_fentry_alloc,
+            ],
+        );
+        probe::load_when(
+            !fentry,
+            [
+                &mut p.dc_kprobe_fast,
+                &mut p.dc_kprobe_lookup,
+                &mut p.dc_kretprobe_lookup,
+                &mut p.dc_kprobe_alloc,
+            ],
+        );
         Ok(())
     }
 
     fn hook_target(&self, program: &str) -> Option<String> {
-        let FunctionHooks::Kprobe(symbols) = &self.hooks else {
-            return None;
-        };
-        let i = usize::from(program.ends_with("lookup"));
-        symbols.get(i).cloned()
+        (program == "dc_kprobe_fast").then(|| self.hooks.symbol(0))?
     }
 
-    /// The kprobes name no function in their sections: attached here to
-    /// the symbols found.
+    /// lookup_fast's kprobe names no function in its section: attached
+    /// here to the symbol found (a compiler's copy, where the kernel has
+    /// only that).
     fn attach(&mut self, skel: &mut SkelOf<'_, Self>) -> Result<Vec<Link>> {
         let mut links = attach_all(skel.object())?;
-        if let FunctionHooks::Kprobe(symbols) = &self.hooks {
-            let p = &skel.progs;
-            for ((prog, ret), symbol) in
-                [(&p.dc_kprobe_fast, false), (&p.dc_kretprobe_lookup, true)]
-                    .into_iter()
-                    .zip(symbols)
-            {
-                links.push(
-                    prog.attach_kprobe(ret, symbol)
-                        .with_context(|| format!("attaching a kprobe to {symbol}"))?,
-                );
-            }
-        }
+        links.extend(self.hooks.attach_kprobe(0, &skel.progs.dc_kprobe_fast)?);
         Ok(links)
     }
 

@@ -3,7 +3,7 @@
  * it; then on SIGCONT creates N new files there (open O_CREAT|O_EXCL of a
  * name the cache has never seen: a slow lookup that misses each), then
  * stats each of them (a lookup that the cache answers), then stats N names
- * that do not exist (missing).
+ * that do not exist and were never looked up (a miss each).
  * Usage: dc-work DIR N */
 #include <fcntl.h>
 #include <signal.h>
