@@ -461,8 +461,8 @@ impl FunctionHooks {
             _ => functions.join(""),
         };
         anyhow::bail!(
-            "this kernel offers neither fentry nor kprobes on {named} (no tracepoint covers \
-             {what}): this tool needs one of them"
+            "this kernel offers neither fentry nor kprobes on the functions of {what} \
+             ({named}; no tracepoint covers it): this tool needs one of them"
         )
     }
 
