@@ -522,6 +522,38 @@ pub fn time_piped_into_head(bin: &str, args: &[&str]) -> Duration {
     }
 }
 
+/// For a tool that needs a hook some kernels lack (fentry or kprobes):
+/// what `bin args… --dry-run` prints under `env`, or None where the tool
+/// refuses to run here, the test then skipped and said
+/// ([`feature_present`], `needs` naming the hook).
+pub fn dry_run_where_it_runs(
+    bin: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+    needs: &str,
+) -> Option<String> {
+    require_root();
+    let mut args = args.to_vec();
+    args.push("--dry-run");
+    let f = run_with_env(bin, &args, env);
+    feature_present(f.status.success(), needs, None).then(|| f.stdout.join("\n"))
+}
+
+/// A tool run where its hooks are missing (`env` turning them off): it
+/// exits 1 before printing anything, with one line on stderr naming each
+/// of `words`.
+pub fn assert_refused_in_one_line(bin: &str, args: &[&str], env: &[(&str, &str)], words: &[&str]) {
+    require_root();
+    let f = run_with_env(bin, args, env);
+    assert_eq!(f.status.code(), Some(1), "{args:?}: {f:?}");
+    let lines: Vec<&str> = f.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{args:?}: {f:?}");
+    for word in words {
+        assert!(lines[0].contains(word), "{args:?}: {word}: {}", lines[0]);
+    }
+    assert!(f.stdout.is_empty(), "{args:?}: {f:?}");
+}
+
 /// Runs a tool to completion with a timeout (usage errors, --dry-run).
 pub fn run(bin: &str, args: &[&str]) -> Finished {
     run_with_env(bin, args, &[])

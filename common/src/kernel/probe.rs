@@ -412,7 +412,7 @@ pub fn kprobe_target(name: &str) -> bool {
 /// itself, else the copy a compiler made of it under a suffix
 /// (`lookup_fast.constprop.0`, `.isra.0`, `.part.0`), as BCC's tools look
 /// for them; none where there is no kprobe PMU or no such symbol.
-pub fn kprobe_symbol(name: &str) -> Option<String> {
+fn kprobe_symbol(name: &str) -> Option<String> {
     if !features().kprobe || disabled(name) {
         return None;
     }
@@ -1032,6 +1032,7 @@ pub fn pick(candidates: &[Hook]) -> Option<Hook> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[test]
     fn a_compilers_copy_is_found_by_its_suffix() {
@@ -1047,8 +1048,6 @@ mod tests {
         assert_eq!(find("d_lookup"), None);
         assert_eq!(find("lookup"), None);
     }
-
-    use super::*;
 
     #[test]
     fn config_values_are_read_from_the_configuration() {

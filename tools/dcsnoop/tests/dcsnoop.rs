@@ -7,24 +7,17 @@
 use std::collections::BTreeMap;
 use std::process::Command;
 
-use testkit::{feature_present, require_root, run_with_env};
+use testkit::{feature_present, require_root};
 
 const BIN: &str = env!("CARGO_BIN_EXE_dcsnoop");
 const FILES: usize = 100;
 
+const NEEDS: &str = "fentry or kprobes on lookup_fast, d_lookup and d_alloc_parallel";
+
 /// What `--dry-run` prints for `args` under `env`; None where dcsnoop
 /// cannot attach here: the test is skipped, said.
 fn dry_run(args: &[&str], env: &[(&str, &str)]) -> Option<String> {
-    require_root();
-    let mut args = args.to_vec();
-    args.push("--dry-run");
-    let f = run_with_env(BIN, &args, env);
-    feature_present(
-        f.status.success(),
-        "fentry or kprobes on lookup_fast and d_lookup",
-        None,
-    )
-    .then(|| f.stdout.join("\n"))
+    testkit::dry_run_where_it_runs(BIN, args, env, NEEDS)
 }
 
 /// One run of dc-work under dcsnoop `args` -p: what the tool printed, and
@@ -139,11 +132,8 @@ fn dcsnoop_shows_failed_lookups_with_kprobes() {
 /// BCC's lines: TIME(s) PID COMM T FILE; -T the time of day.
 #[test]
 fn dcsnoop_text_lines_are_bccs() {
-    if !feature_present(
-        dcsnoop::hooks_present(),
-        "fentry or kprobes on lookup_fast and d_lookup",
-        None,
-    ) {
+    require_root();
+    if !feature_present(dcsnoop::hooks_present(), NEEDS, None) {
         return;
     }
     for (args, time) in [(&[][..], "TIME(s)"), (&["-T"][..], "TIME")] {
@@ -177,16 +167,8 @@ fn dcsnoop_text_lines_are_bccs() {
 /// before the object is).
 #[test]
 fn dcsnoop_without_fentry_or_kprobes_says_what_is_missing() {
-    require_root();
     let env = [("BPFTOOLS_DISABLE", "fentry,kprobe")];
-    for args in [&["-d", "1"][..], &["-a", "-d", "1"][..]] {
-        let f = run_with_env(BIN, args, &env);
-        assert_eq!(f.status.code(), Some(1), "{f:?}");
-        let lines: Vec<&str> = f.stderr.lines().collect();
-        assert_eq!(lines.len(), 1, "{f:?}");
-        for word in ["fentry", "kprobes", "d_lookup"] {
-            assert!(lines[0].contains(word), "{word}: {}", lines[0]);
-        }
-        assert!(f.stdout.is_empty(), "{f:?}");
-    }
+    let words = ["fentry", "kprobes", "d_lookup", "d_alloc_parallel"];
+    testkit::assert_refused_in_one_line(BIN, &["-d", "1"], &env, &words);
+    testkit::assert_refused_in_one_line(BIN, &["-a", "-d", "1"], &env, &words);
 }

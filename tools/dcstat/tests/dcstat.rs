@@ -7,7 +7,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
-use testkit::{feature_present, require_root, run_with_env, Traced};
+use testkit::{feature_present, require_root, Traced};
 
 const BIN: &str = env!("CARGO_BIN_EXE_dcstat");
 const FILES: u64 = 300;
@@ -65,17 +65,12 @@ fn assert_counts(s: [u64; 3], hooks: &str) {
     assert!(refs <= 3 * FILES + 20, "{hooks}: {s:?}");
 }
 
+const NEEDS: &str = "fentry or kprobes on lookup_fast, d_lookup and d_alloc_parallel";
+
 /// What `--dry-run` prints under `env`; None where dcstat cannot attach
 /// here: the test is skipped, said.
 fn dry_run(env: &[(&str, &str)]) -> Option<String> {
-    require_root();
-    let f = run_with_env(BIN, &["--dry-run"], env);
-    feature_present(
-        f.status.success(),
-        "fentry or kprobes on lookup_fast and d_lookup",
-        None,
-    )
-    .then(|| f.stdout.join("\n"))
+    testkit::dry_run_where_it_runs(BIN, &[], env, NEEDS)
 }
 
 #[test]
@@ -113,11 +108,7 @@ fn dcstat_counts_known_lookups_with_kprobes() {
 #[test]
 fn dcstat_text_lines_each_interval() {
     require_root();
-    if !feature_present(
-        dcstat::hooks_present(),
-        "fentry or kprobes on lookup_fast and d_lookup",
-        None,
-    ) {
+    if !feature_present(dcstat::hooks_present(), NEEDS, None) {
         return;
     }
     let tool = Traced::start(BIN, &["1", "2"]);
@@ -141,13 +132,16 @@ fn dcstat_text_lines_each_interval() {
 /// before the object is).
 #[test]
 fn dcstat_without_fentry_or_kprobes_says_what_is_missing() {
-    require_root();
-    let f = run_with_env(BIN, &["1", "1"], &[("BPFTOOLS_DISABLE", "fentry,kprobe")]);
-    assert_eq!(f.status.code(), Some(1), "{f:?}");
-    let lines: Vec<&str> = f.stderr.lines().collect();
-    assert_eq!(lines.len(), 1, "{f:?}");
-    for word in ["fentry", "kprobes", "lookup_fast", "d_lookup"] {
-        assert!(lines[0].contains(word), "{word}: {}", lines[0]);
-    }
-    assert!(f.stdout.is_empty(), "{f:?}");
+    testkit::assert_refused_in_one_line(
+        BIN,
+        &["1", "1"],
+        &[("BPFTOOLS_DISABLE", "fentry,kprobe")],
+        &[
+            "fentry",
+            "kprobes",
+            "lookup_fast",
+            "d_lookup",
+            "d_alloc_parallel",
+        ],
+    );
 }

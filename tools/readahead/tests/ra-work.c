@@ -3,14 +3,16 @@
  * (checked with mincore: exit 3 if a page stayed), then stops itself so
  * that the tool can start with -p on it. On SIGCONT it reads all of FILE_A,
  * one page per read (each read marks its page used), and only the first
- * page of FILE_B (the rest of B's read-ahead window stays unused).
- * Usage: ra-work FILE_A A_PAGES FILE_B */
+ * page of FILE_B (the rest of B's read-ahead window stays unused), PAUSE_MS
+ * after A.
+ * Usage: ra-work FILE_A A_PAGES FILE_B PAUSE_MS */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PAGE 4096
@@ -47,10 +49,15 @@ int main(int argc, char **argv)
 {
 	char buf[PAGE];
 	int pages, fd, i, err;
+	struct timespec pause;
+	long pause_ms;
 
-	if (argc != 4)
+	if (argc != 5)
 		return 2;
 	pages = atoi(argv[2]);
+	pause_ms = atol(argv[4]);
+	pause.tv_sec = pause_ms / 1000;
+	pause.tv_nsec = (pause_ms % 1000) * 1000000;
 	if ((err = make(argv[1], pages)) || (err = make(argv[3], B_PAGES)))
 		return err;
 	raise(SIGSTOP);
@@ -61,6 +68,8 @@ int main(int argc, char **argv)
 		if (read(fd, buf, PAGE) != PAGE)
 			return 1;
 	close(fd);
+	if (pause_ms && nanosleep(&pause, NULL))
+		return 1;
 	fd = open(argv[3], O_RDONLY);
 	if (fd < 0 || read(fd, buf, PAGE) != PAGE)
 		return 1;

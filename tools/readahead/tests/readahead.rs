@@ -7,27 +7,23 @@
 use std::process::Command;
 
 use serde_json::Value;
-use testkit::{feature_present, require_root, run_with_env};
+use testkit::{feature_present, require_root};
 
 const BIN: &str = env!("CARGO_BIN_EXE_readahead");
 /// FILE_A's pages (1 MiB): under 1024, mincore's vector in ra-work.
 const A_PAGES: u64 = 256;
 
+const NEEDS: &str = "fentry or kprobes on the read-ahead functions";
+
 /// What `--dry-run` prints under `env`; None where readahead cannot attach
 /// here: the test is skipped, said.
 fn dry_run(env: &[(&str, &str)]) -> Option<String> {
-    require_root();
-    let f = run_with_env(BIN, &["--dry-run"], env);
-    feature_present(
-        f.status.success(),
-        "fentry or kprobes on the read-ahead functions",
-        None,
-    )
-    .then(|| f.stdout.join("\n"))
+    testkit::dry_run_where_it_runs(BIN, &[], env, NEEDS)
 }
 
-/// The report readahead `args` -p made of one run of ra-work.
-fn trace(args: &[&str], env: &[(&str, &str)]) -> testkit::Finished {
+/// The report readahead `args` -p made of one run of ra-work, which waits
+/// `pause_ms` between its two files.
+fn trace(args: &[&str], env: &[(&str, &str)], pause_ms: u32) -> testkit::Finished {
     let prog = testkit::build_c_program(
         env!("CARGO_MANIFEST_DIR"),
         env!("CARGO_TARGET_TMPDIR"),
@@ -39,7 +35,8 @@ fn trace(args: &[&str], env: &[(&str, &str)]) -> testkit::Finished {
         Command::new(&prog)
             .arg(dir.join("a"))
             .arg(A_PAGES.to_string())
-            .arg(dir.join("b")),
+            .arg(dir.join("b"))
+            .arg(pause_ms.to_string()),
         |pid| {
             let mut tool = Command::new(BIN);
             tool.args(args)
@@ -76,7 +73,7 @@ fn counts_known_read_ahead(env: &[(&str, &str)], hook: &str) {
         return;
     };
     assert!(hooks.contains(hook), "{hooks}");
-    let f = trace(&["--json"], env);
+    let f = trace(&["--json"], env, 0);
     let reports = f.json();
     assert_eq!(reports.len(), 1, "one report at the end: {f:?}");
     assert_eq!(reports[0]["unit"], "usecs", "{f:?}");
@@ -100,14 +97,11 @@ fn readahead_counts_known_pages_with_kprobes() {
 /// milliseconds with -m.
 #[test]
 fn readahead_text_report_is_libbpf_tools() {
-    if !feature_present(
-        readahead::hooks_present(),
-        "fentry or kprobes on the read-ahead functions",
-        None,
-    ) {
+    require_root();
+    if !feature_present(readahead::hooks_present(), NEEDS, None) {
         return;
     }
-    let f = trace(&["-m"], &[]);
+    let f = trace(&["-m"], &[], 0);
     let out = f.stdout.join("\n");
     assert!(f.stdout[0].starts_with("Tracing fs read-ahead"), "{out}");
     let line = f
@@ -129,13 +123,39 @@ fn readahead_text_report_is_libbpf_tools() {
 /// before the object is).
 #[test]
 fn readahead_without_fentry_or_kprobes_says_what_is_missing() {
-    require_root();
-    let f = run_with_env(BIN, &["-d", "1"], &[("BPFTOOLS_DISABLE", "fentry,kprobe")]);
-    assert_eq!(f.status.code(), Some(1), "{f:?}");
-    let lines: Vec<&str> = f.stderr.lines().collect();
-    assert_eq!(lines.len(), 1, "{f:?}");
-    for word in ["fentry", "kprobes", "page_cache_ra_unbounded", "read-ahead"] {
-        assert!(lines[0].contains(word), "{word}: {}", lines[0]);
-    }
-    assert!(f.stdout.is_empty(), "{f:?}");
+    testkit::assert_refused_in_one_line(
+        BIN,
+        &["-d", "1"],
+        &[("BPFTOOLS_DISABLE", "fentry,kprobe")],
+        &["fentry", "kprobes", "page_cache_ra_unbounded", "read-ahead"],
+    );
+}
+
+/// A workload spanning several intervals (B read 1.5 s after A, reports
+/// every second): each report's total is its own interval's, and its
+/// histogram holds that interval's uses only, so that over the reports the
+/// pages used are exactly A's and B's first, and those read ahead are
+/// those plus the pages the last report says are still unused.
+#[test]
+fn readahead_interval_reports_add_up() {
+    let Some(hooks) = dry_run(&[]) else {
+        return;
+    };
+    let f = trace(&["--json", "1"], &[], 1500);
+    let reports = f.json();
+    assert!(reports.len() >= 2, "{hooks}: {f:?}");
+    let sum = |k: &str| -> u64 { reports.iter().map(|r| r[k].as_u64().unwrap()).sum() };
+    let used = sum("count");
+    let unused = reports.last().unwrap()["unused_pages"].as_u64().unwrap();
+    assert_eq!(used, A_PAGES + 1, "{hooks}: {f:?}");
+    assert!(unused >= 1, "B's window: {f:?}");
+    assert_eq!(sum("total_pages"), used + unused, "{f:?}");
+    assert_eq!(sum("dropped_pages"), 0, "{f:?}");
+    // A's pages and B's were read ahead in different intervals.
+    let read_ahead: Vec<u64> = reports
+        .iter()
+        .map(|r| r["total_pages"].as_u64().unwrap())
+        .filter(|&t| t > 0)
+        .collect();
+    assert!(read_ahead.len() >= 2, "{f:?}");
 }
