@@ -67,10 +67,21 @@ fn runqlen_per_cpu_centres_on_the_crowd() {
     // (the four tools here), so there its mean is only far below CPU 0's.
     if let Some(other) = per_cpu.iter().find(|s| s["cpu"] == 1) {
         let mean = |h: &Value| h["total"].as_f64().unwrap() / h["count"].as_f64().unwrap().max(1.0);
-        if other["count"].as_u64().unwrap() >= 100 {
+        let samples = other["count"].as_u64().unwrap();
+        if samples >= 100 {
             assert_eq!(mode(other), 0, "{per_cpu:#?}");
         }
-        assert!(mean(other) < mean(busy) / 2.0, "{per_cpu:#?}");
+        // A handful of samples, all at wake-ups, has no meaningful mean
+        // (5 samples once gave 1.2 against the crowd's 2.0): then the CPU
+        // slept nearly throughout, sampled under a tenth as often.
+        if samples >= 20 {
+            assert!(mean(other) < mean(busy) / 2.0, "{per_cpu:#?}");
+        } else {
+            assert!(
+                samples * 10 < busy["count"].as_u64().unwrap(),
+                "{per_cpu:#?}"
+            );
+        }
     }
     // -O: CPU 0 always had a task waiting.
     let occ = f[1].json();
