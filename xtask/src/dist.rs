@@ -151,10 +151,9 @@ pub fn build() -> Result<Artifacts> {
     let rpm = out.join(format!("bpftools-{version}.x86_64.rpm"));
     build_rpm(&stage, &out, &version, &epoch, &rpm)?;
 
-    build_static()?;
     let name = format!("bpftools-{version}-x86_64-linux");
     let tree = out.join(&name);
-    stage_tarball(&root.join("target/release"), &tree, &epoch)?;
+    stage_tarball(&static_binary(&bin)?, &tree, &epoch)?;
     let tarball = out.join(format!("{name}.tar.gz"));
     let tar = format!(
         "tar --sort=name --mtime=@{epoch} --owner=0 --group=0 --numeric-owner \
@@ -167,33 +166,50 @@ pub fn build() -> Result<Artifacts> {
     Ok(Artifacts { deb, rpm, tarball })
 }
 
-/// The tarball's binary: everything static but glibc. The same target
-/// directory: only libbpf-sys and what depends on it build again (the rest
-/// of a second, separate release build cost CI a minute).
-fn build_static() -> Result<()> {
-    let mut cmd = cargo();
-    // Where Debian's libelf.a and libz.a are (libelf-dev, zlib1g-dev).
-    cmd.env("LIBBPF_SYS_LIBRARY_PATH", multiarch_lib_dir()?);
-    cmd.args([
-        "build",
-        "--release",
-        "-p",
-        "bpftools",
-        "--features",
-        "static",
-    ]);
-    check(&mut cmd)
+/// The directory of the tarball's binary (everything static but glibc),
+/// which the release build's link of bpftools makes beside it
+/// (xtask/dist/link-twice), so that both come from one LTO: a build with
+/// libbpf-sys's static features compiled every crate again and ran LTO
+/// once more (three minutes of CI's). A binary linked before it was there
+/// (or without it since) is linked again.
+fn static_binary(release: &Path) -> Result<PathBuf> {
+    let dir = release.join("static");
+    let fresh = || -> Option<bool> {
+        let built = fs::metadata(release.join("bpftools"))
+            .ok()?
+            .modified()
+            .ok()?;
+        let linked = fs::metadata(dir.join("bpftools")).ok()?.modified().ok()?;
+        Some(linked >= built)
+    };
+    if fresh() != Some(true) {
+        // The binary's own crate, touched: cargo links it again.
+        let main = root_dir().join("dist/src/main.rs");
+        fs::File::options()
+            .append(true)
+            .open(&main)?
+            .set_modified(std::time::SystemTime::now())?;
+        build_release(&["bpftools".to_string()])?;
+        if fresh() != Some(true) {
+            bail!(
+                "the release build linked no static binary in {} \
+                 (libelf.a and libz.a: libelf-dev and zlib1g-dev)",
+                dir.display()
+            );
+        }
+    }
+    Ok(dir)
 }
 
-/// `dist --build`: what packaging compiles (cargo-deb, both release
-/// builds), and no more, so that CI runs it at the lowest priority beside
+/// `dist --build`: what packaging compiles (cargo-deb, the release build,
+/// which links both binaries), and no more, so that CI runs it at the lowest priority beside
 /// the VM suite, on the CPU time the guests leave; `dist --test` then
 /// finds it built.
 fn compile() -> Result<()> {
     deps(PACKAGES)?;
     install_cargo_tools()?;
     build_release(&["bpftools".to_string()])?;
-    build_static()
+    Ok(())
 }
 
 /// The .rpm, by rpmbuild from a spec made here: its %files list every
@@ -276,16 +292,6 @@ fn walk(dir: &Path) -> Result<Vec<PathBuf>> {
     }
     found.sort();
     Ok(found)
-}
-
-/// /usr/lib/<multiarch triplet>, where the static libraries are.
-fn multiarch_lib_dir() -> Result<String> {
-    let out = Command::new("cc")
-        .arg("-print-multiarch")
-        .output()
-        .context("running cc -print-multiarch")?;
-    let triplet = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    Ok(format!("/usr/lib/{triplet}"))
 }
 
 /// The tools a bpftools binary holds (`bpftools --list`).

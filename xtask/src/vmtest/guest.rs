@@ -84,18 +84,11 @@ impl TestBinary {
 /// Builds the tools' integration tests (the test profile, as `cargo xtask
 /// test` does) and lists their binaries.
 pub fn build_tests() -> Result<Vec<TestBinary>> {
-    // The targets CI's first build and `cargo xtask test` build: without
-    // `--lib --bins --tests` cargo builds the crates once more (other
-    // units; two to four minutes of CI's time).
-    let out = output(crate::cargo().args([
-        "test",
-        "--workspace",
-        "--lib",
-        "--bins",
-        "--tests",
-        "--no-run",
-        "--message-format=json-render-diagnostics",
-    ]))?;
+    // The build CI's first step and `cargo xtask test` make: any other
+    // cargo builds the crates once more (other units; two to four minutes
+    // of CI's time).
+    let out =
+        output(crate::test_build().args(["--no-run", "--message-format=json-render-diagnostics"]))?;
     let tools = crate::root_dir().join("tools");
     let mut tests = Vec::new();
     for line in out.lines() {
