@@ -140,6 +140,9 @@ pub enum Workload {
     /// `n` fchown()s by root of a file of its own (chown-loop.c): one
     /// capability check each, timed.
     ChownLoop { chowns: u32 },
+    /// `n` rounds of shmget(), shmat(), shmdt() and shmctl(IPC_RMID) of a
+    /// private segment (shm-loop.c): four calls each, timed.
+    ShmLoop { rounds: u32 },
     /// `n` getppid() calls (getppid-loop.c), timed.
     GetppidLoop { calls: u32 },
     /// `n` kill()s of SIGCONT by a program to itself (sig-loop.c), timed.

@@ -420,6 +420,31 @@ pub fn chown_loop(dir: &Path, n: u64) -> Result<Workload> {
     ))
 }
 
+/// shm-loop.c: `n` rounds of four shared memory calls in one process,
+/// timed; its name (the comm on every line) is the marker, and a copy
+/// under another name making one round makes start-up's event.
+pub fn shm_loop(dir: &Path, n: u64) -> Result<Workload> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bench/shm-loop.c");
+    let prog = testbed::compile_c(&src, &dir.join("bench-shm-loop"), &["-O1"])?;
+    let ready = dir.join("bench-shm-rdy");
+    fs::copy(&prog, &ready)?;
+    let run_prog = prog.clone();
+    let w = Workload::timed(format!("shm*() loop, {n} rounds of 4 calls"), move || {
+        let status = Command::new(&run_prog).arg(n.to_string()).status()?;
+        if !status.success() {
+            bail!("{} failed: {status}", run_prog.display());
+        }
+        Ok(())
+    });
+    Ok(run_to_mark(
+        w,
+        "bench-shm-loop",
+        4 * n,
+        "bench-shm-rdy",
+        ready,
+    ))
+}
+
 /// getppid-loop.c: `n` getppid() calls in one process, timed as a whole.
 pub fn getppid_loop(dir: &Path, n: u32) -> Result<Workload> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bench/getppid-loop.c");
