@@ -143,6 +143,9 @@ pub enum Workload {
     /// `n` rounds of shmget(), shmat(), shmdt() and shmctl(IPC_RMID) of a
     /// private segment (shm-loop.c): four calls each, timed.
     ShmLoop { rounds: u32 },
+    /// `n` threads made by pthread_create() and joined, one after another
+    /// (thread-loop.c), timed.
+    ThreadLoop { threads: u32 },
     /// `n` getppid() calls (getppid-loop.c), timed.
     GetppidLoop { calls: u32 },
     /// `n` kill()s of SIGCONT by a program to itself (sig-loop.c), timed.

@@ -343,7 +343,15 @@ fn test(cargo_args: &[String]) -> Result<()> {
         test_build()
     } else {
         let mut cmd = linted(cargo());
-        cmd.args(["test", "--workspace"]).args(cargo_args);
+        cmd.arg("test");
+        // The whole workspace unless the arguments name packages.
+        if !cargo_args
+            .iter()
+            .any(|a| a == "-p" || a.starts_with("--package") || a.starts_with("-p"))
+        {
+            cmd.arg("--workspace");
+        }
+        cmd.args(cargo_args);
         cmd
     };
     if build_only {

@@ -332,6 +332,7 @@ fn workload(w: registry::Workload, scratch: &Scratch, netns: Option<&Netns>) -> 
         W::SignalLoop { signals } => workloads::signal_loop(dir, signals.into())?,
         W::ChownLoop { chowns } => workloads::chown_loop(dir, chowns.into())?,
         W::ShmLoop { rounds } => workloads::shm_loop(dir, rounds.into())?,
+        W::ThreadLoop { threads } => workloads::thread_loop(dir, threads.into())?,
         W::GetppidLoop { calls } => workloads::getppid_loop(dir, calls)?,
         W::SchedPipe { messages } => workloads::sched_pipe(messages),
         W::FioRandread => workloads::fio_randread(dir)?,

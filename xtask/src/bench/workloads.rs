@@ -445,6 +445,25 @@ pub fn shm_loop(dir: &Path, n: u64) -> Result<Workload> {
     ))
 }
 
+/// thread-loop.c: `n` threads made and joined in one process, timed; its
+/// name is the marker, and a copy under another name making one thread
+/// makes start-up's event.
+pub fn thread_loop(dir: &Path, n: u64) -> Result<Workload> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bench/thread-loop.c");
+    let prog = testbed::compile_c(&src, &dir.join("bench-thr-loop"), &["-O1"])?;
+    let ready = dir.join("bench-thr-rdy");
+    fs::copy(&prog, &ready)?;
+    let run_prog = prog.clone();
+    let w = Workload::timed(format!("pthread_create() loop, {n} threads"), move || {
+        let status = Command::new(&run_prog).arg(n.to_string()).status()?;
+        if !status.success() {
+            bail!("{} failed: {status}", run_prog.display());
+        }
+        Ok(())
+    });
+    Ok(run_to_mark(w, "bench-thr-loop", n, "bench-thr-rdy", ready))
+}
+
 /// getppid-loop.c: `n` getppid() calls in one process, timed as a whole.
 pub fn getppid_loop(dir: &Path, n: u32) -> Result<Workload> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bench/getppid-loop.c");
