@@ -112,6 +112,12 @@ impl Tool for Threadsnoop {
         // symbolized, from the kernel's records of its mappings.
         if self.creator.is_some() {
             self.symbolizer.follow_mappings();
+            // What the side band cannot know: the maps of the processes -p
+            // names, made before it started (such a process may exit before
+            // its last lines are read).
+            for pid in self.args.pid.iter().flat_map(|p| p.0.iter()) {
+                self.symbolizer.keep_process(*pid);
+            }
         }
         Ok(())
     }
