@@ -194,15 +194,10 @@ static __always_inline void exited(void *ctx, long ret, bool walk_inline)
 #define AT_REMOVEDIR 0x200
 
 /* The calls' own tracepoints. A program may read no further into its
- * context than the tracepoint's record goes: each reads its own call's
- * arguments. */
-#define GONE_EXIT(name)                                                            \
-	SEC("tracepoint/syscalls/sys_exit_" #name)                                 \
-	int gone_exit_##name(struct trace_event_raw_sys_exit *ctx)                  \
-	{                                                                          \
-		exited(ctx, ctx->ret, false);                                      \
-		return 0;                                                          \
-	}
+ * context than the tracepoint's record goes: each entry reads its own
+ * call's arguments. */
+#define EXITED(ctx, ret) exited(ctx, ret, false)
+#define GONE_EXIT(name) CALL_EXIT(gone, name, EXITED)
 
 SEC("tracepoint/syscalls/sys_enter_unlink")
 int gone_enter_unlink(struct trace_event_raw_sys_enter *ctx)
@@ -285,13 +280,7 @@ int BPF_PROG(gone_btf_enter, struct pt_regs *regs, long nr)
 	return 0;
 }
 
-SEC("tp_btf/sys_exit")
-int BPF_PROG(gone_btf_exit, struct pt_regs *regs, long ret)
-{
-	if (call_of(SYSCALL_NR(regs)) < 0 || compat_syscall())
-		return 0;
-	exited(ctx, ret, true);
-	return 0;
-}
+#define EXITED_INLINE(ctx, ret) exited(ctx, ret, true)
+CALL_SET_BTF_EXIT(gone_btf_exit, EXITED_INLINE)
 
 char LICENSE[] SEC("license") = "GPL";

@@ -180,60 +180,23 @@ static __always_inline void exited(void *ctx, long ret, bool walk_inline, bool v
 	emit(e, __builtin_offsetof(struct event, buf));
 }
 
-/* The calls' own tracepoints. A program may read no further into its
- * context than the tracepoint's record goes (else the attach is refused,
- * EACCES): each reads its call's arguments only (`nargs`, up to 3). */
-#define SYNC_TRACEPOINTS(name, call, nargs)                                       \
-	SEC("tracepoint/syscalls/sys_enter_" #name)                               \
-	int sync_enter_##name(struct trace_event_raw_sys_enter *ctx)               \
-	{                                                                         \
-		entered(call, nargs > 0 ? ctx->args[0] : 0,                       \
-			nargs > 1 ? ctx->args[1] : 0, nargs > 2 ? ctx->args[2] : 0);  \
-		return 0;                                                         \
-	}                                                                         \
-	SEC("tracepoint/syscalls/sys_exit_" #name)                                \
-	int sync_exit_##name(struct trace_event_raw_sys_exit *ctx)                 \
-	{                                                                         \
-		exited(ctx, ctx->ret, false, false);                              \
-		return 0;                                                         \
-	}
+/* The calls' own tracepoints, the walk by tail call; where they are
+ * missing, tp_btf at every call, the walk inline. */
+#define EXITED(ctx, ret) exited(ctx, ret, false, false)
+#define SYNC_CALL(name, call, nargs)                                               \
+	CALL_ENTRY(sync, name, call, nargs, entered)                               \
+	CALL_EXIT(sync, name, EXITED)
 
-SYNC_TRACEPOINTS(sync, SYNC_SYNC, 0)
-SYNC_TRACEPOINTS(syncfs, SYNC_SYNCFS, 1)
-SYNC_TRACEPOINTS(fsync, SYNC_FSYNC, 1)
-SYNC_TRACEPOINTS(fdatasync, SYNC_FDATASYNC, 1)
-SYNC_TRACEPOINTS(msync, SYNC_MSYNC, 3)
-SYNC_TRACEPOINTS(sync_file_range, SYNC_FILE_RANGE, 3)
-
-/* Where they are missing: every call's entry and exit. */
-SEC("tp_btf/sys_enter")
-int BPF_PROG(sync_btf_enter, struct pt_regs *regs, long nr)
-{
-	int call = call_of(nr);
-
-	if (call < 0 || compat_syscall())
-		return 0;
-	entered(call, PT_REGS_PARM1_SYSCALL(regs), PT_REGS_PARM2_SYSCALL(regs),
-		PT_REGS_PARM3_SYSCALL(regs));
-	return 0;
-}
-
-SEC("tp_btf/sys_exit")
-int BPF_PROG(sync_btf_exit, struct pt_regs *regs, long ret)
-{
-	if (call_of(SYSCALL_NR(regs)) < 0 || compat_syscall())
-		return 0;
-	exited(ctx, ret, true, false);
-	return 0;
-}
-
-SEC("tp_btf/sys_exit")
-int BPF_PROG(sync_btf_exit_vma, struct pt_regs *regs, long ret)
-{
-	if (call_of(SYSCALL_NR(regs)) < 0 || compat_syscall())
-		return 0;
-	exited(ctx, ret, true, true);
-	return 0;
-}
+SYNC_CALL(sync, SYNC_SYNC, 0)
+SYNC_CALL(syncfs, SYNC_SYNCFS, 1)
+SYNC_CALL(fsync, SYNC_FSYNC, 1)
+SYNC_CALL(fdatasync, SYNC_FDATASYNC, 1)
+SYNC_CALL(msync, SYNC_MSYNC, 3)
+SYNC_CALL(sync_file_range, SYNC_FILE_RANGE, 3)
+CALL_SET_BTF_ENTRY(sync_btf_enter, entered)
+#define EXITED_INLINE(ctx, ret) exited(ctx, ret, true, false)
+#define EXITED_INLINE_VMA(ctx, ret) exited(ctx, ret, true, true)
+CALL_SET_BTF_EXIT(sync_btf_exit, EXITED_INLINE)
+CALL_SET_BTF_EXIT(sync_btf_exit_vma, EXITED_INLINE_VMA)
 
 char LICENSE[] SEC("license") = "GPL";

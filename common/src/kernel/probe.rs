@@ -869,6 +869,19 @@ pub fn load_when<'a, 'obj: 'a>(
     }
 }
 
+/// A tracepoint's program written once per hook form: loads the one
+/// `hook` names.
+pub fn hook_variant<'a, 'obj: 'a>(
+    hook: Hook,
+    btf: &'a mut OpenProgramMut<'obj>,
+    raw: &'a mut OpenProgramMut<'obj>,
+    classic: &'a mut OpenProgramMut<'obj>,
+) {
+    load_when(hook == Hook::TpBtf, [btf]);
+    load_when(hook == Hook::RawTp, [raw]);
+    load_when(hook == Hook::Tracepoint, [classic]);
+}
+
 /// A tracepoint pair (an entry and its exit) written once per hook form:
 /// loads the form `hook` names, and with `entries_only` its entry alone
 /// (softirqs' and hardirqs' -C).

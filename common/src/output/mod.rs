@@ -92,6 +92,12 @@ pub fn c_bytes(field: &[i8]) -> &[u8] {
     &bytes[..end]
 }
 
+/// Whether a task's name (a fixed-size C string field) holds `name`: the
+/// event tools' `-n` (BCC's: a substring, not a pattern); true without one.
+pub fn comm_holds(comm: &[i8], name: Option<&str>) -> bool {
+    name.is_none_or(|n| c_bytes(comm).windows(n.len()).any(|w| w == n.as_bytes()))
+}
+
 /// A fixed-size C string field as escaped text.
 pub fn c_str(field: &[i8]) -> Cow<'_, str> {
     escape(c_bytes(field))
@@ -453,6 +459,18 @@ pub fn tool_name() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn comm_holds_a_substring_up_to_the_nul() {
+        let mut comm = [0i8; 16];
+        for (c, b) in comm.iter_mut().zip(b"postgres\0main") {
+            *c = *b as i8;
+        }
+        assert!(comm_holds(&comm, None));
+        assert!(comm_holds(&comm, Some("gres")));
+        assert!(!comm_holds(&comm, Some("main")));
+        assert!(!comm_holds(&comm, Some("postgresql")));
+    }
 
     #[test]
     fn printable_text_passes_through_unchanged() {

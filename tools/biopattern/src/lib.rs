@@ -12,7 +12,7 @@ use common::cli::{CommonArgs, IntervalCount};
 use common::kernel::disks;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
-use common::kernel::probe::{self, load_when, Hook};
+use common::kernel::probe;
 use common::kinds::event::{Column, Table};
 use common::kinds::table::{self, Counts, Deltas, Heading, Timed};
 use common::run::lifecycle::{self, Banner, Schedule, Setup, SkelOf, Tool, When};
@@ -124,9 +124,12 @@ impl Tool for Biopattern {
     fn configure(&mut self, open: &mut OpenBiopatternSkel<'_>, _: &Setup) -> Result<()> {
         let hook = probe::tracepoint_hook("block", "block_rq_complete", "2.6.24")?;
         let p = &mut open.progs;
-        load_when(hook == Hook::TpBtf, [&mut p.bp_btf_complete]);
-        load_when(hook == Hook::RawTp, [&mut p.bp_raw_complete]);
-        load_when(hook == Hook::Tracepoint, [&mut p.bp_tp_complete]);
+        probe::hook_variant(
+            hook,
+            &mut p.bp_btf_complete,
+            &mut p.bp_raw_complete,
+            &mut p.bp_tp_complete,
+        );
         Ok(())
     }
 

@@ -12,7 +12,7 @@ use clap::Parser;
 use common::cli::{self, CgroupArgs, CommonArgs, ContainerArgs, IdList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
-use common::kernel::probe::{self, load_when, Hook};
+use common::kernel::probe::{self, Hook};
 use common::kinds::event::{columns, Cell, Column, Record, Stamped, Table};
 use common::run::lifecycle::{self, Setup, Tool};
 
@@ -92,9 +92,7 @@ impl Tool for Exitsnoop {
     fn configure(&mut self, open: &mut OpenExitsnoopSkel<'_>, _: &Setup) -> Result<()> {
         let hook = probe::tracepoint_hook("sched", "sched_process_exit", "2.6.32")?;
         let p = &mut open.progs;
-        load_when(hook == Hook::TpBtf, [&mut p.exit_btf]);
-        load_when(hook == Hook::RawTp, [&mut p.exit_raw]);
-        load_when(hook == Hook::Tracepoint, [&mut p.exit_tp]);
+        probe::hook_variant(hook, &mut p.exit_btf, &mut p.exit_raw, &mut p.exit_tp);
         let rodata = maps::rodata(&mut open.maps.rodata_data)?;
         rodata.per_thread = self.args.per_thread;
         rodata.failed_only = self.args.failed;

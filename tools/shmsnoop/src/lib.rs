@@ -215,11 +215,8 @@ impl Tool for Shmsnoop {
 
     fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
         self.event.read(data);
-        if let Some(name) = &self.args.name {
-            let comm = output::c_bytes(&self.event.task.comm);
-            if !comm.windows(name.len()).any(|w| w == name.as_bytes()) {
-                return Ok(());
-            }
+        if !output::comm_holds(&self.event.task.comm, self.args.name.as_deref()) {
+            return Ok(());
         }
         self.table.row(out, self)
     }

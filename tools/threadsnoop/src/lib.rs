@@ -13,7 +13,7 @@ use anyhow::Result;
 use clap::Parser;
 use common::cli::{self, CgroupArgs, CommonArgs, ContainerArgs, IdList};
 use common::kernel::filters::Filters;
-use common::kernel::probe::{self, load_when, Hook};
+use common::kernel::probe::{self, load_when};
 use common::kinds::event::{columns, Cell, Column, Record, Table};
 use common::output::Out;
 use common::probes::{elf, Pattern};
@@ -100,9 +100,7 @@ impl Tool for Threadsnoop {
     fn configure(&mut self, open: &mut OpenThreadsnoopSkel<'_>, _: &Setup) -> Result<()> {
         let hook = probe::tracepoint_hook("task", "task_newtask", "3.19")?;
         let p = &mut open.progs;
-        load_when(hook == Hook::TpBtf, [&mut p.new_btf]);
-        load_when(hook == Hook::RawTp, [&mut p.new_raw]);
-        load_when(hook == Hook::Tracepoint, [&mut p.new_tp]);
+        probe::hook_variant(hook, &mut p.new_btf, &mut p.new_raw, &mut p.new_tp);
         load_when(self.creator.is_some(), [&mut p.thread_create]);
         Ok(())
     }
