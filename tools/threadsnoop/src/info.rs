@@ -25,5 +25,5 @@ pub const INFO: ToolInfo = ToolInfo {
         extras: &[],
     }),
     man: include_str!("../man.roff"),
-    see_also: &["pthread_create(3)", "clone(2)", "execsnoop(8)"],
+    see_also: &["pthread_create(3)", "clone(2)"],
 };
