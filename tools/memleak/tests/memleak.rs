@@ -319,6 +319,16 @@ fn kernel_mode_prints_kernel_stacks() {
     let entries = finished.json();
     assert!(!entries.is_empty() && entries.len() <= 5, "{entries:?}");
     for e in &entries {
+        // A stack the kernel could not record (a hash collision in the
+        // stack map: once in a 5.10 guest) is null, and said so.
+        if e["stack"].is_null() {
+            assert!(
+                finished.stderr.contains("stacks not recorded"),
+                "{e}: a null stack not said: {}",
+                finished.stderr
+            );
+            continue;
+        }
         let frames = frame_names(&e["stack"]);
         assert!(!frames.is_empty(), "{e}");
         assert!(
