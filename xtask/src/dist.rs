@@ -183,12 +183,8 @@ fn static_binary(release: &Path) -> Result<PathBuf> {
         Some(linked >= built)
     };
     if fresh() != Some(true) {
-        // The binary's own crate, touched: cargo links it again.
-        let main = root_dir().join("dist/src/main.rs");
-        fs::File::options()
-            .append(true)
-            .open(&main)?
-            .set_modified(std::time::SystemTime::now())?;
+        // The package's own artifacts cleaned: cargo links it again.
+        check(cargo().args(["clean", "--release", "-p", "bpftools"]))?;
         build_release(&["bpftools".to_string()])?;
         if fresh() != Some(true) {
             bail!(

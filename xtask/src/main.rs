@@ -347,7 +347,8 @@ fn test(cargo_args: &[String]) -> Result<()> {
         // The whole workspace unless the arguments name packages.
         if !cargo_args
             .iter()
-            .any(|a| a == "-p" || a.starts_with("--package") || a.starts_with("-p"))
+            .take_while(|a| *a != "--")
+            .any(|a| a.starts_with("-p") || a.starts_with("--package"))
         {
             cmd.arg("--workspace");
         }

@@ -62,6 +62,22 @@ impl Filters {
         }
     }
 
+    /// Only the processes of a `-p` list, the threads of a thread list (the
+    /// tool's `option`, as errors name it) and the tasks of a cgroup, each
+    /// if given.
+    pub fn threads(
+        pids: &Option<IdList>,
+        tids: &Option<IdList>,
+        option: &'static str,
+        cgroup: Option<PathBuf>,
+    ) -> Filters {
+        Filters {
+            tids: tids.as_ref().map(|l| l.0.clone()),
+            thread_option: Some(option),
+            ..Filters::processes(pids, cgroup)
+        }
+    }
+
     /// Only the processes of a `-p` list, if one was given.
     pub fn pids(list: &Option<IdList>) -> Filters {
         Filters {

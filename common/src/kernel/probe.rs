@@ -869,6 +869,24 @@ pub fn load_when<'a, 'obj: 'a>(
     }
 }
 
+/// The few system calls a tool traces (callset.bpf.h): at their own
+/// tracepoints where the kernel has them (true), which cost the other
+/// calls nothing; else at tp_btf sys_enter/sys_exit, whose programs match
+/// the calls' numbers, written here into the table (`nr_calls`) in the
+/// tool's order.
+pub fn own_call_tracepoints(
+    nr_calls: &mut [libc::c_long],
+    numbers: impl IntoIterator<Item = libc::c_long>,
+) -> bool {
+    let own = features().has(Hook::Tracepoint);
+    if !own {
+        for (slot, nr) in nr_calls.iter_mut().zip(numbers) {
+            *slot = nr;
+        }
+    }
+    own
+}
+
 /// A tracepoint's program written once per hook form: loads the one
 /// `hook` names.
 pub fn hook_variant<'a, 'obj: 'a>(

@@ -108,11 +108,12 @@ impl Tool for Dcsnoop {
     }
 
     fn filters(&self) -> Filters {
-        Filters {
-            tids: self.args.tid.clone().map(|IdList(t)| t),
-            thread_option: Some("-t"),
-            ..Filters::processes(&self.args.pid, self.args.cgroup.path())
-        }
+        Filters::threads(
+            &self.args.pid,
+            &self.args.tid,
+            "-t",
+            self.args.cgroup.path(),
+        )
     }
 
     /// Chosen here, after the arguments and the privileges are checked, so

@@ -11,7 +11,7 @@ use clap::Parser;
 use common::cli::{self, CgroupArgs, CommonArgs, ContainerArgs, IdList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
-use common::kernel::probe::{self, load_when, Hook};
+use common::kernel::probe::{self, load_when};
 use common::kinds::event::{columns, Cell, Column, Record, Table};
 use common::output::{c_bytes_n, walked_path};
 use common::run::lifecycle::{self, Schedule, Setup, Tool};
@@ -106,15 +106,7 @@ impl Tool for Filegone {
 
     fn configure(&mut self, open: &mut OpenFilegoneSkel<'_>, _: &Setup) -> Result<()> {
         let rodata = maps::rodata(&mut open.maps.rodata_data)?;
-        // The calls' own tracepoints, which cost the other system calls
-        // nothing; tp_btf on every call's entry and exit where they are
-        // missing.
-        let own = probe::features().has(Hook::Tracepoint);
-        if !own {
-            for (slot, (_, nr)) in rodata.nr_calls.iter_mut().zip(CALLS) {
-                *slot = nr;
-            }
-        }
+        let own = probe::own_call_tracepoints(&mut rodata.nr_calls, CALLS.map(|(_, nr)| nr));
         let p = &mut open.progs;
         load_when(!own, [&mut p.gone_btf_enter, &mut p.gone_btf_exit]);
         load_when(own, [&mut p.gone_walk_first, &mut p.gone_walk_second]);

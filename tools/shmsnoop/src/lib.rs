@@ -12,7 +12,7 @@ use clap::Parser;
 use common::cli::{self, CgroupArgs, CommonArgs, ContainerArgs, IdList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
-use common::kernel::probe::{self, load_when, Hook};
+use common::kernel::probe::{self, load_when};
 use common::kinds::event::{columns, Cell, Column, Record, Table};
 use common::output::{self, Out};
 use common::run::lifecycle::{self, Schedule, Setup, Tool};
@@ -74,12 +74,36 @@ pub(crate) struct Shmsnoop {
 
 use types::shm_call as Call;
 
-/// The calls' names (BCC's SYS column) and numbers, by enum shm_call.
-const CALLS: [(&str, libc::c_long); Call::SHM_CALLS.0 as usize] = [
-    ("SHMGET", libc::SYS_shmget),
-    ("SHMAT", libc::SYS_shmat),
-    ("SHMDT", libc::SYS_shmdt),
-    ("SHMCTL", libc::SYS_shmctl),
+/// A call's names (BCC's SYS column; JSON's) and number.
+#[derive(Clone, Copy)]
+struct CallName {
+    sys: &'static str,
+    name: &'static str,
+    nr: libc::c_long,
+}
+
+/// The calls, by enum shm_call.
+const CALLS: [CallName; Call::SHM_CALLS.0 as usize] = [
+    CallName {
+        sys: "SHMGET",
+        name: "shmget",
+        nr: libc::SYS_shmget,
+    },
+    CallName {
+        sys: "SHMAT",
+        name: "shmat",
+        nr: libc::SYS_shmat,
+    },
+    CallName {
+        sys: "SHMDT",
+        name: "shmdt",
+        nr: libc::SYS_shmdt,
+    },
+    CallName {
+        sys: "SHMCTL",
+        name: "shmctl",
+        nr: libc::SYS_shmctl,
+    },
 ];
 
 /// shmget's flags beyond the permission bits (SHM_HUGE_* apart: a field).
@@ -170,25 +194,18 @@ impl Tool for Shmsnoop {
     }
 
     fn filters(&self) -> Filters {
-        Filters {
-            tids: self.args.tid.as_ref().map(|t| t.0.clone()),
-            thread_option: Some("-t"),
-            ..Filters::processes(&self.args.pid, self.args.cgroup.path())
-        }
+        Filters::threads(
+            &self.args.pid,
+            &self.args.tid,
+            "-t",
+            self.args.cgroup.path(),
+        )
     }
 
     fn configure(&mut self, open: &mut OpenShmsnoopSkel<'_>, _: &Setup) -> Result<()> {
         let rodata = maps::rodata(&mut open.maps.rodata_data)?;
         rodata.failed_only = self.args.failed;
-        // The calls' own tracepoints, which cost the other system calls
-        // nothing; tp_btf on every call's entry and exit where they are
-        // missing.
-        let own = probe::features().has(Hook::Tracepoint);
-        if !own {
-            for (slot, (_, nr)) in rodata.nr_calls.iter_mut().zip(CALLS) {
-                *slot = nr;
-            }
-        }
+        let own = probe::own_call_tracepoints(&mut rodata.nr_calls, CALLS.map(|c| c.nr));
         let p = &mut open.progs;
         load_when(!own, [&mut p.shm_btf_enter, &mut p.shm_btf_exit]);
         load_when(
@@ -227,6 +244,10 @@ common::stamped_by_record!(Shmsnoop);
 impl Shmsnoop {
     fn call(&self) -> Call {
         Call(self.event.call)
+    }
+
+    fn names(&self) -> Option<&'static CallName> {
+        CALLS.get(self.event.call as usize)
     }
 
     /// The error, where the call failed (shmat's addresses are not).
@@ -292,13 +313,10 @@ fn table(args: &Args) -> Table<Shmsnoop> {
             columns::cgroup_id(),
             columns::comm("COMM", 16),
             Column::right("SYS", 6, "", |t: &Shmsnoop| {
-                CALLS.get(t.event.call as usize).map_or("?", |c| c.0).into()
+                t.names().map_or("?", |c| c.sys).into()
             }),
             Column::json("call", |t: &Shmsnoop| {
-                CALLS
-                    .get(t.event.call as usize)
-                    .map_or_else(|| "?".into(), |c| c.0.to_lowercase())
-                    .into()
+                t.names().map_or("?", |c| c.name).into()
             }),
             Column::right("RET", 16, "", |t: &Shmsnoop| match t.errno() {
                 Some(e) => common::errnos::name(e)

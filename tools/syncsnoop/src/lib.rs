@@ -9,7 +9,7 @@ use clap::Parser;
 use common::cli::{self, CgroupArgs, CommonArgs, ContainerArgs, IdList};
 use common::kernel::filters::Filters;
 use common::kernel::maps;
-use common::kernel::probe::{self, load_when, Hook};
+use common::kernel::probe::{self, load_when};
 use common::kinds::event::{columns, Cell, Column, Record, Table};
 use common::output::{c_bytes_n, walked_path};
 use common::run::lifecycle::{self, Schedule, Setup, Tool};
@@ -95,15 +95,7 @@ impl Tool for Syncsnoop {
         rodata.min_latency_ns = self.args.min_ms.saturating_mul(1_000_000);
         rodata.current_task_btf = probe::current_task_btf();
         rodata.rdonly_cast = probe::rdonly_cast();
-        // The calls' own tracepoints, which cost the other system calls
-        // nothing; tp_btf on every call's entry and exit where they are
-        // missing.
-        let own = probe::features().has(Hook::Tracepoint);
-        if !own {
-            for (slot, (_, nr)) in rodata.nr_calls.iter_mut().zip(CALLS) {
-                *slot = nr;
-            }
-        }
+        let own = probe::own_call_tracepoints(&mut rodata.nr_calls, CALLS.map(|(_, nr)| nr));
         // msync's mapping by bpf_find_vma (5.17+) in the programs that
         // call it, the others where the kernel would refuse them.
         let vma = probe::find_vma();

@@ -160,11 +160,12 @@ impl Tool for Syscount {
     }
 
     fn filters(&self) -> Filters {
-        Filters {
-            tids: self.args.tid.as_ref().map(|t| t.0.clone()),
-            thread_option: Some("--tid"),
-            ..Filters::processes(&self.args.pid, self.args.cgroup.path())
-        }
+        Filters::threads(
+            &self.args.pid,
+            &self.args.tid,
+            "--tid",
+            self.args.cgroup.path(),
+        )
     }
 
     fn configure(&mut self, open: &mut OpenSyscountSkel<'_>, _: &Setup) -> Result<()> {

@@ -8,6 +8,7 @@ mod info;
 
 use std::io;
 use std::path::PathBuf;
+use std::rc::Rc;
 
 use anyhow::Result;
 use clap::Parser;
@@ -18,7 +19,7 @@ use common::kinds::event::{columns, Cell, Column, Record, Table};
 use common::output::Out;
 use common::probes::{elf, Pattern};
 use common::run::lifecycle::{self, attach_all, Schedule, Setup, SkelOf, Tool};
-use common::sym::Symbolizer;
+use common::sym::{Frame, Symbolizer};
 use libbpf_rs::skel::Skel;
 use libbpf_rs::{Link, UprobeOpts};
 
@@ -63,8 +64,8 @@ pub(crate) struct Threadsnoop {
     /// and offset, where found.
     creator: Option<(PathBuf, u64)>,
     symbolizer: Symbolizer,
-    /// The current event's start function, as shown.
-    func: Option<String>,
+    /// The current event's start function, where known.
+    func: Option<Rc<Frame>>,
 }
 
 /// pthread_create in the system's thread library: libpthread's where it
@@ -161,13 +162,9 @@ impl Tool for Threadsnoop {
     fn event(&mut self, data: &[u8], out: &mut Out) -> io::Result<()> {
         self.event.read(data);
         let (pid, start) = (self.event.task.pid, self.event.start);
-        self.func = (start != 0).then(|| {
-            let frames = self.symbolizer.user(pid, &[start]);
-            match frames.first().and_then(|f| f.name.clone()) {
-                Some(name) => name,
-                None => format!("{start:#x}"),
-            }
-        });
+        self.func = (start != 0)
+            .then(|| self.symbolizer.user(pid, &[start]).into_iter().next())
+            .flatten();
         self.table.row(out, self)
     }
 }
@@ -190,8 +187,13 @@ fn table(args: &Args) -> Table<Threadsnoop> {
         columns::tid(0).json_only(),
         columns::cgroup_id(),
         columns::comm("COMM", 16),
-        Column::new("FUNC", 0, "func", |t: &Threadsnoop| {
-            t.func.as_deref().map_or(Cell::Null, Cell::from)
+        // A symbol is the traced program's: escaped, as its other names.
+        Column::new("FUNC", 0, "func", |t: &Threadsnoop| match &t.func {
+            Some(f) => f.name.as_deref().map_or_else(
+                || format!("{:#x}", t.event.start).into(),
+                |n| Cell::bytes(n.as_bytes()),
+            ),
+            None => Cell::Null,
         }),
         Column::json("start", |t: &Threadsnoop| match t.event.start {
             0 => Cell::Null,
