@@ -1,0 +1,279 @@
+//! klockstat against a program of the test's own (lock-work.c): eight
+//! threads writing into one pipe that a ninth drains (the pipe's mutex,
+//! taken where the pipe is written and read), and eight threads creating
+//! and unlinking files in one directory (its i_rwsem, taken for writing).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use common::kernel::probe;
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_klockstat");
+
+fn work() -> PathBuf {
+    testkit::build_c_program(
+        env!("CARGO_MANIFEST_DIR"),
+        env!("CARGO_TARGET_TMPDIR"),
+        "lock-work",
+    )
+}
+
+/// The tool (`args`, hooks in `disable` off) on one run of lock-work
+/// (`work_args`), tracing its pid; the workload's pid.
+fn trace(work_args: &[&str], args: &[&str], disable: &str) -> (testkit::Finished, u32) {
+    let prog = work();
+    let mut pid = 0;
+    let f = testkit::trace_stopped(Command::new(&prog).args(work_args), |p| {
+        pid = p;
+        let mut tool = Command::new(BIN);
+        tool.args(args)
+            .args(["-p", &p.to_string()])
+            .env("BPFTOOLS_DISABLE", disable);
+        tool
+    });
+    (f, pid)
+}
+
+const PIPE: &[&str] = &["pipe", "8", "5000"];
+
+/// A table's rows, in the order printed.
+fn table<'a>(rows: &'a [Value], name: &str) -> Vec<&'a Value> {
+    rows.iter().filter(|r| r["table"] == name).collect()
+}
+
+/// The function names of a row's stack (`anon_pipe_write+0x43`: the
+/// name).
+fn functions(row: &Value) -> Vec<String> {
+    row["stack"]
+        .as_array()
+        .unwrap_or(&Vec::new())
+        .iter()
+        .map(|f| f.as_str().unwrap().split('+').next().unwrap().to_string())
+        .collect()
+}
+
+/// The pipe's writers and reader (pipe_write, anon_pipe_write on 6.16+).
+fn in_pipe_code(row: &Value) -> bool {
+    functions(row)
+        .first()
+        .is_some_and(|f| f.ends_with("pipe_write") || f.ends_with("pipe_read"))
+}
+
+/// Each row was the workload's, and its figures add up.
+fn check_rows(rows: &[&Value], pid: u32) {
+    for r in rows {
+        assert_eq!(r["max_pid"], pid, "{r}");
+        assert_eq!(r["max_comm"], "lock-work", "{r}");
+        let count = r["count"].as_u64().unwrap();
+        let total = r["total_ns"].as_u64().unwrap();
+        let avg = r["avg_ns"].as_u64().unwrap();
+        let max = r["max_ns"].as_u64().unwrap();
+        assert!(count >= 1, "{r}");
+        assert!(avg * count <= total && total < (avg + 1) * count, "{r}");
+        assert!(max <= total && max >= avg, "{r}");
+        assert!(r["max_lock"].as_str().unwrap().starts_with("0x"), "{r}");
+    }
+}
+
+/// The waits of the pipe workload: the pipe's code at the top by count,
+/// waiting on a mutex.
+fn check_pipe_waits(f: &testkit::Finished, pid: u32) {
+    let rows = f.json();
+    let waits = table(&rows, "wait");
+    assert!(!waits.is_empty(), "{f:?}");
+    check_rows(&waits, pid);
+    let top = waits[0];
+    assert!(in_pipe_code(top), "{top}");
+    assert_eq!(top["kind"], "mutex", "{top}");
+    assert!(top["count"].as_u64().unwrap() >= 10, "{top}");
+}
+
+#[test]
+fn klockstat_shows_the_pipe_writers_waiting_on_its_mutex() {
+    let (f, pid) = trace(PIPE, &["--json", "-S", "acq_count", "-s", "4"], "");
+    check_pipe_waits(&f, pid);
+    // Four frames: the caller, then what called it (the write system call).
+    let top = &table(&f.json(), "wait")[0].clone();
+    let frames = functions(top);
+    assert!(frames.len() >= 2 && frames.len() <= 4, "{top}");
+    assert!(
+        frames
+            .iter()
+            .any(|f| f.contains("vfs_write") || f.contains("vfs_read")),
+        "{top}"
+    );
+}
+
+/// libbpf-tools' tables: a header over each row with -s 2 or more, the
+/// caller's frames, and who waited longest on which lock; -c keeps only
+/// the callers named so.
+#[test]
+fn klockstat_prints_libbpf_tools_tables() {
+    let (f, _) = trace(PIPE, &["--json", "-S", "acq_count", "-n", "1"], "");
+    let caller = functions(table(&f.json(), "wait")[0])[0].clone();
+    let (f, pid) = trace(PIPE, &["-S", "acq_count", "-s", "3", "-c", &caller], "");
+    let out = &f.stdout;
+    assert_eq!(
+        out[0], "Tracing mutex/sem lock events...  Hit Ctrl-C to end",
+        "{f:?}"
+    );
+    assert_eq!(
+        out.last().unwrap(),
+        "Exiting trace of mutex/sem locks",
+        "{f:?}"
+    );
+    let header = "                               Caller  Avg Wait    Count   Max Wait   Total Wait";
+    let starts: Vec<usize> = (0..out.len()).filter(|i| out[*i] == header).collect();
+    assert!(!starts.is_empty(), "{f:?}");
+    for i in starts {
+        assert_eq!(out[i - 1], "", "{f:?}");
+        let row: Vec<&str> = out[i + 1].split_whitespace().collect();
+        assert!(row[0].starts_with(&format!("{caller}+0x")), "{f:?}");
+        assert_eq!(out[i + 1].find(row[0]).unwrap() + row[0].len(), 37, "{f:?}");
+        // The caller's callers, right-aligned, then the longest wait's.
+        assert!(out[i + 2].len() == 37 && out[i + 3].len() == 37, "{f:?}");
+        let max = format!("                              Max PID {pid}, COMM lock-work, Lock ");
+        assert!(out[i + 4].starts_with(&max), "{f:?}");
+        assert!(
+            out[i + 4].ends_with(')') && out[i + 4].contains("(0x"),
+            "{f:?}"
+        );
+    }
+}
+
+/// Each variant of the contention tracepoints (raw_tp, the classic one)
+/// sees the same waits.
+#[test]
+fn klockstat_hook_variants() {
+    let present = probe::tracepoint_exists("lock", "contention_begin");
+    if !testkit::feature_present(present, "the lock:contention tracepoints", Some((5, 19))) {
+        return;
+    }
+    for (disable, hook) in [
+        ("tp_btf", "raw_tp contention_begin"),
+        ("tp_btf,raw_tp", "tracepoint lock:contention_begin"),
+    ] {
+        let (f, pid) = trace(PIPE, &["--json", "-v", "-S", "acq_count"], disable);
+        assert!(f.stderr.contains(hook), "{hook}: {}", f.stderr);
+        check_pipe_waits(&f, pid);
+    }
+}
+
+/// -L: one lock, by the address a first run showed: the directory's
+/// i_rwsem, which each create and unlink takes for writing.
+#[test]
+fn klockstat_traces_one_lock_by_its_address() {
+    let dir = testkit::scratch_dir(env!("CARGO_TARGET_TMPDIR")).join("lock-dir");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    // Held open: the directory's inode, and its lock, stay where they are.
+    let _pinned = std::fs::File::open(&dir).unwrap();
+    let d = dir.to_str().unwrap();
+    let work = ["dir", d, "8", "2000"];
+    let (f, _) = trace(&work, &["--json", "-s", "4"], "");
+    let rows = f.json();
+    let unlinks: Vec<&Value> = table(&rows, "wait")
+        .into_iter()
+        .filter(|r| functions(r).iter().any(|f| f == "do_unlinkat"))
+        .filter(|r| r["kind"] == "rwsem-write")
+        .collect();
+    assert!(!unlinks.is_empty(), "{f:?}");
+    let lock = unlinks[0]["max_lock"].as_str().unwrap().to_string();
+    let (f, pid) = trace(&work, &["--json", "-s", "4", "-L", &lock], "");
+    let rows = f.json();
+    let all: Vec<&Value> = rows.iter().collect();
+    assert!(!table(&rows, "wait").is_empty(), "{f:?}");
+    check_rows(&all, pid);
+    for r in &all {
+        assert_eq!(r["max_lock"], lock.as_str(), "{r}");
+        assert_eq!(r["kind"], "rwsem-write", "{r}");
+    }
+}
+
+/// -P: a row per thread of the workload, no stacks.
+#[test]
+fn klockstat_by_thread() {
+    let (f, pid) = trace(PIPE, &["--json", "-P"], "");
+    let rows = f.json();
+    let waits = table(&rows, "wait");
+    check_rows(&waits, pid);
+    let mut tids: Vec<u64> = waits.iter().map(|r| r["tid"].as_u64().unwrap()).collect();
+    tids.sort_unstable();
+    tids.dedup();
+    assert!(tids.len() >= 2, "{f:?}");
+    for r in &waits {
+        assert_eq!(r["comm"], "lock-work", "{r}");
+        assert!(r.get("stack").is_none(), "{r}");
+    }
+}
+
+/// True where the lock calls take kprobes (the VM guests; not this
+/// machine).
+fn lock_kprobes() -> bool {
+    probe::kprobe_target("mutex_lock") || probe::kprobe_target("mutex_lock_nested")
+}
+
+/// Hold times where the lock calls take kprobes: the pipe's code holds its
+/// mutex. Where they take none, the tool says so and prints waits only.
+#[test]
+fn klockstat_holds_where_kprobes_are() {
+    let (f, pid) = trace(PIPE, &["--json", "-S", "hld_count"], "");
+    let rows = f.json();
+    let holds = table(&rows, "hold");
+    if !lock_kprobes() {
+        assert!(holds.is_empty(), "{f:?}");
+        assert!(f.stderr.contains("no hold times"), "{f:?}");
+        return;
+    }
+    assert!(!f.stderr.contains("no hold times"), "{f:?}");
+    check_rows(&holds, pid);
+    let pipe: Vec<&&Value> = holds.iter().filter(|r| in_pipe_code(r)).collect();
+    assert!(!pipe.is_empty(), "{f:?}");
+    assert!(pipe.iter().all(|r| r["kind"] == "mutex"), "{f:?}");
+    let held: u64 = pipe.iter().map(|r| r["count"].as_u64().unwrap()).sum();
+    // Each write and each read holds the pipe's mutex once at least.
+    assert!(held >= 8 * 5000, "{held}: {f:?}");
+}
+
+/// Without the contention tracepoints (before 5.19, or turned off), the
+/// waits are the lock calls' time, as libbpf-tools measures them; with
+/// neither those nor kprobes, one line and exit 1.
+#[test]
+fn klockstat_waits_from_the_lock_calls() {
+    let off = "tp_btf,raw_tp,tracepoint";
+    if !lock_kprobes() {
+        testkit::assert_refused_in_one_line(
+            BIN,
+            &["-d", "1"],
+            &[("BPFTOOLS_DISABLE", off)],
+            &["lock:contention_begin", "5.19", "kprobes"],
+        );
+        return;
+    }
+    let (f, pid) = trace(PIPE, &["--json", "-S", "acq_count"], off);
+    assert!(
+        f.stderr.contains("waits are the time in the lock calls"),
+        "{f:?}"
+    );
+    let rows = f.json();
+    let waits = table(&rows, "wait");
+    check_rows(&waits, pid);
+    let pipe: u64 = waits
+        .iter()
+        .filter(|r| in_pipe_code(r))
+        .map(|r| r["count"].as_u64().unwrap())
+        .sum();
+    // Every write and read takes the mutex, contended or not.
+    assert!(pipe >= 8 * 5000, "{pipe}: {f:?}");
+}
+
+#[test]
+fn klockstat_refuses_a_lock_it_cannot_find() {
+    testkit::assert_refused_in_one_line(
+        BIN,
+        &["-L", "no_such_lock_var"],
+        &[],
+        &["'no_such_lock_var'"],
+    );
+}
