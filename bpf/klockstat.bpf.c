@@ -23,6 +23,8 @@ const volatile __u64 targ_lock = 0;
 const volatile bool per_thread = false;
 /* No contention tracepoints: the lock calls' time is the wait. */
 const volatile bool waits_from_calls = false;
+/* --containers: keyed by the task's cgroup too. */
+const volatile bool by_cgroup = false;
 
 struct lock_key key_layout = {};
 struct lock_stat stat_layout = {};
@@ -104,6 +106,7 @@ static __always_inline void add(void *map, const struct since *s, __u64 lock, __
 		.stack_id = s->stack_id,
 		.tid = per_thread ? (__u32)id : 0,
 		.flags = s->flags,
+		.cgroup_id = by_cgroup ? bpf_get_current_cgroup_id() : 0,
 	};
 	struct lock_stat zero = {}, *st;
 

@@ -16,14 +16,16 @@ enum lock_flags {
 };
 
 /* What the waits and holds are added up by: the kernel stack where the
- * lock was asked for (-1 with --per-thread, which keys by thread), and
- * the lock's kind. */
+ * lock was asked for (-1 with --per-thread, which keys by thread), the
+ * lock's kind, and with --containers the task's cgroup. */
 struct lock_key {
 	__s32 stack_id;
 	/* --per-thread: the thread; else 0. */
 	__u32 tid;
 	__u32 flags;
 	__u32 pad;
+	/* --containers: the waiting (holding) task's cgroup v2 id; else 0. */
+	__u64 cgroup_id;
 };
 
 /* The waits (or holds) of one key: how many, their sum, the longest and

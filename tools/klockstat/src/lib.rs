@@ -18,7 +18,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use common::cli::{self, CgroupLongArgs, CommonArgs, IdList};
+use common::cli::{self, CgroupLongArgs, CommonArgs, ContainerArgs, IdList};
+use common::kernel::cgroups::Resolver;
 use common::kernel::filters::Filters;
 use common::kernel::maps;
 use common::kernel::probe::{self, load_when, Hook};
@@ -108,6 +109,8 @@ struct Args {
           value_parser = clap::value_parser!(u32).range(1..))]
     stack_storage_size: u32,
     #[command(flatten)]
+    containers: ContainerArgs,
+    #[command(flatten)]
     cgroup: CgroupLongArgs,
     #[command(flatten)]
     common: CommonArgs,
@@ -184,6 +187,7 @@ struct Klockstat {
     /// The lock calls found, for the holds; empty: no holds.
     calls: Vec<Call>,
     symbolizer: Symbolizer,
+    cgroups: Resolver,
 }
 
 impl Tool for Klockstat {
@@ -199,6 +203,7 @@ impl Tool for Klockstat {
             waits: Waits::Calls,
             calls: Vec::new(),
             symbolizer: Symbolizer::new(),
+            cgroups: Resolver::default(),
         })
     }
 
@@ -236,6 +241,7 @@ impl Tool for Klockstat {
         rodata.targ_lock = lock.unwrap_or(0);
         rodata.per_thread = self.args.per_thread;
         rodata.waits_from_calls = self.waits == Waits::Calls;
+        rodata.by_cgroup = self.args.containers.containers;
         // By thread, no stack is asked for: the map stays one entry.
         let entries = if self.args.per_thread {
             1
@@ -398,6 +404,7 @@ impl Tool for Klockstat {
             stack_lines: self.args.stacks as usize,
             per_thread: self.args.per_thread,
             max_rows,
+            containers: self.args.containers.containers,
         };
         for (table, rows) in &tables {
             report::print(out, *table, rows, layout)?;
@@ -434,7 +441,7 @@ impl Klockstat {
         };
         let entries: Vec<(types::lock_key, Box<types::lock_stat>)> = maps::read_as(map, drain)?;
         let mut frames: HashMap<i32, Option<Vec<String>>> = HashMap::new();
-        let mut merged: HashMap<(Who, &'static str), Stat> = HashMap::new();
+        let mut merged: HashMap<(Who, &'static str, u64), Stat> = HashMap::new();
         for (key, value) in entries {
             let stat = Stat {
                 count: value.count,
@@ -464,14 +471,16 @@ impl Klockstat {
                 Who::Stack(shown)
             };
             merged
-                .entry((who, report::kind(key.flags)))
+                .entry((who, report::kind(key.flags), key.cgroup_id))
                 .or_default()
                 .merge(&stat);
         }
+        let containers = self.args.containers.containers;
         let mut rows: Vec<Row> = merged
             .into_iter()
-            .map(|((who, kind), stat)| Row {
+            .map(|((who, kind, cgroup_id), stat)| Row {
                 lock_name: self.ksyms.data_name(stat.max_lock).map(str::to_string),
+                cgroup: containers.then(|| (cgroup_id, self.cgroups.names(cgroup_id))),
                 who,
                 kind,
                 stat,

@@ -3,7 +3,9 @@
 //! caller's stack under it and who waited (held) longest, on which lock.
 
 use std::io::{self, Write};
+use std::rc::Rc;
 
+use common::kernel::cgroups::{self, Names};
 use common::output::escape;
 use serde_json::{json, Value};
 
@@ -58,6 +60,8 @@ pub struct Row {
     pub stat: Stat,
     /// The longest one's lock, by name where it is a kernel variable.
     pub lock_name: Option<String>,
+    /// --containers: the tasks' cgroup, and its names where known.
+    pub cgroup: Option<(u64, Option<Rc<Names>>)>,
 }
 
 /// Which table.
@@ -147,6 +151,8 @@ pub struct Layout {
     pub stack_lines: usize,
     pub per_thread: bool,
     pub max_rows: usize,
+    /// --containers: a CONTAINER column.
+    pub containers: bool,
 }
 
 /// libbpf-tools' time: one decimal in the largest unit it reaches.
@@ -176,9 +182,10 @@ pub fn print(w: &mut impl Write, table: Table, rows: &[Row], layout: Layout) -> 
             } else {
                 "                               Caller"
             };
+            let column = if layout.containers { "  CONTAINER" } else { "" };
             writeln!(
                 w,
-                "\n{label}  Avg {word}    Count   Max {word}   Total {word}"
+                "\n{label}  Avg {word}    Count   Max {word}   Total {word}{column}"
             )?;
         }
         let s = &row.stat;
@@ -189,9 +196,16 @@ pub fn print(w: &mut impl Write, table: Table, rows: &[Row], layout: Layout) -> 
             },
             Who::Thread { tid, comm } => (format!("{tid}  {:>16}", escape(comm)), &[]),
         };
+        let container = match &row.cgroup {
+            Some((id, names)) => {
+                let shown = cgroups::shown(*id, names.as_deref());
+                format!("  {}", escape(shown.as_bytes()))
+            }
+            None => String::new(),
+        };
         writeln!(
             w,
-            "{first:>37} {:>9} {:>8} {:>10} {:>12}",
+            "{first:>37} {:>9} {:>8} {:>10} {:>12}{container}",
             time(s.avg_ns()),
             s.count,
             time(s.max_ns),
@@ -240,6 +254,9 @@ pub fn json(table: Table, row: &Row, time: &str) -> Value {
             v["tid"] = (*tid).into();
             v["comm"] = escape(comm).into();
         }
+    }
+    if let (Some((id, names)), Some(o)) = (&row.cgroup, v.as_object_mut()) {
+        cgroups::add_json(o, *id, names.as_deref());
     }
     v
 }
@@ -302,12 +319,14 @@ mod tests {
                 kind: "mutex",
                 stat: stat(5, 6_100, 2_400, 100),
                 lock_name: None,
+                cgroup: None,
             },
             Row {
                 who: Who::Stack(vec!["cgroup_mkdir+0x1e".into()]),
                 kind: "mutex",
                 stat: stat(2, 3_000_000, 2_500_000, 200),
                 lock_name: Some("cgroup_mutex".into()),
+                cgroup: None,
             },
         ]
     }
@@ -336,6 +355,7 @@ mod tests {
             stack_lines: 1,
             per_thread: false,
             max_rows: 10,
+            containers: false,
         };
         assert_eq!(
             text(Table::Wait, &r, layout),
@@ -363,6 +383,7 @@ mod tests {
             stack_lines: 2,
             per_thread: false,
             max_rows: 10,
+            containers: false,
         };
         assert_eq!(
             text(Table::Wait, &r, layout),
@@ -389,11 +410,13 @@ mod tests {
             kind: "rwsem-write",
             stat: stat(3, 3_000, 1_500, 4320),
             lock_name: None,
+            cgroup: None,
         }];
         let layout = Layout {
             stack_lines: 1,
             per_thread: true,
             max_rows: 10,
+            containers: false,
         };
         assert_eq!(
             text(Table::Hold, &r, layout),
@@ -408,6 +431,28 @@ mod tests {
         assert_eq!(v["table"], "hold");
         assert_eq!(v["kind"], "rwsem-write");
         assert!(v.get("caller").is_none());
+    }
+
+    #[test]
+    fn containers_in_a_last_column() {
+        let mut r = rows();
+        r.truncate(1);
+        r[0].cgroup = Some((4242, None));
+        let layout = Layout {
+            stack_lines: 1,
+            per_thread: false,
+            max_rows: 10,
+            containers: true,
+        };
+        assert_eq!(
+            text(Table::Wait, &r, layout),
+            "
+                               Caller  Avg Wait    Count   Max Wait   Total Wait  CONTAINER
+                      pipe_write+0x43    1.2 us        5     2.4 us       6.1 us  cgroup 4242
+"
+        );
+        let v = json(Table::Wait, &r[0], "12:00:00");
+        assert_eq!(v["cgroup_id"], 4242);
     }
 
     #[test]

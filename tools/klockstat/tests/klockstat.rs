@@ -22,10 +22,21 @@ fn work() -> PathBuf {
 /// The tool (`args`, hooks in `disable` off) on one run of lock-work
 /// (`work_args`), tracing its pid; the workload's pid.
 fn trace(work_args: &[&str], args: &[&str], disable: &str) -> (testkit::Finished, u32) {
+    trace_in(work_args, args, disable, |_| {})
+}
+
+/// [`trace`], with `place` given the stopped workload's pid first.
+fn trace_in(
+    work_args: &[&str],
+    args: &[&str],
+    disable: &str,
+    place: impl FnOnce(u32),
+) -> (testkit::Finished, u32) {
     let prog = work();
     let mut pid = 0;
     let f = testkit::trace_stopped(Command::new(&prog).args(work_args), |p| {
         pid = p;
+        place(p);
         let mut tool = Command::new(BIN);
         tool.args(args)
             .args(["-p", &p.to_string()])
@@ -205,6 +216,30 @@ fn klockstat_by_thread() {
     for r in &waits {
         assert_eq!(r["comm"], "lock-work", "{r}");
         assert!(r.get("stack").is_none(), "{r}");
+    }
+}
+
+/// --containers: each row is a container's, named; the workload's
+/// threads all run in a Docker container of the test's own.
+#[test]
+fn klockstat_containers_name_the_waiters_container() {
+    testkit::require_root();
+    let docker = testkit::FakeContainer::docker();
+    let (f, pid) = trace_in(
+        PIPE,
+        &["--json", "--containers", "-S", "acq_count"],
+        "",
+        |p| {
+            std::fs::write(docker.dir.join("cgroup.procs"), p.to_string()).unwrap();
+        },
+    );
+    let rows = f.json();
+    let waits = table(&rows, "wait");
+    check_rows(&waits, pid);
+    assert!(in_pipe_code(waits[0]), "{f:?}");
+    for r in &waits {
+        assert_eq!(r["container"], docker.short_id(), "{r}");
+        assert!(r["cgroup_id"].as_u64().unwrap() > 0, "{r}");
     }
 }
 
