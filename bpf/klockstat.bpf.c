@@ -94,9 +94,11 @@ static __always_inline bool wanted(__u64 lock, __u64 id)
 	return (!targ_lock || lock == targ_lock) && task_allowed(id) && cgroup_allowed();
 }
 
-static __always_inline __s32 asked_from(void *ctx)
+/* The stack that asked for the lock; `skip` frames left out (a kprobe's
+ * first frame is the probed function itself). */
+static __always_inline __s32 asked_from(void *ctx, __u64 skip)
 {
-	return per_thread ? -1 : stack_id(ctx, &stacks, 0);
+	return per_thread ? -1 : stack_id(ctx, &stacks, skip & BPF_F_SKIP_FIELD_MASK);
 }
 
 static __always_inline void add(void *map, const struct since *s, __u64 lock, __u64 delta,
@@ -137,7 +139,7 @@ static __always_inline void contention_begin(void *ctx, __u64 lock, __u32 flags)
 
 	if (!wanted(lock, id))
 		return;
-	s.stack_id = asked_from(ctx);
+	s.stack_id = asked_from(ctx, 0);
 	s.ts = bpf_ktime_get_ns();
 	if (bpf_map_update_elem(&contending, &k, &s, BPF_ANY))
 		count_error(ERR_TRACKING_FULL);
@@ -212,7 +214,7 @@ static __always_inline int lock_called(struct pt_regs *ctx, __u32 flags)
 
 	if (!wanted(lock, id))
 		return 0;
-	c.since.stack_id = asked_from(ctx);
+	c.since.stack_id = asked_from(ctx, 1);
 	c.since.ts = bpf_ktime_get_ns();
 	if (bpf_map_update_elem(&calling, &tid, &c, BPF_ANY))
 		count_error(ERR_TRACKING_FULL);
@@ -293,8 +295,11 @@ int BPF_KPROBE(unlock, void *lock)
 	struct since *found, h;
 
 	found = bpf_map_lookup_elem(&held, &k);
-	if (!found)
+	if (!found) {
+		if (wanted((__u64)lock, id))
+			count_error(ERR_UNMATCHED_UNLOCK);
 		return 0;
+	}
 	h = *found;
 	bpf_map_delete_elem(&held, &k);
 	add(&holds, &h, (__u64)lock, now - h.ts, id);

@@ -46,6 +46,9 @@ enum klockstat_error {
 	ERR_STATS_FULL = ERR_STACK_LAST,
 	/* A contention, a lock call or a held lock could not be tracked. */
 	ERR_TRACKING_FULL,
+	/* An unlock whose lock call was not seen: taken before tracing, or
+	 * its return missed (the kretprobe's instances all in use). */
+	ERR_UNMATCHED_UNLOCK,
 	ERR_MAX,
 };
 

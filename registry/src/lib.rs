@@ -146,6 +146,10 @@ pub enum Workload {
     /// `n` threads made by pthread_create() and joined, one after another
     /// (thread-loop.c), timed.
     ThreadLoop { threads: u32 },
+    /// `threads` threads writing `writes` bytes each, one at a time, into
+    /// one pipe that a reader drains (pipe-lock-loop.c): its mutex
+    /// contended, timed.
+    PipeLockLoop { threads: u32, writes: u32 },
     /// `n` getppid() calls (getppid-loop.c), timed.
     GetppidLoop { calls: u32 },
     /// `n` kill()s of SIGCONT by a program to itself (sig-loop.c), timed.

@@ -346,6 +346,22 @@ impl Tool for Klockstat {
     fn attach(&mut self, skel: &mut SkelOf<'_, Self>) -> Result<Vec<Link>> {
         let mut links = lifecycle::attach_all(skel.object())?;
         let p = &skel.progs;
+        // The kretprobes first: of two kprobes on one function, the one
+        // registered last runs first, and a kretprobe's entry replaces the
+        // return address with its trampoline, which a stack taken after it
+        // cannot unwind through before Linux 5.13 (one bogus frame).
+        for c in &self.calls {
+            let ret = match c.exit {
+                Exit::Void => &p.void_exit,
+                Exit::Zero => &p.zero_exit,
+                Exit::Try => &p.try_exit,
+                Exit::None => continue,
+            };
+            links.push(
+                ret.attach_kprobe(true, &c.symbol)
+                    .with_context(|| format!("attaching a kretprobe to {}", c.symbol))?,
+            );
+        }
         for c in &self.calls {
             let entry = match c.enter {
                 Enter::Mutex => &p.mutex_enter,
@@ -357,16 +373,6 @@ impl Tool for Klockstat {
                 entry
                     .attach_kprobe(false, &c.symbol)
                     .with_context(|| format!("attaching a kprobe to {}", c.symbol))?,
-            );
-            let ret = match c.exit {
-                Exit::Void => &p.void_exit,
-                Exit::Zero => &p.zero_exit,
-                Exit::Try => &p.try_exit,
-                Exit::None => continue,
-            };
-            links.push(
-                ret.attach_kprobe(true, &c.symbol)
-                    .with_context(|| format!("attaching a kretprobe to {}", c.symbol))?,
             );
         }
         Ok(links)
@@ -424,6 +430,10 @@ impl Tool for Klockstat {
             E::ERR_STATS_FULL => "waits or holds not counted: the figures' map was full",
             E::ERR_TRACKING_FULL => {
                 "waits or holds not counted: the map of those under way was full"
+            }
+            E::ERR_UNMATCHED_UNLOCK => {
+                "unlocks without their lock call seen (taken before tracing began, or its \
+                 return missed: the kretprobe's instances were all in use): holds not counted"
             }
             _ => return None,
         })

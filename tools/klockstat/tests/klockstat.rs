@@ -46,7 +46,23 @@ fn trace_in(
     (f, pid)
 }
 
-const PIPE: &[&str] = &["pipe", "8", "5000"];
+const PIPE: &[&str] = &["pipe", "8", "2000"];
+const WRITES: u64 = 2000;
+
+/// The holds the tool said it could not count (its note at exit).
+fn unmatched_unlocks(stderr: &str) -> u64 {
+    stderr
+        .lines()
+        .find(|l| l.contains("unlocks without their lock call seen"))
+        .and_then(|l| {
+            l.strip_prefix("klockstat: ")?
+                .split(' ')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0)
+}
 
 /// A table's rows, in the order printed.
 fn table<'a>(rows: &'a [Value], name: &str) -> Vec<&'a Value> {
@@ -267,8 +283,12 @@ fn klockstat_holds_where_kprobes_are() {
     assert!(!pipe.is_empty(), "{f:?}");
     assert!(pipe.iter().all(|r| r["kind"] == "mutex"), "{f:?}");
     let held: u64 = pipe.iter().map(|r| r["count"].as_u64().unwrap()).sum();
-    // Each write and each read holds the pipe's mutex once at least.
-    assert!(held >= 8 * 5000, "{held}: {f:?}");
+    // Each write and each read holds the pipe's mutex once at least; a
+    // hold whose lock call's return the kretprobes missed (their instances
+    // all in use by sleeping writers) is counted as such, never hidden.
+    let missed = unmatched_unlocks(&f.stderr);
+    assert!(held + missed >= 8 * WRITES, "{held} + {missed}: {f:?}");
+    assert!(held >= 8 * WRITES / 2, "{held}: {f:?}");
 }
 
 /// Without the contention tracepoints (before 5.19, or turned off), the
@@ -299,8 +319,11 @@ fn klockstat_waits_from_the_lock_calls() {
         .filter(|r| in_pipe_code(r))
         .map(|r| r["count"].as_u64().unwrap())
         .sum();
-    // Every write and read takes the mutex, contended or not.
-    assert!(pipe >= 8 * 5000, "{pipe}: {f:?}");
+    // Every write and read takes the mutex, contended or not (a call whose
+    // return the kretprobes missed is counted as such).
+    let missed = unmatched_unlocks(&f.stderr);
+    assert!(pipe + missed >= 8 * WRITES, "{pipe} + {missed}: {f:?}");
+    assert!(pipe >= 8 * WRITES / 2, "{pipe}: {f:?}");
 }
 
 #[test]

@@ -333,6 +333,7 @@ fn workload(w: registry::Workload, scratch: &Scratch, netns: Option<&Netns>) -> 
         W::ChownLoop { chowns } => workloads::chown_loop(dir, chowns.into())?,
         W::ShmLoop { rounds } => workloads::shm_loop(dir, rounds.into())?,
         W::ThreadLoop { threads } => workloads::thread_loop(dir, threads.into())?,
+        W::PipeLockLoop { threads, writes } => workloads::pipe_lock_loop(dir, threads, writes)?,
         W::GetppidLoop { calls } => workloads::getppid_loop(dir, calls)?,
         W::SchedPipe { messages } => workloads::sched_pipe(messages),
         W::FioRandread => workloads::fio_randread(dir)?,

@@ -464,6 +464,18 @@ pub fn thread_loop(dir: &Path, n: u64) -> Result<Workload> {
     Ok(run_to_mark(w, "bench-thr-loop", n, "bench-thr-rdy", ready))
 }
 
+/// pipe-lock-loop.c: `threads` threads writing `writes` bytes each into
+/// one pipe, timed as a whole.
+pub fn pipe_lock_loop(dir: &Path, threads: u32, writes: u32) -> Result<Workload> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bench/pipe-lock-loop.c");
+    let prog = testbed::compile_c(&src, &dir.join("bench-pipe-lock"), &["-O1", "-pthread"])?;
+    Ok(command(
+        &format!("{threads} threads writing one pipe, {writes} 1-byte writes each"),
+        &prog.display().to_string(),
+        &[threads.to_string(), writes.to_string()],
+    ))
+}
+
 /// getppid-loop.c: `n` getppid() calls in one process, timed as a whole.
 pub fn getppid_loop(dir: &Path, n: u32) -> Result<Workload> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bench/getppid-loop.c");
