@@ -196,3 +196,93 @@ pub fn compile_c(src: &Path, out: &Path, flags: &[&str]) -> Result<PathBuf> {
     }
     Ok(out.to_path_buf())
 }
+
+/// Where the cgroup v2 hierarchy is mounted (/sys/fs/cgroup, or
+/// /sys/fs/cgroup/unified on hybrid systems).
+pub fn cgroup2_root() -> Result<PathBuf> {
+    let mounts = std::fs::read_to_string("/proc/mounts")?;
+    mounts
+        .lines()
+        .find_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.get(2) == Some(&"cgroup2")).then(|| PathBuf::from(f[1]))
+        })
+        .context("no cgroup v2 hierarchy is mounted")
+}
+
+/// A memory cgroup of the caller's own, limited to a size without swap:
+/// cgroup v2's memory.max, or where the memory controller is on cgroup v1
+/// (a hybrid host) memory.limit_in_bytes. Removed on drop, once its tasks
+/// have gone.
+pub struct MemoryCage {
+    dir: PathBuf,
+}
+
+impl MemoryCage {
+    /// A cage named `name` (unique to the caller) of `limit` bytes.
+    pub fn new(name: &str, limit: u64) -> Result<MemoryCage> {
+        let v1 = PathBuf::from("/sys/fs/cgroup/memory");
+        if v1.join("memory.limit_in_bytes").exists() {
+            let dir = v1.join(name);
+            std::fs::create_dir(&dir).with_context(|| format!("creating {}", dir.display()))?;
+            let cage = MemoryCage { dir };
+            std::fs::write(cage.dir.join("memory.limit_in_bytes"), limit.to_string())?;
+            return Ok(cage);
+        }
+        let root = cgroup2_root()?;
+        let control = root.join("cgroup.subtree_control");
+        if !std::fs::read_to_string(&control)?.contains("memory") {
+            std::fs::write(&control, "+memory").context("enabling the memory controller")?;
+        }
+        let dir = root.join(name);
+        std::fs::create_dir(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let cage = MemoryCage { dir };
+        std::fs::write(cage.dir.join("memory.max"), limit.to_string())?;
+        // Absent without swap accounting: nothing to turn off then.
+        let _ = std::fs::write(cage.dir.join("memory.swap.max"), "0");
+        Ok(cage)
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Moves process `pid` in.
+    pub fn enter(&self, pid: u32) -> Result<()> {
+        std::fs::write(self.dir.join("cgroup.procs"), pid.to_string())
+            .with_context(|| format!("moving {pid} into {}", self.dir.display()))
+    }
+
+    /// `cmd` starts inside the cage: the child moves itself in before its
+    /// exec.
+    pub fn run_inside(&self, cmd: &mut std::process::Command) {
+        use std::os::unix::process::CommandExt;
+        let procs = self.dir.join("cgroup.procs");
+        let path = std::ffi::CString::new(procs.as_os_str().as_encoded_bytes())
+            .expect("a cgroup path without NUL");
+        // SAFETY: only async-signal-safe calls between fork and exec (open,
+        // write, close), on a path made before the fork.
+        unsafe {
+            cmd.pre_exec(move || {
+                let fd = libc::open(path.as_ptr(), libc::O_WRONLY);
+                if fd < 0 || libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                libc::close(fd);
+                Ok(())
+            });
+        }
+    }
+}
+
+impl Drop for MemoryCage {
+    fn drop(&mut self) {
+        // A task just killed or ended may take a moment to leave.
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.dir).is_ok() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}

@@ -580,14 +580,7 @@ pub fn run_with_env(bin: &str, args: &[&str], env: &[(&str, &str)]) -> Finished 
 /// Where the cgroup v2 hierarchy is mounted (/sys/fs/cgroup, or
 /// /sys/fs/cgroup/unified on hybrid systems).
 pub fn cgroup2_root() -> std::path::PathBuf {
-    let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
-    mounts
-        .lines()
-        .find_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            (f.get(2) == Some(&"cgroup2")).then(|| std::path::PathBuf::from(f[1]))
-        })
-        .expect("a cgroup v2 hierarchy is mounted")
+    testbed::cgroup2_root().expect("a cgroup v2 hierarchy is mounted")
 }
 
 /// Builds a test's small C program (`tests/<name>.c` of the calling crate)

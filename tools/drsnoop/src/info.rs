@@ -19,7 +19,19 @@ pub const INFO: ToolInfo = ToolInfo {
     ],
     // Each hook variant: what CI runs in its VMs.
     vm_tests: &["drsnoop_hook_variants"],
-    bench: None,
+    bench: Some(Bench {
+        workload: Workload::CgroupReclaim { passes: 5 },
+        ours: &[Ours {
+            ready: Ready::Line("COMM"),
+            ..Ours::DEFAULT
+        }],
+        // Theirs see direct reclaim only: attached, they show nothing here.
+        peers: &[
+            Peer::libbpf_tools(Ready::Line("COMM")),
+            Peer::bcc(Ready::Line("COMM")),
+        ],
+        extras: &[],
+    }),
     man: include_str!("../man.roff"),
     see_also: &["vmstat(8)", "cgroups(7)"],
 };

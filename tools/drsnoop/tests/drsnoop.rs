@@ -1,6 +1,6 @@
 //! drsnoop against a reclaim of the test's own: a program reading a 64 MiB
-//! file, its cached pages dropped first, in a memory cgroup whose
-//! memory.max is 16 MiB: the cgroup's reclaim runs in the reader, and
+//! file, its cached pages dropped first, in a memory cgroup limited to
+//! 16 MiB (testbed::MemoryCage): the cgroup's reclaim runs in the reader, and
 //! frees at least what the file holds beyond the limit.
 
 use std::path::PathBuf;
@@ -13,48 +13,6 @@ const BIN: &str = env!("CARGO_BIN_EXE_drsnoop");
 const LIMIT: u64 = 16 << 20;
 const FILE: u64 = 64 << 20;
 const PAGE: u64 = 4096;
-
-/// A memory cgroup of the test's own limited to LIMIT, without swap
-/// (cgroup v2's memory.max, or where the memory controller is on cgroup v1,
-/// as on a hybrid host, memory.limit_in_bytes); removed on drop.
-struct Cage {
-    dir: PathBuf,
-}
-
-impl Cage {
-    fn new() -> Cage {
-        let v1 = PathBuf::from("/sys/fs/cgroup/memory");
-        if v1.join("memory.limit_in_bytes").exists() {
-            let dir = v1.join(unique("bpftools-drsnoop-"));
-            std::fs::create_dir(&dir).unwrap();
-            std::fs::write(dir.join("memory.limit_in_bytes"), LIMIT.to_string()).unwrap();
-            return Cage { dir };
-        }
-        let root = testkit::cgroup2_root();
-        let control = root.join("cgroup.subtree_control");
-        if !std::fs::read_to_string(&control)
-            .unwrap()
-            .contains("memory")
-        {
-            std::fs::write(&control, "+memory").expect("enabling the memory controller");
-        }
-        let dir = root.join(unique("bpftools-drsnoop-"));
-        std::fs::create_dir(&dir).unwrap();
-        std::fs::write(dir.join("memory.max"), LIMIT.to_string()).unwrap();
-        let _ = std::fs::write(dir.join("memory.swap.max"), "0");
-        Cage { dir }
-    }
-
-    fn enter(&self, pid: u32) {
-        std::fs::write(self.dir.join("cgroup.procs"), pid.to_string()).unwrap();
-    }
-}
-
-impl Drop for Cage {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir(&self.dir);
-    }
-}
 
 /// The file the workload reads, on the scratch disk (a real block
 /// device: its pages are read into the page cache), one per run: a page
@@ -89,11 +47,11 @@ fn trace(args: &[&str], disable: &str) -> (testkit::Finished, u32) {
         "reclaim-work",
     );
     let file = BigFile::new();
-    let cage = Cage::new();
+    let cage = testbed::MemoryCage::new(&unique("bpftools-drsnoop-"), LIMIT).unwrap();
     let mut pid = 0;
     let f = testkit::trace_stopped(Command::new(&prog).arg(&file.0), |p| {
         pid = p;
-        cage.enter(p);
+        cage.enter(p).unwrap();
         let mut tool = Command::new(BIN);
         tool.args(args)
             .args(["-p", &p.to_string()])

@@ -340,7 +340,8 @@ impl Tool for Klockstat {
             .filter(|c| wanted.contains(&(c.enter, c.exit)))
             .map(|c| c.symbol.as_str())
             .collect();
-        (!names.is_empty()).then(|| names.join(", "))
+        // One word: the kernel matrix reads a hook's target up to a space.
+        (!names.is_empty()).then(|| names.join("/"))
     }
 
     fn attach(&mut self, skel: &mut SkelOf<'_, Self>) -> Result<Vec<Link>> {

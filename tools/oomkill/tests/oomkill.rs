@@ -3,7 +3,6 @@
 //! controller is on cgroup v1, as on a hybrid host, memory.limit_in_bytes),
 //! so that no other process is at risk.
 
-use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
@@ -13,41 +12,19 @@ use testkit::{require_root, unique, Finished, Traced};
 const BIN: &str = env!("CARGO_BIN_EXE_oomkill");
 const LIMIT: u64 = 64 << 20;
 
-/// A memory cgroup of the test's own limited to LIMIT, without swap;
-/// removed on drop.
-struct Cage {
-    dir: PathBuf,
-}
+/// A memory cgroup of the test's own limited to LIMIT, without swap
+/// (testbed::MemoryCage).
+struct Cage(testbed::MemoryCage);
 
 impl Cage {
     fn new() -> Cage {
-        let v1 = PathBuf::from("/sys/fs/cgroup/memory");
-        if v1.join("memory.limit_in_bytes").exists() {
-            let dir = v1.join(unique("bpftools-oom-"));
-            std::fs::create_dir(&dir).unwrap();
-            std::fs::write(dir.join("memory.limit_in_bytes"), LIMIT.to_string()).unwrap();
-            return Cage { dir };
-        }
-        let root = testkit::cgroup2_root();
-        let control = root.join("cgroup.subtree_control");
-        if !std::fs::read_to_string(&control)
-            .unwrap()
-            .contains("memory")
-        {
-            std::fs::write(&control, "+memory").expect("enabling the memory controller");
-        }
-        let dir = root.join(unique("bpftools-oom-"));
-        std::fs::create_dir(&dir).unwrap();
-        std::fs::write(dir.join("memory.max"), LIMIT.to_string()).unwrap();
-        let _ = std::fs::write(dir.join("memory.swap.max"), "0");
-        Cage { dir }
+        Cage(testbed::MemoryCage::new(&unique("bpftools-oom-"), LIMIT).unwrap())
     }
 
     /// Runs a hog that touches 512 MiB inside; returns its pid, after the
     /// OOM killer killed it.
     fn hog(&self) -> u32 {
-        use std::os::unix::process::{CommandExt, ExitStatusExt};
-        let procs = self.dir.join("cgroup.procs");
+        use std::os::unix::process::ExitStatusExt;
         let mut cmd = Command::new("python3");
         // A hostile name (DEL, a C1 control): escaped in text, the very
         // characters in JSON.
@@ -56,20 +33,7 @@ impl Cage {
             "import ctypes\nctypes.CDLL(None).prctl(15, b'd\\x7fc\\xc2\\x9b', 0, 0, 0)\n\
              b = bytearray(512 << 20)\nprint(len(b))",
         ]);
-        let path = std::ffi::CString::new(procs.to_str().unwrap()).unwrap();
-        // SAFETY: only async-signal-safe work between fork and exec: the
-        // write of "0" (this process) to the cgroup's procs file, by a
-        // path made before the fork.
-        unsafe {
-            cmd.pre_exec(move || {
-                let fd = libc::open(path.as_ptr(), libc::O_WRONLY);
-                if fd < 0 || libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                libc::close(fd);
-                Ok(())
-            });
-        }
+        self.0.run_inside(&mut cmd);
         let mut child = cmd.spawn().unwrap();
         let pid = child.id();
         let status = child.wait().unwrap();
@@ -79,17 +43,6 @@ impl Cage {
             "not OOM-killed: {status}"
         );
         pid
-    }
-}
-
-impl Drop for Cage {
-    fn drop(&mut self) {
-        for _ in 0..50 {
-            if std::fs::remove_dir(&self.dir).is_ok() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
     }
 }
 

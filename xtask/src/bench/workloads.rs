@@ -476,6 +476,33 @@ pub fn pipe_lock_loop(dir: &Path, threads: u32, writes: u32) -> Result<Workload>
     ))
 }
 
+/// reclaim-read.c in a 16 MiB memory cgroup of the bench's own (removed
+/// with the workload): `passes` reads of a 64 MiB file, timed as a whole.
+pub fn cgroup_reclaim(dir: &Path, passes: u32) -> Result<Workload> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bench/reclaim-read.c");
+    let prog = testbed::compile_c(&src, &dir.join("bench-reclaim-read"), &["-O1"])?;
+    let file = dir.join("bench-reclaim-64m");
+    let mut f = fs::File::create(&file)?;
+    f.write_all(&vec![7u8; 64 << 20])?;
+    // Clean pages, which each pass's fadvise drops.
+    f.sync_all()?;
+    let name = format!("bpfbench-reclaim-{}", std::process::id());
+    let cage = testbed::MemoryCage::new(&name, 16 << 20)?;
+    Ok(Workload::timed(
+        format!("{passes} reads of a 64 MiB file in a 16 MiB memory cgroup"),
+        move || {
+            let mut cmd = Command::new(&prog);
+            cmd.arg(&file).arg(passes.to_string());
+            cage.run_inside(&mut cmd);
+            let status = cmd.status()?;
+            if !status.success() {
+                bail!("{} failed: {status}", prog.display());
+            }
+            Ok(())
+        },
+    ))
+}
+
 /// getppid-loop.c: `n` getppid() calls in one process, timed as a whole.
 pub fn getppid_loop(dir: &Path, n: u32) -> Result<Workload> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bench/getppid-loop.c");
