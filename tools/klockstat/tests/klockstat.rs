@@ -1,7 +1,11 @@
-//! klockstat against a program of the test's own (lock-work.c): eight
-//! threads writing into one pipe that a ninth drains (the pipe's mutex,
-//! taken where the pipe is written and read), and eight threads creating
-//! and unlinking files in one directory (its i_rwsem, taken for writing).
+//! klockstat against a program of the test's own (lock-work.c): a writer
+//! holding a pipe's mutex for 20 ms (its write faults on a userfaultfd page
+//! answered late) while another waits for it, ten times: ten waits of
+//! about 15 ms, on any machine (a VM guest on one host thread contends
+//! little otherwise); eight threads writing into one pipe that a ninth
+//! drains (every write takes the pipe's mutex: the holds); and eight
+//! threads creating and unlinking files in one directory (its i_rwsem,
+//! taken for writing).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -51,6 +55,8 @@ fn trace_in(
 }
 
 const PIPE: &[&str] = &["pipe", "8", "2000"];
+const HELD: &[&str] = &["held", "10"];
+const ROUNDS: u64 = 10;
 const WRITES: u64 = 2000;
 
 /// The holds the tool said it could not count (its note at exit).
@@ -107,8 +113,8 @@ fn check_rows(rows: &[&Value], pid: u32) {
     }
 }
 
-/// The waits of the pipe workload: the pipe's code at the top by count,
-/// waiting on a mutex.
+/// The waits of the held workload: the pipe's writer at the top by count,
+/// waiting on a mutex at least once a round, about 15 ms each.
 fn check_pipe_waits(f: &testkit::Finished, pid: u32) {
     let rows = f.json();
     let waits = table(&rows, "wait");
@@ -117,12 +123,13 @@ fn check_pipe_waits(f: &testkit::Finished, pid: u32) {
     let top = waits[0];
     assert!(in_pipe_code(top), "{top}");
     assert_eq!(top["kind"], "mutex", "{top}");
-    assert!(top["count"].as_u64().unwrap() >= 2, "{top}");
+    assert!(top["count"].as_u64().unwrap() >= ROUNDS, "{top}");
+    assert!(top["max_ns"].as_u64().unwrap() >= 10_000_000, "{top}");
 }
 
 #[test]
 fn klockstat_shows_the_pipe_writers_waiting_on_its_mutex() {
-    let (f, pid) = trace(PIPE, &["--json", "-S", "acq_count", "-s", "4"], "");
+    let (f, pid) = trace(HELD, &["--json", "-S", "acq_count", "-s", "4"], "");
     check_pipe_waits(&f, pid);
     // Four frames: the caller, then what called it (the write system call).
     let top = &table(&f.json(), "wait")[0].clone();
@@ -141,9 +148,9 @@ fn klockstat_shows_the_pipe_writers_waiting_on_its_mutex() {
 /// the callers named so.
 #[test]
 fn klockstat_prints_libbpf_tools_tables() {
-    let (f, _) = trace(PIPE, &["--json", "-S", "acq_count", "-n", "1"], "");
+    let (f, _) = trace(HELD, &["--json", "-S", "acq_count", "-n", "1"], "");
     let caller = functions(table(&f.json(), "wait")[0])[0].clone();
-    let (f, pid) = trace(PIPE, &["-S", "acq_count", "-s", "3", "-c", &caller], "");
+    let (f, pid) = trace(HELD, &["-S", "acq_count", "-s", "3", "-c", &caller], "");
     let out = &f.stdout;
     assert_eq!(
         out[0], "Tracing mutex/sem lock events...  Hit Ctrl-C to end",
@@ -187,7 +194,7 @@ fn klockstat_hook_variants() {
         ("tp_btf,kprobe", "raw_tp contention_begin"),
         ("tp_btf,raw_tp,kprobe", "tracepoint lock:contention_begin"),
     ] {
-        let (f, pid) = trace(PIPE, &["--json", "-v", "-S", "acq_count"], disable);
+        let (f, pid) = trace(HELD, &["--json", "-v", "-S", "acq_count"], disable);
         assert!(f.stderr.contains(hook), "{hook}: {}", f.stderr);
         check_pipe_waits(&f, pid);
     }
@@ -227,7 +234,7 @@ fn klockstat_traces_one_lock_by_its_address() {
 /// -P: a row per thread of the workload, no stacks.
 #[test]
 fn klockstat_by_thread() {
-    let (f, pid) = trace(PIPE, &["--json", "-P"], "");
+    let (f, pid) = trace(HELD, &["--json", "-P"], "");
     let rows = f.json();
     let waits = table(&rows, "wait");
     check_rows(&waits, pid);
@@ -248,7 +255,7 @@ fn klockstat_containers_name_the_waiters_container() {
     testkit::require_root();
     let docker = testkit::FakeContainer::docker();
     let (f, pid) = trace_in(
-        PIPE,
+        HELD,
         &["--json", "--containers", "-S", "acq_count"],
         "",
         |p| {
