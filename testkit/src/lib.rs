@@ -92,6 +92,30 @@ pub fn trace_stopped(workload: &mut Command, tool: impl FnOnce(u32) -> Command) 
     f
 }
 
+/// [`trace_stopped`] with the tool `bin` tracing the workload's pid
+/// (`args`, then `-p PID`), the hooks in `disable` off
+/// (BPFTOOLS_DISABLE), and `place` given the stopped workload's pid first
+/// (into a cgroup, say); the tool's run and the workload's pid.
+pub fn trace_pid(
+    workload: &mut Command,
+    bin: &str,
+    args: &[&str],
+    disable: &str,
+    place: impl FnOnce(u32),
+) -> (Finished, u32) {
+    let mut pid = 0;
+    let f = trace_stopped(workload, |p| {
+        pid = p;
+        place(p);
+        let mut tool = Command::new(bin);
+        tool.args(args)
+            .args(["-p", &p.to_string()])
+            .env("BPFTOOLS_DISABLE", disable);
+        tool
+    });
+    (f, pid)
+}
+
 /// Fails the test unless it runs as root: a root test must never pass
 /// without running.
 pub fn require_root() {

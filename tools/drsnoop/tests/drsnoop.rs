@@ -48,17 +48,9 @@ fn trace(args: &[&str], disable: &str) -> (testkit::Finished, u32) {
     );
     let file = BigFile::new();
     let cage = testbed::MemoryCage::new(&unique("bpftools-drsnoop-"), LIMIT).unwrap();
-    let mut pid = 0;
-    let f = testkit::trace_stopped(Command::new(&prog).arg(&file.0), |p| {
-        pid = p;
+    testkit::trace_pid(Command::new(&prog).arg(&file.0), BIN, args, disable, |p| {
         cage.enter(p).unwrap();
-        let mut tool = Command::new(BIN);
-        tool.args(args)
-            .args(["-p", &p.to_string()])
-            .env("BPFTOOLS_DISABLE", disable);
-        tool
-    });
-    (f, pid)
+    })
 }
 
 /// The reader's reclaims: its own, its cgroup's, and at least what the

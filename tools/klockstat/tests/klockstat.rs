@@ -40,18 +40,13 @@ fn trace_in(
     // their handlers, and before 5.13 a stack taken after another's
     // kretprobe took its return address ends there (the VM guests).
     let _one = testkit::one_at_a_time();
-    let prog = work();
-    let mut pid = 0;
-    let f = testkit::trace_stopped(Command::new(&prog).args(work_args), |p| {
-        pid = p;
-        place(p);
-        let mut tool = Command::new(BIN);
-        tool.args(args)
-            .args(["-p", &p.to_string()])
-            .env("BPFTOOLS_DISABLE", disable);
-        tool
-    });
-    (f, pid)
+    testkit::trace_pid(
+        Command::new(work()).args(work_args),
+        BIN,
+        args,
+        disable,
+        place,
+    )
 }
 
 const PIPE: &[&str] = &["pipe", "8", "2000"];

@@ -18,16 +18,13 @@ fn trace(args: &[&str], disable: &str) -> (testkit::Finished, u32) {
         env!("CARGO_TARGET_TMPDIR"),
         "thr-work",
     );
-    let mut pid = 0;
-    let f = testkit::trace_stopped(Command::new(&prog).args(["4", "1"]), |p| {
-        pid = p;
-        let mut tool = Command::new(BIN);
-        tool.args(args)
-            .args(["-p", &p.to_string()])
-            .env("BPFTOOLS_DISABLE", disable);
-        tool
-    });
-    (f, pid)
+    testkit::trace_pid(
+        Command::new(&prog).args(["4", "1"]),
+        BIN,
+        args,
+        disable,
+        |_| {},
+    )
 }
 
 /// The five threads: each once, made by the workload, four in worker().
