@@ -150,6 +150,10 @@ pub enum Workload {
     /// one pipe that a reader drains (pipe-lock-loop.c): its mutex
     /// contended, timed.
     PipeLockLoop { threads: u32, writes: u32 },
+    /// `threads` threads taking and releasing one pthread mutex `locks`
+    /// times each, yielding while they hold it (mutex-loop.c): futex waits,
+    /// timed.
+    MutexLoop { threads: u32, locks: u32 },
     /// `passes` reads of a 64 MiB file, its cached pages dropped before
     /// each, by a program in a 16 MiB memory cgroup (reclaim-read.c): the
     /// cgroup's reclaim in the reader, timed.

@@ -334,6 +334,7 @@ fn workload(w: registry::Workload, scratch: &Scratch, netns: Option<&Netns>) -> 
         W::ShmLoop { rounds } => workloads::shm_loop(dir, rounds.into())?,
         W::ThreadLoop { threads } => workloads::thread_loop(dir, threads.into())?,
         W::PipeLockLoop { threads, writes } => workloads::pipe_lock_loop(dir, threads, writes)?,
+        W::MutexLoop { threads, locks } => workloads::mutex_loop(dir, threads, locks)?,
         W::CgroupReclaim { passes } => workloads::cgroup_reclaim(dir, passes)?,
         W::GetppidLoop { calls } => workloads::getppid_loop(dir, calls)?,
         W::SchedPipe { messages } => workloads::sched_pipe(messages),

@@ -476,6 +476,18 @@ pub fn pipe_lock_loop(dir: &Path, threads: u32, writes: u32) -> Result<Workload>
     ))
 }
 
+/// mutex-loop.c: `threads` threads taking one pthread mutex `locks` times
+/// each, timed as a whole.
+pub fn mutex_loop(dir: &Path, threads: u32, locks: u32) -> Result<Workload> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bench/mutex-loop.c");
+    let prog = testbed::compile_c(&src, &dir.join("bench-mutex-loop"), &["-O1", "-pthread"])?;
+    Ok(command(
+        &format!("{threads} threads taking one mutex, {locks} times each"),
+        &prog.display().to_string(),
+        &[threads.to_string(), locks.to_string()],
+    ))
+}
+
 /// reclaim-read.c in a 16 MiB memory cgroup of the bench's own (removed
 /// with the workload): `passes` reads of a 64 MiB file, timed as a whole.
 pub fn cgroup_reclaim(dir: &Path, passes: u32) -> Result<Workload> {

@@ -293,6 +293,10 @@ pub struct Section {
     pub percentiles: Option<Percentiles>,
     /// The fine histogram, for `--hdr-log`.
     pub hdr: Option<Histogram<u64>>,
+    /// What JSON adds to the labels, and no metric: a per-interval figure
+    /// (futexctn's shortest wait) or a list (its stack), which as a label
+    /// would make a new series each time.
+    pub extra: Map<String, Value>,
 }
 
 impl Section {
@@ -402,6 +406,9 @@ pub fn print_report(
             }
             if let Layout::Occupancy = style.layout {
                 v["occupancy"] = occupancy(s).into();
+            }
+            for (k, x) in &s.extra {
+                v[k] = x.clone();
             }
             out.json(&v)?;
         }
