@@ -42,5 +42,5 @@ pub const INFO: ToolInfo = ToolInfo {
         extras: &[],
     }),
     man: include_str!("../man.roff"),
-    see_also: &["futex(2)", "pthread_mutex_lock(3)", "klockstat(8)"],
+    see_also: &["futex(2)", "pthread_mutex_lock(3)"],
 };
