@@ -208,8 +208,8 @@ mod tests {
             assert_eq!(has("containers"), per_task, "{name}: --containers");
             // Figures of a CPU, not of a task: interrupt time (an interrupt
             // comes in whatever task runs; --per-container is refused with
-            // a reason) and run queue lengths.
-            if ["softirqs", "hardirqs", "runqlen"].contains(&name) {
+            // a reason), run queue lengths and kernel workers' queues.
+            if ["softirqs", "hardirqs", "runqlen", "wqlat"].contains(&name) {
                 continue;
             }
             assert_eq!(

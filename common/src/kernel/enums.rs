@@ -29,6 +29,25 @@ pub fn with_member(member: &str) -> Vec<(i64, String)> {
     found.unwrap_or_default()
 }
 
+/// The softirq vectors as the running kernel names them, lowercased without
+/// `_SOFTIRQ` as its own softirq_to_name has them (`NET_RX_SOFTIRQ` is
+/// `net_rx`), as (vector, name).
+pub fn softirq_names() -> Vec<(i64, String)> {
+    with_member("NR_SOFTIRQS")
+        .into_iter()
+        .filter_map(|(v, n)| Some((v, n.strip_suffix("_SOFTIRQ")?.to_lowercase())))
+        .collect()
+}
+
+/// Softirq vector `vec`'s name in `names` ([`softirq_names`]), else
+/// `vecN`.
+pub fn softirq_name(names: &[(i64, String)], vec: u32) -> String {
+    names
+        .iter()
+        .find(|(v, _)| *v == i64::from(vec))
+        .map_or_else(|| format!("vec{vec}"), |(_, n)| n.clone())
+}
+
 fn members(e: &Enum) -> Vec<(i64, String)> {
     e.iter()
         .filter_map(|m| Some((m.value, m.name?.to_string_lossy().into_owned())))
@@ -49,5 +68,15 @@ mod tests {
             "{r:?}"
         );
         assert!(named("no_such_enum_here").is_empty());
+    }
+
+    #[test]
+    fn softirq_vectors_are_named_as_the_kernel_names_them() {
+        let names = softirq_names();
+        assert!(names.contains(&(0, "hi".into())), "{names:?}");
+        assert!(names.contains(&(3, "net_rx".into())), "{names:?}");
+        assert!(names.iter().all(|(_, n)| n != "nr"), "{names:?}");
+        assert_eq!(softirq_name(&names, 3), "net_rx");
+        assert_eq!(softirq_name(&names, 99), "vec99");
     }
 }

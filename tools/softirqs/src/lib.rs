@@ -52,15 +52,6 @@ pub(crate) struct Softirqs {
     names: Vec<(i64, String)>,
 }
 
-/// The kernel's softirq vectors, lowercased without `_SOFTIRQ` as its own
-/// softirq_to_name has them (`NET_RX_SOFTIRQ` is `net_rx`).
-fn vector_names() -> Vec<(i64, String)> {
-    common::kernel::enums::with_member("NR_SOFTIRQS")
-        .into_iter()
-        .filter_map(|(v, n)| Some((v, n.strip_suffix("_SOFTIRQ")?.to_lowercase())))
-        .collect()
-}
-
 impl Tool for Softirqs {
     common::tool_types!(SoftirqsSkelBuilder);
 
@@ -68,7 +59,7 @@ impl Tool for Softirqs {
         irq::check(&args.hist, &args.irq, "softirqs")?;
         Ok(Softirqs {
             args,
-            names: vector_names(),
+            names: common::kernel::enums::softirq_names(),
         })
     }
 
@@ -118,11 +109,7 @@ impl Tool for Softirqs {
             .iter()
             .map(|e| {
                 let (vec, h) = (&e.key, &e.hist);
-                let name = self
-                    .names
-                    .iter()
-                    .find(|(v, _)| *v == *vec as i64)
-                    .map_or_else(|| format!("vec{vec}"), |(_, n)| n.clone());
+                let name = common::kernel::enums::softirq_name(&self.names, *vec);
                 let mut labels = Map::new();
                 labels.insert("softirq".into(), Value::from(name.clone()));
                 labels.insert("vec".into(), Value::from(*vec));
@@ -136,18 +123,5 @@ impl Tool for Softirqs {
                 )
             })
             .collect())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn vectors_are_named_as_the_kernel_names_them() {
-        let names = vector_names();
-        assert!(names.contains(&(0, "hi".into())), "{names:?}");
-        assert!(names.contains(&(3, "net_rx".into())), "{names:?}");
-        assert!(names.iter().all(|(_, n)| n != "nr"), "{names:?}");
     }
 }
