@@ -154,6 +154,9 @@ pub enum Workload {
     /// times each, yielding while they hold it (mutex-loop.c): futex waits,
     /// timed.
     MutexLoop { threads: u32, locks: u32 },
+    /// `rounds` writes of 1 to /proc/sys/vm/compact_memory: every zone
+    /// compacted, timed.
+    CompactLoop { rounds: u32 },
     /// `passes` reads of a 64 MiB file, its cached pages dropped before
     /// each, by a program in a 16 MiB memory cgroup (reclaim-read.c): the
     /// cgroup's reclaim in the reader, timed.

@@ -335,6 +335,7 @@ fn workload(w: registry::Workload, scratch: &Scratch, netns: Option<&Netns>) -> 
         W::ThreadLoop { threads } => workloads::thread_loop(dir, threads.into())?,
         W::PipeLockLoop { threads, writes } => workloads::pipe_lock_loop(dir, threads, writes)?,
         W::MutexLoop { threads, locks } => workloads::mutex_loop(dir, threads, locks)?,
+        W::CompactLoop { rounds } => workloads::compact_loop(rounds),
         W::CgroupReclaim { passes } => workloads::cgroup_reclaim(dir, passes)?,
         W::GetppidLoop { calls } => workloads::getppid_loop(dir, calls)?,
         W::SchedPipe { messages } => workloads::sched_pipe(messages),

@@ -488,6 +488,20 @@ pub fn mutex_loop(dir: &Path, threads: u32, locks: u32) -> Result<Workload> {
     ))
 }
 
+/// `rounds` writes of 1 to /proc/sys/vm/compact_memory, timed as a whole:
+/// each compacts every zone, in the writer.
+pub fn compact_loop(rounds: u32) -> Workload {
+    Workload::timed(
+        format!("{rounds} writes to /proc/sys/vm/compact_memory"),
+        move || {
+            for _ in 0..rounds {
+                fs::write("/proc/sys/vm/compact_memory", "1")?;
+            }
+            Ok(())
+        },
+    )
+}
+
 /// reclaim-read.c in a 16 MiB memory cgroup of the bench's own (removed
 /// with the workload): `passes` reads of a 64 MiB file, timed as a whole.
 pub fn cgroup_reclaim(dir: &Path, passes: u32) -> Result<Workload> {
