@@ -278,6 +278,54 @@ pub fn btf_tracepoint_args(name: &str) -> Option<u32> {
     .map(|n| n.saturating_sub(1))
 }
 
+/// The struct that argument `index` (from 0) of tracepoint `name` points
+/// to, from the kernel's BTF: `kmem_cache` for kmem_cache_alloc's third
+/// argument since 6.1 (before, a size). None where it is no struct pointer
+/// or BTF does not say.
+pub fn btf_tracepoint_arg_struct(name: &str, index: usize) -> Option<String> {
+    let id = vmlinux_type(&format!("btf_trace_{name}"), libbpf_sys::BTF_KIND_TYPEDEF)?;
+    with_caches(|c| {
+        let btf = c.btf()?;
+        // SAFETY: btf is valid under the cache's lock; every type pointer is
+        // checked for null; a prototype's btf_type is followed by its vlen
+        // btf_params (the BTF format), of which only the first vlen are read.
+        unsafe {
+            let by_id = |id: u32| libbpf_sys::btf__type_by_id(btf, id);
+            let typedef = by_id(id);
+            let ptr = by_id(typedef.as_ref()?.__bindgen_anon_1.type_);
+            let proto = by_id(ptr.as_ref()?.__bindgen_anon_1.type_);
+            let vlen = (proto.as_ref()?.info & 0xffff) as usize;
+            // The first parameter is the tracepoint's private data.
+            if index + 1 >= vlen {
+                return None;
+            }
+            let params = proto.add(1) as *const libbpf_sys::btf_param;
+            let arg = by_id((*params.add(index + 1)).type_);
+            if (arg.as_ref()?.info >> 24) & 0x1f != libbpf_sys::BTF_KIND_PTR {
+                return None;
+            }
+            let mut target = by_id((*arg).__bindgen_anon_1.type_);
+            // Through const and volatile to the struct.
+            while let Some(t) = target.as_ref() {
+                let kind = (t.info >> 24) & 0x1f;
+                if kind == libbpf_sys::BTF_KIND_STRUCT {
+                    let name = libbpf_sys::btf__name_by_offset(btf, t.name_off);
+                    return (!name.is_null()).then(|| {
+                        std::ffi::CStr::from_ptr(name)
+                            .to_string_lossy()
+                            .into_owned()
+                    });
+                }
+                if kind != libbpf_sys::BTF_KIND_CONST && kind != libbpf_sys::BTF_KIND_VOLATILE {
+                    return None;
+                }
+                target = by_id(t.__bindgen_anon_1.type_);
+            }
+            None
+        }
+    })
+}
+
 /// How many parameters kernel function `name` takes, from the kernel's
 /// BTF: some changed (vfs_unlink gained a namespace first in 5.12), and a
 /// probe must read the arguments the running kernel passes.
@@ -1064,6 +1112,18 @@ pub fn pick(candidates: &[Hook]) -> Option<Hook> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tracepoints_struct_arguments_are_named() {
+        // sched_switch(bool preempt, struct task_struct *prev, ...).
+        assert_eq!(
+            btf_tracepoint_arg_struct("sched_switch", 1).as_deref(),
+            Some("task_struct")
+        );
+        assert_eq!(btf_tracepoint_arg_struct("sched_switch", 0), None);
+        assert_eq!(btf_tracepoint_arg_struct("sched_switch", 99), None);
+        assert_eq!(btf_tracepoint_arg_struct("no_such_tracepoint", 0), None);
+    }
 
     #[test]
     fn a_compilers_copy_is_found_by_its_suffix() {
