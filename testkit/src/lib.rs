@@ -282,7 +282,7 @@ impl Traced {
         loop {
             let attached = {
                 let stderr = self.stderr.lock().unwrap();
-                ["Tracing", "Attaching to", "Sampling"]
+                ["Tracing", "Attaching to", "Sampling", "Counting"]
                     .iter()
                     .any(|note| stderr.contains(note))
             };
