@@ -247,6 +247,16 @@ impl MemoryCage {
         &self.dir
     }
 
+    /// Lets the cage's memory go to swap (cgroup v2's memory.swap.max; v1
+    /// limits memory alone unless memsw is set): for swap-ins to test.
+    pub fn allow_swap(&self) -> Result<()> {
+        let max = self.dir.join("memory.swap.max");
+        if max.exists() {
+            std::fs::write(&max, "max").context("allowing swap")?;
+        }
+        Ok(())
+    }
+
     /// Moves process `pid` in.
     pub fn enter(&self, pid: u32) -> Result<()> {
         std::fs::write(self.dir.join("cgroup.procs"), pid.to_string())

@@ -64,6 +64,7 @@ fn swapin_counts_the_pages_read_back() {
     let _swap = SwapFile::on();
     let prog = testkit::build_c_program(env!("CARGO_MANIFEST_DIR"), TMP, "swap-work");
     let cage = testbed::MemoryCage::new(&unique("bpftools-swapin-"), LIMIT).unwrap();
+    cage.allow_swap().unwrap();
     let (f, pid) = testkit::trace_pid(
         Command::new(&prog).arg(PAGES.to_string()),
         BIN,
