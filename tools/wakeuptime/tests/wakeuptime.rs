@@ -59,10 +59,17 @@ fn ping_pong_charges_each_sleep_to_the_write_that_ended_it() {
     let mut pp = PingPong::start(TMP, ROUNDS, true);
     let (finished, blocked) = trace(&mut pp, &["-f"], &[]);
     assert_both_ways(&finished, blocked);
+    // The write's wakeup of pp-b (a timer interrupt in that write can
+    // wake pp-a itself: a line of its own, ending in pp-a).
     let line = finished
         .stdout
         .iter()
-        .find(|l| l.starts_with("pp-a;") && l.contains(A_WAKES_B))
+        .find(|l| {
+            l.starts_with("pp-a;")
+                && l.contains(A_WAKES_B)
+                && l.rsplit_once(' ')
+                    .is_some_and(|(s, _)| s.ends_with(";pp-b"))
+        })
         .unwrap();
     // Root first: the waker's main, its function, the kernel's write, the
     // wakeup; then the process woken.
