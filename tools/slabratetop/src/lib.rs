@@ -205,9 +205,17 @@ impl Tool for Slabratetop {
     ) -> Result<Box<dyn table::Print + 's>> {
         let totals: Vec<(types::slab_key, Box<types::slab_total>)> =
             maps::read_as(&skel.maps.totals, true)?;
-        let mut rows = self.cgroups.entries(totals, |_| 0);
+        // The cgroup is in the key (the allocating task's), named once.
+        let mut rows: Vec<Row> = totals
+            .into_iter()
+            .map(|(key, value)| Row {
+                cgroup: self.cgroups.of(key.cgroup_id),
+                key,
+                value: *value,
+                extra: String::new(),
+            })
+            .collect();
         for row in &mut rows {
-            row.cgroup = self.cgroups.of(row.key.cgroup_id);
             row.extra = if self.source == Source::CallSite {
                 let f = self.symbolizer.kernel(&[row.key.call_site]);
                 f.first()

@@ -163,10 +163,16 @@ impl Tool for Swapin {
         _: When,
     ) -> Result<Box<dyn table::Print + 's>> {
         let counts: Vec<(types::swapin_key, Box<u64>)> = maps::read_as(&skel.maps.counts, true)?;
-        let mut rows: Vec<Row> = self.cgroups.entries(counts, |_| 0);
-        for row in &mut rows {
-            row.cgroup = self.cgroups.of(row.key.cgroup_id);
-        }
+        // The cgroup is in the key (the swapping task's), named once.
+        let rows: Vec<Row> = counts
+            .into_iter()
+            .map(|(key, value)| Row {
+                cgroup: self.cgroups.of(key.cgroup_id),
+                key,
+                value: *value,
+                extra: (),
+            })
+            .collect();
         Ok(Box::new(table::Rows::new(rows, &self.table, |a, b| {
             a.value.cmp(&b.value).then(a.key.pid.cmp(&b.key.pid))
         })))
