@@ -289,6 +289,9 @@ for m in {test_modules}; do modprobe -q $m 2>/dev/null; done
 for i in $(seq 100); do [ -b /dev/sda ] && break; sleep 0.1; done
 mkfs.ext4 -q -F /dev/sda && mount /dev/sda /run/vmtest/scratch || echo "vmtest: no scratch disk"
 export BPFTOOLS_TEST_SCRATCH=/run/vmtest/scratch
+# The guest's NUMA nodes (qemu's -numa above): a test that needs two
+# fails here rather than skips.
+export BPFTOOLS_TEST_NUMA_NODES=2
 R={results}
 export BPFTOOLS_TEST_SKIPS=$R/skips
 # sysrq from the host (qemu's monitor) dumps the CPUs' and blocked tasks'
@@ -475,6 +478,18 @@ pub fn run(name: &str, kernel: &Kernel, work: Work, prefix: &str) -> Result<Outc
         "2",
         "-m",
         "2G",
+        // Two NUMA nodes, the second memory without CPUs (as a CXL or
+        // far-memory node): NUMA balancing then migrates the pages a test
+        // places there back to its CPUs' node (numamove), while the
+        // scheduler sees the one node it always saw.
+        "-object",
+        "memory-backend-ram,id=node0,size=1G",
+        "-numa",
+        "node,nodeid=0,cpus=0-1,memdev=node0",
+        "-object",
+        "memory-backend-ram,id=node1,size=1G",
+        "-numa",
+        "node,nodeid=1,memdev=node1",
     ])
     .args([
         "-display",
@@ -499,7 +514,10 @@ pub fn run(name: &str, kernel: &Kernel, work: Work, prefix: &str) -> Result<Outc
         // text patching (a tracepoint's static call updated as a BPF link
         // detaches) has waited 45 s for the other vCPU to take its IPI, and
         // then gone on; a panic turned that stall into a failed run.
-        "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init softlockup_all_cpu_backtrace=1",
+        // NUMA balancing off, as on a one-node machine: numamove's test
+        // turns it on for its own run.
+        "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init softlockup_all_cpu_backtrace=1 \
+         numa_balancing=disable",
         "-virtfs",
         "local,path=/,mount_tag=hostroot,security_model=none,multidevs=remap,id=hostroot",
     ])
