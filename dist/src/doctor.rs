@@ -277,8 +277,15 @@ fn machine() -> Vec<(&'static str, String)> {
     };
     let pmu = match perf::choose_counter(perf::Rate::Frequency(49)) {
         perf::Counter::Cycles => "yes (hardware cycles)",
-        perf::Counter::CpuClock => "no (samples on the software CPU clock)",
+        _ => "no (samples on the software CPU clock)",
     };
+    let cache = match perf::unavailable(perf::Counter::CacheMisses) {
+        None => "yes".to_string(),
+        Some(e) => format!("no ({e}: llcstat cannot run)"),
+    };
+    let cpufreq = std::fs::read_to_string("/sys/devices/system/cpu/cpu0/cpufreq/scaling_driver")
+        .map(|d| d.trim().to_string())
+        .unwrap_or_else(|_| "none (cpufreq cannot run)".into());
     let lockdown = match lockdown::mode() {
         Ok(lockdown::Mode::Confidentiality) => {
             "confidentiality (BPF may not read kernel memory: most tools cannot load)".into()
@@ -314,6 +321,8 @@ fn machine() -> Vec<(&'static str, String)> {
             },
         ),
         ("hardware PMU", pmu.into()),
+        ("cache counters", cache),
+        ("cpufreq driver", cpufreq),
         (
             "cgroup v2",
             match cgroups::root() {

@@ -198,12 +198,13 @@ mod tests {
             let cmd = (t.command)();
             let longs: Vec<&str> = cmd.get_arguments().filter_map(|a| a.get_long()).collect();
             let has = |o: &str| longs.contains(&o);
-            // A top tool keeps rows per task: its -r/--rows; swapin's rows
-            // are processes too, all of them printed (BCC's has no -r).
+            // A top tool keeps rows per task: its -r/--rows; swapin's and
+            // llcstat's rows are processes too, all of them printed (BCC's
+            // have no -r).
             let name = t.info.name;
             let per_task = match t.info.kind {
                 Kind::Event | Kind::Stack => true,
-                Kind::IntervalTable => has("rows") || name == "swapin",
+                Kind::IntervalTable => has("rows") || ["swapin", "llcstat"].contains(&name),
                 Kind::Histogram => false,
             };
             assert_eq!(has("containers"), per_task, "{name}: --containers");

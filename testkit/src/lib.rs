@@ -282,9 +282,15 @@ impl Traced {
         loop {
             let attached = {
                 let stderr = self.stderr.lock().unwrap();
-                ["Tracing", "Attaching to", "Sampling", "Counting"]
-                    .iter()
-                    .any(|note| stderr.contains(note))
+                [
+                    "Tracing",
+                    "Attaching to",
+                    "Sampling",
+                    "Counting",
+                    "Running for",
+                ]
+                .iter()
+                .any(|note| stderr.contains(note))
             };
             if attached {
                 return;

@@ -9,6 +9,8 @@
 //! measured by truncating (a 3.9 us wait counts as 3): every value in it is
 //! below 2^(i+1) units, which is the slot's `le` bound (slot 0 holds 0 and
 //! 1: le 2 units). Hence no value is ever counted under a bound it exceeds.
+//! A linear slot i of width w holds the values i·w to (i+1)·w-1, its `le`;
+//! the last holds every value beyond, so its bound is +Inf.
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -45,6 +47,8 @@ pub struct Histograms {
     /// base unit (1e6 usecs per second), which keeps decimal values exact
     /// where multiplying by 1e-6 would not.
     unit: Unit,
+    /// Linear slots this wide, else log2 ones.
+    linear_step: Option<u64>,
     series: BTreeMap<Vec<(String, String)>, Series>,
 }
 
@@ -55,8 +59,25 @@ impl Histograms {
             name,
             help,
             unit,
+            linear_step: None,
             series: BTreeMap::new(),
         }
+    }
+
+    /// Of linear slots `step` wide (runqlen's, cpufreq's), not log2 ones.
+    pub fn linear(mut self, step: u64) -> Histograms {
+        self.linear_step = Some(step);
+        self
+    }
+
+    /// Slot `i`'s upper bound (`le`) in base units, of `n` slots.
+    fn bound(&self, i: usize, n: usize) -> f64 {
+        let units = match self.linear_step {
+            Some(_) if i + 1 == n => return f64::MAX,
+            Some(step) => (i as u64 + 1) * step - 1,
+            None => 1u64 << (i + 1),
+        };
+        units as f64 / self.unit.per_base()
     }
 
     /// Adds histograms drained from the kernel (one interval's).
@@ -93,24 +114,29 @@ impl Histograms {
 
 impl Collector for Histograms {
     fn encode(&self, mut encoder: DescriptorEncoder) -> std::fmt::Result {
+        let hertz = MetricUnit::Other("hertz".into());
         let mut family = encoder.encode_descriptor(
             self.name,
             self.help,
-            Some(if self.unit == Unit::Kbytes {
-                &MetricUnit::Bytes
-            } else {
-                &MetricUnit::Seconds
-            }),
+            match self.unit {
+                Unit::Kbytes => Some(&MetricUnit::Bytes),
+                Unit::Nsecs | Unit::Usecs | Unit::Msecs => Some(&MetricUnit::Seconds),
+                Unit::Mhz => Some(&hertz),
+                Unit::Tasks => None,
+            },
             MetricType::Histogram,
         )?;
         for (labels, s) in &self.series {
+            let n = s.slots.len();
             let mut buckets: Vec<(f64, u64)> = s
                 .slots
                 .iter()
                 .enumerate()
-                .map(|(i, &c)| ((1u64 << (i + 1)) as f64 / self.unit.per_base(), c))
+                .map(|(i, &c)| (self.bound(i, n), c))
                 .collect();
-            buckets.push((f64::MAX, 0));
+            if self.linear_step.is_none() {
+                buckets.push((f64::MAX, 0));
+            }
             family
                 .encode_family(labels)?
                 .encode_histogram::<NoLabelSet>(
@@ -413,6 +439,49 @@ mod tests {
             "x_latency_seconds_bucket{le=\"0.000004\",disk=\"vda\"} 6",
             "x_latency_seconds_bucket{le=\"0.000016\",disk=\"vda\"} 14",
             "x_latency_seconds_bucket{le=\"+Inf\",disk=\"vda\"} 14",
+        ] {
+            assert!(text.contains(line), "{line} missing:\n{text}");
+        }
+    }
+
+    #[test]
+    fn linear_slots_end_at_their_last_value_and_the_last_at_infinity() {
+        // 200 MHz slots: 2400-2599 MHz twice, 2600-2799 once; the last
+        // slot (6200 and beyond) once.
+        let mut slots = vec![0; 32];
+        slots[12] = 2;
+        slots[13] = 1;
+        slots[31] = 1;
+        let mut h = Histograms::new("x_frequency", "frequency", Unit::Mhz).linear(200);
+        h.add(&[Section {
+            slots,
+            count: 4,
+            total: 2400 * 2 + 2600 + 7000,
+            ..Default::default()
+        }]);
+        let text = h.encode().unwrap();
+        for line in [
+            "x_frequency_hertz_bucket{le=\"2599000000.0\"} 2",
+            "x_frequency_hertz_bucket{le=\"2799000000.0\"} 3",
+            "x_frequency_hertz_bucket{le=\"6199000000.0\"} 3",
+            "x_frequency_hertz_bucket{le=\"+Inf\"} 4",
+            "x_frequency_hertz_count{} 4",
+        ] {
+            assert!(text.contains(line), "{line} missing:\n{text}");
+        }
+        assert_eq!(text.matches("le=\"+Inf\"").count(), 1, "{text}");
+        // Queue lengths: slot N is N, without a unit.
+        let mut h = Histograms::new("x_length", "length", Unit::Tasks).linear(1);
+        h.add(&[Section {
+            slots: vec![3, 0, 1, 0],
+            count: 4,
+            total: 2,
+            ..Default::default()
+        }]);
+        let text = h.encode().unwrap();
+        for line in [
+            "x_length_bucket{le=\"0.0\"} 3",
+            "x_length_bucket{le=\"2.0\"} 4",
         ] {
             assert!(text.contains(line), "{line} missing:\n{text}");
         }

@@ -20,6 +20,12 @@ pub enum Counter {
     Cycles,
     /// The software CPU clock (nanoseconds of a CPU's time).
     CpuClock,
+    /// Last-level cache references and misses (a hardware PMU; llcstat).
+    CacheReferences,
+    CacheMisses,
+    /// Page faults (software; llcstat's stand-in for misses where there
+    /// is no PMU, in its tests).
+    PageFaults,
 }
 
 impl Counter {
@@ -28,7 +34,18 @@ impl Counter {
         match self {
             Counter::Cycles => "cycles",
             Counter::CpuClock => "cpu-clock",
+            Counter::CacheReferences => "cache-references",
+            Counter::CacheMisses => "cache-misses",
+            Counter::PageFaults => "page-faults",
         }
+    }
+
+    /// Counted by the machine's PMU, not by the kernel.
+    pub fn hardware(self) -> bool {
+        matches!(
+            self,
+            Counter::Cycles | Counter::CacheReferences | Counter::CacheMisses
+        )
     }
 }
 
@@ -64,8 +81,9 @@ impl Rate {
     /// `perf_event cpu-clock (software: ...) at 49 Hz on every online CPU`.
     pub fn hook(self, counter: Counter, cpu: Option<u32>) -> String {
         let why = match counter {
-            Counter::Cycles => "hardware",
             Counter::CpuClock => "software: no hardware PMU answered",
+            c if c.hardware() => "hardware",
+            _ => "software",
         };
         let rate = match self {
             Rate::Frequency(f) => format!("{f} Hz"),
@@ -85,7 +103,7 @@ impl Rate {
         match (self, counter) {
             (Rate::Frequency(f), _) => Some(1_000_000_000 / f.max(1)),
             (Rate::Period(n), Counter::CpuClock) => Some(n),
-            (Rate::Period(_), Counter::Cycles) => None,
+            (Rate::Period(_), _) => None,
         }
     }
 }
@@ -103,6 +121,18 @@ fn attr(counter: Counter, rate: Rate) -> sys::perf_event_attr {
         Counter::CpuClock => {
             a.type_ = sys::PERF_TYPE_SOFTWARE;
             a.config = sys::PERF_COUNT_SW_CPU_CLOCK as u64;
+        }
+        Counter::CacheReferences => {
+            a.type_ = sys::PERF_TYPE_HARDWARE;
+            a.config = sys::PERF_COUNT_HW_CACHE_REFERENCES as u64;
+        }
+        Counter::CacheMisses => {
+            a.type_ = sys::PERF_TYPE_HARDWARE;
+            a.config = sys::PERF_COUNT_HW_CACHE_MISSES as u64;
+        }
+        Counter::PageFaults => {
+            a.type_ = sys::PERF_TYPE_SOFTWARE;
+            a.config = sys::PERF_COUNT_SW_PAGE_FAULTS as u64;
         }
     }
     match rate {
@@ -168,6 +198,16 @@ pub fn choose_counter(rate: Rate) -> Counter {
         Ok(_) => Counter::Cycles,
         Err(_) => Counter::CpuClock,
     }
+}
+
+/// Why `counter` cannot be counted here (no PMU, or none that counts it),
+/// from opening it on the first online CPU; None where it can.
+pub fn unavailable(counter: Counter) -> Option<std::io::Error> {
+    let cpu = online_cpus()
+        .ok()
+        .and_then(|c| c.first().copied())
+        .unwrap_or(0);
+    open(counter, Rate::Period(1_000_000), cpu).err()
 }
 
 /// Parses a CPU list as sysfs writes it (`0-3,8,10-11`).

@@ -153,7 +153,18 @@ impl Histograms {
             },
             hdr_log,
             metrics: crate::export::prom::Metrics::new(
-                crate::export::prom::Histograms::new(spec.metric, spec.help, spec.unit),
+                match spec.layout {
+                    // runqlen -O's slots are its queue lengths too.
+                    Layout::Occupancy => {
+                        crate::export::prom::Histograms::new(spec.metric, spec.help, spec.unit)
+                            .linear(1)
+                    }
+                    Layout::Linear { step, .. } => {
+                        crate::export::prom::Histograms::new(spec.metric, spec.help, spec.unit)
+                            .linear(step)
+                    }
+                    _ => crate::export::prom::Histograms::new(spec.metric, spec.help, spec.unit),
+                },
                 spec.args.metrics.exporter()?,
             ),
         })

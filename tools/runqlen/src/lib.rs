@@ -136,7 +136,10 @@ impl Tool for Runqlen {
             layout: if self.args.runqocc {
                 Layout::Occupancy
             } else {
-                Layout::Linear { label: "runqlen" }
+                Layout::Linear {
+                    label: "runqlen",
+                    step: 1,
+                }
             },
         })
     }

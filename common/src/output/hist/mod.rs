@@ -133,28 +133,40 @@ pub fn print_log2(out: &mut dyn Write, slots: &[u32], unit: &str) -> io::Result<
 }
 
 /// Prints a linear histogram as BCC's print_linear_hist does: a row per
-/// value from 0 to the last with a count.
-pub fn print_linear(out: &mut dyn Write, slots: &[u32], label: &str) -> io::Result<()> {
+/// slot, slot N holding the values from N × `step`, from 0 to the last
+/// with a count (step 1: BCC's runqlen), or from the first with one (wider
+/// slots: libbpf-tools' cpufreq), each row named by its low end.
+pub fn print_linear(out: &mut dyn Write, slots: &[u32], label: &str, step: u64) -> io::Result<()> {
     let Some(last) = slots.iter().rposition(|&c| c > 0) else {
         return Ok(());
     };
+    let first = if step > 1 {
+        slots.iter().position(|&c| c > 0).unwrap_or(0)
+    } else {
+        0
+    };
     let max = slots.iter().copied().max().unwrap_or(0);
     writeln!(out, "     {label:<13} : count     distribution")?;
-    for (i, &val) in slots.iter().enumerate().take(last + 1) {
-        write!(out, "        {i:<10} : {val:<8} |")?;
+    for (i, &val) in slots.iter().enumerate().take(last + 1).skip(first) {
+        let low = i as u64 * step;
+        write!(out, "        {low:<10} : {val:<8} |")?;
         stars(out, val, max, 40)?;
         writeln!(out, "|")?;
     }
     Ok(())
 }
 
-/// JSON buckets of a linear histogram: each value its own.
-fn linear_buckets(v: &mut Value, slots: &[u32]) {
+/// JSON buckets of a linear histogram: slot N the values N × `step` to
+/// the next slot's.
+fn linear_buckets(v: &mut Value, slots: &[u32], step: u64) {
     let buckets: Vec<Value> = slots
         .iter()
         .enumerate()
         .filter(|(_, &c)| c > 0)
-        .map(|(i, &c)| json!({"low": i, "high": i, "count": c}))
+        .map(|(i, &c)| {
+            let low = i as u64 * step;
+            json!({"low": low, "high": low + step - 1, "count": c})
+        })
         .collect();
     v["buckets"] = buckets.into();
 }
@@ -244,6 +256,8 @@ pub enum Unit {
     Kbytes,
     /// Tasks (runqlen's queue lengths).
     Tasks,
+    /// Megahertz (cpufreq's CPU frequencies).
+    Mhz,
 }
 
 impl Unit {
@@ -264,6 +278,7 @@ impl Unit {
             Unit::Msecs => "msecs",
             Unit::Kbytes => "Kbytes",
             Unit::Tasks => "tasks",
+            Unit::Mhz => "MHz",
         }
     }
 
@@ -276,6 +291,7 @@ impl Unit {
             Unit::Msecs => 1e3,
             Unit::Kbytes => 1.0 / 1024.0,
             Unit::Tasks => 1.0,
+            Unit::Mhz => 1e-6,
         }
     }
 }
@@ -333,9 +349,10 @@ pub enum Layout {
     /// BCC's log2 histograms, one per section.
     #[default]
     Log2,
-    /// Linear histograms, slot N holding the value N (BCC's
-    /// print_linear_hist: runqlen's queue lengths), headed by `label`.
-    Linear { label: &'static str },
+    /// Linear histograms, slot N holding the values from N × `step` (BCC's
+    /// print_linear_hist: runqlen's queue lengths, step 1; cpufreq's 200
+    /// MHz slots), headed by `label`; the last slot holds all beyond.
+    Linear { label: &'static str, step: u64 },
     /// One table of the sections' totals or counts (softirqs, hardirqs).
     Totals(Totals),
     /// Each section's share of samples above zero (runqlen -O): `runqocc:
@@ -401,8 +418,10 @@ pub fn print_report(
                 s.total,
                 s.percentiles.as_ref(),
             );
-            if let Layout::Linear { .. } | Layout::Occupancy = style.layout {
-                linear_buckets(&mut v, &s.slots);
+            match style.layout {
+                Layout::Linear { step, .. } => linear_buckets(&mut v, &s.slots, step),
+                Layout::Occupancy => linear_buckets(&mut v, &s.slots, 1),
+                _ => {}
             }
             if let Layout::Occupancy = style.layout {
                 v["occupancy"] = occupancy(s).into();
@@ -428,7 +447,7 @@ pub fn print_report(
             writeln!(out, "\n{title}")?;
         }
         match style.layout {
-            Layout::Linear { label } => print_linear(out, &s.slots, label)?,
+            Layout::Linear { label, step } => print_linear(out, &s.slots, label, step)?,
             _ => print_log2(out, &s.slots, style.unit)?,
         }
         if style.extension {
