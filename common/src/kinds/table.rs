@@ -213,18 +213,19 @@ impl<K, V, X> AsRef<Cgroup> for Entry<K, V, X> {
 }
 
 impl Cgroups {
-    /// A top tool's rows from its map's entries, each value's cgroup
-    /// (`cgroup_of`) named where --containers asked.
+    /// A top tool's rows from its map's entries, each entry's cgroup
+    /// (`cgroup_of` its key and value: the kernel keeps it in either)
+    /// named where --containers asked.
     pub fn entries<K, V: Copy, X: Default>(
         &mut self,
         entries: Vec<(K, Box<V>)>,
-        cgroup_of: impl Fn(&V) -> u64,
+        cgroup_of: impl Fn(&K, &V) -> u64,
     ) -> Vec<Entry<K, V, X>> {
         entries
             .into_iter()
             .map(|(key, value)| Entry {
+                cgroup: self.of(cgroup_of(&key, &value)),
                 key,
-                cgroup: self.of(cgroup_of(&value)),
                 value: *value,
                 extra: X::default(),
             })
@@ -627,7 +628,7 @@ mod tests {
             cgroup: u64,
         }
         let rows: Vec<Entry<u32, Value, String>> =
-            Cgroups::new(false).entries(vec![(7, Box::new(Value { cgroup: 42 }))], |v| v.cgroup);
+            Cgroups::new(false).entries(vec![(7, Box::new(Value { cgroup: 42 }))], |_, v| v.cgroup);
         let row = &rows[0];
         assert_eq!((row.key, row.value.cgroup, row.extra.as_str()), (7, 42, ""));
         // The cgroup's id always (JSON's cgroup_id); names only where asked.

@@ -127,7 +127,7 @@ impl Tool for Biotop {
     ) -> Result<Box<dyn table::Print + 's>> {
         let totals: Vec<(types::who_key, Box<types::io_total>)> =
             maps::read_as(&skel.maps.totals, true)?;
-        let mut rows = self.cgroups.entries(totals, |t| t.cgroup_id);
+        let mut rows = self.cgroups.entries(totals, |_, t| t.cgroup_id);
         for row in &mut rows {
             self.disks.learn(row.key.dev);
             row.extra = self.disks.of(row.key.dev).to_owned();

@@ -203,7 +203,7 @@ impl Tool for Cachetop {
         let drained: Vec<(types::proc_key, Box<types::proc_counts>)> =
             maps::read_as(&skel.maps.procs, true)?;
         let exact = pagecache::exact(self.mode);
-        let mut rows = self.cgroups.entries(drained, |v| v.cgroup_id);
+        let mut rows = self.cgroups.entries(drained, |_, v| v.cgroup_id);
         for row in &mut rows {
             row.extra = Figures {
                 stats: Stats::from_counters(&row.value.counts, exact),

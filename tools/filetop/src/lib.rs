@@ -143,7 +143,7 @@ impl Tool for Filetop {
             maps::read_as(&skel.maps.stats, true)?;
         let by = self.args.sort;
         Ok(Box::new(table::Rows::new(
-            self.cgroups.entries(merge(entries), |s| s.cgroup_id),
+            self.cgroups.entries(merge(entries), |_, s| s.cgroup_id),
             &self.table,
             move |a, b| order(&b.value, by).cmp(&order(&a.value, by)),
         )))

@@ -200,15 +200,7 @@ impl Tool for Llcstat {
     ) -> Result<Box<dyn table::Print + 's>> {
         let counts: Vec<(types::llc_key, Box<types::llc_counts>)> =
             maps::read_as(&skel.maps.counts, true)?;
-        let rows: Vec<Row> = counts
-            .into_iter()
-            .map(|(key, value)| Row {
-                cgroup: self.cgroups.of(key.cgroup_id),
-                key,
-                value: *value,
-                extra: (),
-            })
-            .collect();
+        let rows: Vec<Row> = self.cgroups.entries(counts, |k, _| k.cgroup_id);
         let refs = rows.iter().map(|r| r.value.references).sum();
         let misses = rows.iter().map(|r| r.value.misses).sum();
         Ok(Box::new(WithTotals {

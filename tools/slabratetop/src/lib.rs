@@ -205,16 +205,8 @@ impl Tool for Slabratetop {
     ) -> Result<Box<dyn table::Print + 's>> {
         let totals: Vec<(types::slab_key, Box<types::slab_total>)> =
             maps::read_as(&skel.maps.totals, true)?;
-        // The cgroup is in the key (the allocating task's), named once.
-        let mut rows: Vec<Row> = totals
-            .into_iter()
-            .map(|(key, value)| Row {
-                cgroup: self.cgroups.of(key.cgroup_id),
-                key,
-                value: *value,
-                extra: String::new(),
-            })
-            .collect();
+        // The cgroup is in the key (the allocating task's).
+        let mut rows: Vec<Row> = self.cgroups.entries(totals, |k, _| k.cgroup_id);
         for row in &mut rows {
             row.extra = if self.source == Source::CallSite {
                 let f = self.symbolizer.kernel(&[row.key.call_site]);

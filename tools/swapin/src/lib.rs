@@ -163,16 +163,8 @@ impl Tool for Swapin {
         _: When,
     ) -> Result<Box<dyn table::Print + 's>> {
         let counts: Vec<(types::swapin_key, Box<u64>)> = maps::read_as(&skel.maps.counts, true)?;
-        // The cgroup is in the key (the swapping task's), named once.
-        let rows: Vec<Row> = counts
-            .into_iter()
-            .map(|(key, value)| Row {
-                cgroup: self.cgroups.of(key.cgroup_id),
-                key,
-                value: *value,
-                extra: (),
-            })
-            .collect();
+        // The cgroup is in the key (the swapping task's).
+        let rows: Vec<Row> = self.cgroups.entries(counts, |k, _| k.cgroup_id);
         Ok(Box::new(table::Rows::new(rows, &self.table, |a, b| {
             a.value.cmp(&b.value).then(a.key.pid.cmp(&b.key.pid))
         })))

@@ -139,7 +139,7 @@ impl Tool for Tcptop {
             Sort::Received => b.received,
         };
         Ok(Box::new(table::Rows {
-            rows: self.cgroups.entries(conns, |b| b.cgroup_id),
+            rows: self.cgroups.entries(conns, |_, b| b.cgroup_id),
             order: Box::new(move |a: &Row, b: &Row| {
                 weight(&b.value)
                     .cmp(&weight(&a.value))
