@@ -298,6 +298,18 @@ export BPFTOOLS_TEST_SKIPS=$R/skips
 # stacks when the guest goes silent.
 echo 1 > /proc/sys/kernel/sysrq
 echo "vmtest: Linux $(uname -r), $(nproc) CPUs"
+# A long step that prints nothing to the console (doctor's dry runs of every
+# tool: minutes under TCG) says each minute that it goes on, within the
+# host's silence limit; fd 3 is the console whatever the step's output.
+exec 3>&1
+alive() {{
+    ( while sleep 60; do echo "vmtest: ($1 goes on)" >&3; done ) &
+    beat=$!
+    "$@"
+    rc=$?
+    kill $beat
+    return $rc
+}}
 "#,
         release = kernel.release,
         modules = kernel.modules.display(),
@@ -322,7 +334,7 @@ echo "vmtest: Linux $(uname -r), $(nproc) CPUs"
     // Every tool's dry runs, through doctor (the kernel matrix and the
     // checks read its report: matrix::doctor_rows).
     s += &format!(
-        "started=$(date +%s)\n{} doctor --json > $R/doctor.json 2> $R/doctor.err\n\
+        "started=$(date +%s)\nalive {} doctor --json > $R/doctor.json 2> $R/doctor.err\n\
          echo \"vmtest: doctor's dry runs took $(( $(date +%s) - started )) s\"\n",
         bins.join("bpftools").display()
     );
@@ -412,7 +424,7 @@ fn lockdown_phase(bins: &Path) -> String {
         // TCG, so not under integrity, where the runs below show them run).
         if mode == "confidentiality" {
             s += &format!(
-                "{} doctor --json > $R/lockdown/{mode}.json 2>&1\n",
+                "alive {} doctor --json > $R/lockdown/{mode}.json 2>&1\n",
                 bins.join("bpftools").display()
             );
         }
