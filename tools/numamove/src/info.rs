@@ -24,7 +24,10 @@ pub const INFO: ToolInfo = ToolInfo {
     ],
     bench: Some(Bench {
         workload: Workload::CompactLoop { rounds: 20 },
-        ours: &[Ours::DEFAULT],
+        ours: &[Ours {
+            ready: Ready::Line("NUMA_migrations"),
+            ..Ours::DEFAULT
+        }],
         peers: &[
             Peer::libbpf_tools(Ready::Line("TIME")),
             Peer::bcc(Ready::Line("TIME")),
