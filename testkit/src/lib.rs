@@ -338,6 +338,19 @@ impl Traced {
         self.child.id()
     }
 
+    /// Waits up to `timeout` for `text` in what the tool has printed on
+    /// stderr (a -v note); true once it is there.
+    pub fn wait_stderr(&self, text: &str, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        while !self.stderr.lock().unwrap().contains(text) {
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        true
+    }
+
     /// Sends SIGINT, as Ctrl-C would, and collects everything printed.
     pub fn stop(self) -> Finished {
         self.signal(libc::SIGINT)

@@ -86,6 +86,9 @@ struct Compaction {
 /// times) while its compaction finds nothing to move.
 fn compaction(args: &[&str], disable: &str) -> Compaction {
     testkit::require_root();
+    // Alone: /proc/vmstat counts every migration of the machine, and the
+    // NUMA test's would be taken for compaction's.
+    let _turn = testkit::one_at_a_time();
     let mib = region_mib().to_string();
     for _ in 0..3 {
         let before = vmstat("pgmigrate_success");
@@ -280,6 +283,7 @@ fn numamove_counts_numa_balancing_migrations() {
         testkit::feature_present(false, "a second NUMA node", None);
         return;
     }
+    let _turn = testkit::one_at_a_time();
     let _balancing = Balancing::on();
     let mut pid = 0;
     let (f, printed) = traced(&["misplace", "16", "60"], |p| {
