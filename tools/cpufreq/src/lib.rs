@@ -230,7 +230,8 @@ impl Tool for Cpufreq {
             histogram::read_maps(&skel.maps.hists, None, drain, |k: &types::freq_key| {
                 (std::cmp::Reverse(k.machine), k.pid, k.comm, k.cgroup_id)
             })?;
-        // The machine's first, then by samples.
+        // The machine's first, then by samples (a stable sort: ties stay
+        // in the key order read_maps gave them).
         entries.sort_by_key(|e| {
             (
                 std::cmp::Reverse(e.key.machine),
@@ -246,9 +247,16 @@ impl Tool for Cpufreq {
                     labels.insert("scope".into(), "machine".into());
                     "syswide".to_string()
                 } else {
-                    let comm = String::from_utf8_lossy(c_bytes(&k.comm)).into_owned();
+                    // JSON takes the name as it is (serde escapes it); the
+                    // text's title escapes control characters, as every
+                    // tool's text does.
+                    let raw = c_bytes(&k.comm);
+                    let comm = common::output::escape(raw);
                     labels.insert("scope".into(), "process".into());
-                    labels.insert("comm".into(), Value::from(comm.clone()));
+                    labels.insert(
+                        "comm".into(),
+                        Value::from(String::from_utf8_lossy(raw).into_owned()),
+                    );
                     let mut title = format!("comm = {comm}");
                     if self.args.per_pid {
                         labels.insert("pid".into(), Value::from(k.pid));

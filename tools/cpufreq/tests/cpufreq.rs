@@ -112,3 +112,34 @@ fn cpufreq_prints_linear_histograms_by_pid() {
     assert!(g.status.success(), "{g:?}");
     assert!(g.stdout.iter().any(|l| l.contains("syswide")), "{g:?}");
 }
+
+/// A process named with a control character: escaped in the text's title
+/// (no forged line), as it is in JSON.
+#[test]
+fn cpufreq_escapes_a_hostile_process_name() {
+    testkit::require_root();
+    let prog = testkit::build_c_program(env!("CARGO_MANIFEST_DIR"), TMP, "cpu-spin");
+    let hostile = testkit::scratch_dir(TMP)
+        .join(testkit::unique("cf-"))
+        .join("spin\nx");
+    std::fs::create_dir_all(hostile.parent().unwrap()).unwrap();
+    std::fs::copy(&prog, &hostile).unwrap();
+    for json in [false, true] {
+        let f = testkit::trace_stopped(&mut Command::new(&hostile), |p| {
+            let mut tool = Command::new(BIN);
+            tool.args(["-f", "99", "-p", &p.to_string()])
+                .env(STANDIN, "1000");
+            if json {
+                tool.arg("--json");
+            }
+            tool
+        });
+        if json {
+            assert_eq!(section(&f.json(), "process")["comm"], "spin\nx", "{f:?}");
+        } else {
+            assert!(f.stdout.iter().any(|l| l == "comm = spin\\nx"), "{f:?}");
+            assert!(!f.stdout.iter().any(|l| l == "x"), "{f:?}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(hostile.parent().unwrap());
+}
