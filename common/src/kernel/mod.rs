@@ -7,6 +7,7 @@ pub mod disks;
 pub mod enums;
 pub mod fileio;
 pub mod filters;
+pub mod kallsyms;
 pub mod lockdown;
 pub mod maps;
 pub mod pagecache;

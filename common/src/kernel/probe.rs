@@ -362,8 +362,8 @@ fn btf_params(name: &str, kind: u32, hops: usize) -> Option<u32> {
 struct Caches {
     /// The kernel's BTF; null until parsed, or where it cannot be.
     btf: Option<*mut libbpf_sys::btf>,
-    /// Text symbols of /proc/kallsyms: name to module (None: the kernel's).
-    kallsyms: Option<std::collections::HashMap<Box<str>, Option<Box<str>>>>,
+    /// /proc/kallsyms, searched for the functions asked.
+    kallsyms: Option<super::kallsyms::Kallsyms>,
 }
 
 // SAFETY: the BTF object is only used under the cache's mutex.
@@ -379,21 +379,9 @@ impl Caches {
         (!btf.is_null()).then_some(btf)
     }
 
-    fn kallsyms(&mut self) -> &std::collections::HashMap<Box<str>, Option<Box<str>>> {
-        self.kallsyms.get_or_insert_with(|| {
-            let text = std::fs::read_to_string("/proc/kallsyms").unwrap_or_default();
-            text.lines()
-                .filter_map(|l| {
-                    let mut f = l.split_whitespace().skip(1);
-                    if !matches!(f.next(), Some("T" | "t")) {
-                        return None;
-                    }
-                    let name = f.next()?;
-                    let module = f.next().map(|m| m.trim_matches(['[', ']']).into());
-                    Some((name.into(), module))
-                })
-                .collect()
-        })
+    fn kallsyms(&mut self) -> &super::kallsyms::Kallsyms {
+        self.kallsyms
+            .get_or_insert_with(super::kallsyms::Kallsyms::read)
     }
 }
 
@@ -467,7 +455,11 @@ fn kprobe_symbol(name: &str) -> Option<String> {
     if kallsyms_text(name).is_some() {
         return Some(name.to_string());
     }
-    with_caches(|c| compiler_copy(c.kallsyms().keys().map(|k| &**k), name).map(str::to_string))
+    let prefix = format!("{name}.");
+    with_caches(|c| {
+        let copies = c.kallsyms().prefixed(&prefix).filter(|s| s.is_text());
+        compiler_copy(copies.map(|s| s.name), name).map(str::to_string)
+    })
 }
 
 /// The first (by name) of the copies a compiler made of function `name`
@@ -545,8 +537,9 @@ impl FunctionHooks {
 fn kallsyms_text(name: &str) -> Option<Option<String>> {
     with_caches(|c| {
         c.kallsyms()
-            .get(name)
-            .map(|module| module.as_deref().map(str::to_string))
+            .named(name)
+            .find(|s| s.is_text())
+            .map(|s| s.module.map(str::to_string))
     })
 }
 

@@ -2,8 +2,9 @@
 //! (to find the caller under it) and the names of the locks that are
 //! variables (`cgroup_mutex`), for -L and the `Lock` of each row.
 
-use std::collections::HashMap;
 use std::ops::Range;
+
+use common::kernel::kallsyms::{self, Symbol};
 
 /// The kernel's symbols klockstat needs.
 #[derive(Debug, Default)]
@@ -12,10 +13,9 @@ pub struct Kallsyms {
     /// schedule) and `__lockfunc` ones (the spinlocks'): the frames above
     /// the code that asked for a lock.
     lock_code: Vec<Range<u64>>,
-    /// Data symbols by address: present where the kernel lists variables
-    /// (CONFIG_KALLSYMS_ALL).
-    data: HashMap<u64, Box<str>>,
-    by_name: HashMap<Box<str>, u64>,
+    /// The table, for the variables (present where the kernel lists them:
+    /// CONFIG_KALLSYMS_ALL), looked up as rows name them.
+    table: kallsyms::Kallsyms,
 }
 
 /// The qspinlock and percpu-rwsem slow paths sit outside the lock
@@ -35,49 +35,34 @@ impl Kallsyms {
     /// Reads /proc/kallsyms (addresses are zero without CAP_SYSLOG: then
     /// nothing is known, and callers show the lock functions).
     pub fn read() -> Kallsyms {
-        Kallsyms::parse(&std::fs::read_to_string("/proc/kallsyms").unwrap_or_default())
+        Kallsyms::from_table(kallsyms::Kallsyms::read())
     }
 
-    pub fn parse(text: &str) -> Kallsyms {
-        let mut k = Kallsyms::default();
-        let mut bounds: HashMap<&str, u64> = HashMap::new();
-        for line in text.lines() {
-            let mut parts = line.split_whitespace();
-            let (Some(addr), Some(kind), Some(name)) = (parts.next(), parts.next(), parts.next())
-            else {
-                continue;
-            };
-            // Module symbols ("name [module]") are never these.
-            if parts.next().is_some() {
-                continue;
-            }
-            let Ok(addr) = u64::from_str_radix(addr, 16) else {
-                continue;
-            };
-            if addr == 0 {
-                continue;
-            }
-            match name {
-                "__sched_text_start" | "__sched_text_end" | "__lock_text_start"
-                | "__lock_text_end" => {
-                    bounds.insert(name, addr);
-                }
-                _ if matches!(kind, "d" | "D" | "b" | "B" | "r" | "R") => {
-                    k.data.insert(addr, name.into());
-                    k.by_name.insert(name.into(), addr);
-                }
-                _ => {}
-            }
-        }
-        for (start, end) in [
+    #[cfg(test)]
+    fn parse(text: &str) -> Kallsyms {
+        Kallsyms::from_table(kallsyms::Kallsyms::parse(text))
+    }
+
+    fn from_table(table: kallsyms::Kallsyms) -> Kallsyms {
+        // The kernel's own (modules' symbols are never these).
+        let bound = |name| {
+            table
+                .named(name)
+                .find(|s| s.module.is_none() && s.addr != 0)
+                .map(|s| s.addr)
+        };
+        let lock_code = [
             ("__sched_text_start", "__sched_text_end"),
             ("__lock_text_start", "__lock_text_end"),
-        ] {
-            if let (Some(s), Some(e)) = (bounds.get(start), bounds.get(end)) {
-                k.lock_code.push(*s..*e);
-            }
-        }
-        k
+        ]
+        .into_iter()
+        .filter_map(|(start, end)| Some(bound(start)?..bound(end)?))
+        .collect();
+        Kallsyms { lock_code, table }
+    }
+
+    fn variable(s: &Symbol<'_>) -> bool {
+        s.is_data() && s.module.is_none() && s.addr != 0
     }
 
     /// True where a frame at `addr`, in function `name`, is lock code.
@@ -88,7 +73,7 @@ impl Kallsyms {
 
     /// The variable at exactly `addr`, where the kernel lists variables.
     pub fn data_name(&self, addr: u64) -> Option<&str> {
-        self.data.get(&addr).map(|n| &**n)
+        self.table.at(addr, Kallsyms::variable).map(|s| s.name)
     }
 
     /// -L: a lock's address from its variable's name or from `0x...`.
@@ -99,10 +84,10 @@ impl Kallsyms {
                 _ => Err(format!("'{lock}' is not a lock address")),
             };
         }
-        if let Some(addr) = self.by_name.get(lock) {
-            return Ok(*addr);
+        if let Some(s) = self.table.named(lock).find(Kallsyms::variable) {
+            return Ok(s.addr);
         }
-        Err(if self.data.is_empty() {
+        Err(if !self.table.has_data() {
             format!(
                 "no kernel variable '{lock}': this kernel's /proc/kallsyms lists no \
                  variables (CONFIG_KALLSYMS_ALL is off); give the lock's address \

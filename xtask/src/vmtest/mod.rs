@@ -190,7 +190,7 @@ pub fn main(args: &[String]) -> Result<()> {
                 pruned_tests(spec, &[oldest, newest], &tests, &cells)
             }
             None if prune && opts.kernels.len() > 1 && newest(&opts) == spec.name => {
-                pruned_tests(spec, &[matrix::HOST], &tests, &cells)
+                pruned_tests(spec, &[matrix::HOST, oldest(&opts)], &tests, &cells)
             }
             _ => tests.clone(),
         })
@@ -272,6 +272,12 @@ fn newest(opts: &Options) -> &'static str {
     opts.kernels.iter().max_by_key(order).map_or("", |s| s.name)
 }
 
+/// The oldest kernel of the run (which runs every tool's tests).
+fn oldest(opts: &Options) -> &'static str {
+    let order = |s: &&&kernels::Spec| KERNELS.iter().position(|k| k.name == s.name);
+    opts.kernels.iter().min_by_key(order).map_or("", |s| s.name)
+}
+
 /// The oldest and newest kernels of the run when `spec` lies between them.
 fn ends(opts: &Options, spec: &kernels::Spec) -> Option<(&'static str, &'static str)> {
     let order = |s: &kernels::Spec| KERNELS.iter().position(|k| k.name == s.name);
@@ -285,7 +291,7 @@ fn ends(opts: &Options, spec: &kernels::Spec) -> Option<(&'static str, &'static 
 /// tools whose hooks there (README's kernel matrix, every dry run of the
 /// tool) differ from each of `others`' (for a middle kernel the run's
 /// oldest and newest; for the newest, this machine, which runs the whole
-/// suite). A tool whose programs and hooks match another kernel's is tested
+/// suite, and the oldest, which runs every tool's variant tests). A tool whose programs and hooks match another kernel's is tested
 /// there; this kernel still loads every tool in its dry runs. A tool the
 /// matrix does not know yet keeps its tests.
 fn pruned_tests(
