@@ -443,6 +443,25 @@ pub fn program_ids_of(pid: u32) -> Vec<u32> {
         .collect()
 }
 
+/// The BPF maps process `pid` holds: each one's name and size (entries).
+pub fn maps_of(pid: u32) -> Vec<(String, u32)> {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fdinfo")) else {
+        return Vec::new();
+    };
+    let ids: Vec<u32> = dir
+        .filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
+        .filter_map(|info| {
+            info.lines()
+                .find_map(|l| l.strip_prefix("map_id:"))
+                .and_then(|id| id.trim().parse().ok())
+        })
+        .collect();
+    libbpf_rs::query::MapInfoIter::default()
+        .filter(|m| ids.contains(&m.id))
+        .map(|m| (m.name.to_string_lossy().into_owned(), m.max_entries))
+        .collect()
+}
+
 /// Starts `bin args…` as root with the features in `disable` turned off
 /// (BPFTOOLS_DISABLE: `tp_btf,task_pt_regs`; empty for none), to run a
 /// fallback variant on a kernel that has the preferred one.

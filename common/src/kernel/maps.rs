@@ -36,6 +36,32 @@ pub fn has_rodata(obj: &OpenObject, name: &str) -> bool {
     rodata_var(obj, name).is_ok()
 }
 
+/// The value of read-only global `name` as set so far; none where the
+/// object has no such global.
+fn rodata_bytes(obj: &OpenObject, name: &str) -> Option<Vec<u8>> {
+    let (offset, size) = rodata_var(obj, name).ok()?;
+    let map = obj
+        .maps()
+        .find(|m| m.name().to_string_lossy().ends_with(".rodata"))?;
+    Some(map.initial_value()?.get(offset..offset + size)?.to_vec())
+}
+
+/// The fine histograms' map (`fine_hists` of HIST_MAPS) at one entry where
+/// the kernel side will not fill it (its `fine` global is false: no
+/// --percentiles or --hdr-log). A hash map allocates and zeroes every
+/// entry as it loads: 30 MB of runqlat's kernel memory for nothing, and
+/// seconds of each start under the VM suite's TCG.
+pub fn shrink_unasked_fine_hists(obj: &mut OpenObject) -> Result<()> {
+    if rodata_bytes(obj, "fine").is_none_or(|v| v.iter().any(|&b| b != 0)) {
+        return Ok(());
+    }
+    if let Some(mut map) = obj.maps_mut().find(|m| m.name() == "fine_hists") {
+        map.set_max_entries(1)
+            .context("sizing the fine histograms' map")?;
+    }
+    Ok(())
+}
+
 /// Where the read-only global `name` lies: (offset, size) in `.rodata`.
 fn rodata_var(obj: &OpenObject, name: &str) -> Result<(usize, usize)> {
     // SAFETY: the pointer comes from a live OpenObject, which outlives the

@@ -188,6 +188,7 @@ fn run_tool<T: Tool>(args: T::Args, common: &CommonArgs, containers: bool) -> Re
         maps::set_rodata(open.open_object_mut(), "ns_pids", &[1])?;
     }
     probe::autoload_existing_tracepoints(open.open_object_mut())?;
+    maps::shrink_unasked_fine_hists(open.open_object_mut())?;
     let capabilities = run::needed_capabilities(open.open_object());
     // What the hooks cannot see, and what this user cannot name.
     let degraded: Vec<String> = tool

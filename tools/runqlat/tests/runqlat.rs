@@ -431,3 +431,17 @@ fn runqlat_per_container_gives_each_container_its_section() {
         assert!(text.stdout.iter().any(|l| l == &title), "{:?}", text.stdout);
     }
 }
+
+/// The fine histograms' map (10,240 entries of 3 KB, allocated and zeroed
+/// as it loads) is one entry unless percentiles or an HDR log ask for it.
+#[test]
+fn runqlat_fine_histograms_take_memory_only_when_asked() {
+    for (args, entries) in [(&[][..], 1), (&["--percentiles"][..], 10240)] {
+        let tool = start(args);
+        let maps = testkit::maps_of(tool.pid());
+        stop_and_check_unloaded(tool);
+        let size = |name: &str| maps.iter().find(|(n, _)| n == name).map(|(_, e)| *e);
+        assert_eq!(size("fine_hists"), Some(entries), "{args:?}: {maps:?}");
+        assert_eq!(size("hists"), Some(10240), "{args:?}: {maps:?}");
+    }
+}
