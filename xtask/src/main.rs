@@ -355,6 +355,7 @@ fn test(cargo_args: &[String]) -> Result<()> {
         cmd.args(cargo_args);
         cmd
     };
+    let whole = cargo_args.is_empty();
     if build_only {
         cmd.arg("--no-run");
     } else if !is_root() {
@@ -362,7 +363,80 @@ fn test(cargo_args: &[String]) -> Result<()> {
         cmd.env("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER", "sudo -E");
         cmd.env("CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER", "sudo -E");
     }
-    check(&mut cmd).context("the linted build (clippy -D warnings) or the tests")
+    if whole {
+        // The contract's checks after the rest, several tools at once.
+        cmd.args(["--", "--skip", CONTRACT]);
+    }
+    check(&mut cmd).context("the linted build (clippy -D warnings) or the tests")?;
+    if whole {
+        contracts()?;
+    }
+    Ok(())
+}
+
+/// The module every tool's `tests/contract.rs` holds its checks in
+/// (testkit::contract_tests).
+const CONTRACT: &str = "contract::";
+
+/// Every tool's contract binary, `CONTRACT_AT_ONCE` at a time. Its checks
+/// spend most of their time waiting (a tool's start, its stop after a
+/// signal, dry runs refused at once): one after another the 68 took 223 s
+/// of CI's 692 s of tests, three at a time about half. The other tests
+/// run one binary at a time, as cargo runs them: they measure what the
+/// machine does.
+fn contracts() -> Result<()> {
+    const CONTRACT_AT_ONCE: usize = 3;
+    let binaries: Vec<vmtest::guest::TestBinary> = vmtest::guest::build_tests()?
+        .into_iter()
+        .filter(|t| t.name.ends_with("/contract"))
+        .collect();
+    println!(
+        "\n== the contract of {} tools, {CONTRACT_AT_ONCE} at a time",
+        binaries.len()
+    );
+    let queue = std::sync::Mutex::new(binaries.iter());
+    let failed = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..CONTRACT_AT_ONCE {
+            scope.spawn(|| loop {
+                let Some(t) = queue.lock().unwrap().next() else {
+                    return;
+                };
+                let mut cmd = if is_root() {
+                    Command::new(&t.path)
+                } else {
+                    let mut sudo = Command::new("sudo");
+                    sudo.arg("-E").arg(&t.path);
+                    sudo
+                };
+                cmd.arg(CONTRACT).current_dir(&t.dir);
+                let started = std::time::Instant::now();
+                let out = cmd.output();
+                // Each binary's output whole, as it ends.
+                let _lock = queue.lock().unwrap();
+                let ok = match &out {
+                    Ok(o) => {
+                        print!("{}", String::from_utf8_lossy(&o.stdout));
+                        eprint!("{}", String::from_utf8_lossy(&o.stderr));
+                        o.status.success()
+                    }
+                    Err(e) => {
+                        eprintln!("xtask: running {}: {e}", t.path.display());
+                        false
+                    }
+                };
+                println!("xtask: {} took {} s", t.name, started.elapsed().as_secs());
+                if !ok {
+                    failed.lock().unwrap().push(t.name.clone());
+                }
+            });
+        }
+    });
+    let failed = failed.into_inner().unwrap();
+    if !failed.is_empty() {
+        bail!("the contract failed: {}", failed.join(", "));
+    }
+    Ok(())
 }
 
 /// Every test binary, built as `cargo xtask test` runs them (the VM suite

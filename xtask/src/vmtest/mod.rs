@@ -15,7 +15,7 @@
 //! single-threaded: see guest.rs.
 
 mod cpio;
-mod guest;
+pub(crate) mod guest;
 mod kernels;
 mod matrix;
 
@@ -175,24 +175,39 @@ pub fn main(args: &[String]) -> Result<()> {
     for spec in &opts.kernels {
         fetched.push((*spec, kernels::fetch(spec)?));
     }
-    // Each kernel's test binaries: a middle kernel's and the newest's
-    // pruned (--variants), against the guests' hooks in README's matrix and
-    // this machine's, as its dry runs say now.
+    // Each kernel's test binaries (--variants: `testers`), against the
+    // guests' hooks in README's matrix and this machine's, as its dry runs
+    // say now.
     let mut cells = matrix::readme_cells()?;
     let prune = opts.variants && opts.filter.is_empty();
     if prune {
         matrix::add_host_cells(&mut cells);
     }
+    let mut order: Vec<&'static str> = opts.kernels.iter().map(|s| s.name).collect();
+    order.sort_by_key(|name| KERNELS.iter().position(|k| k.name == *name));
+    let mut tools: Vec<String> = tests.iter().map(|t| t.tool()).collect();
+    tools.dedup();
+    let tested = testers(&order, &tools, &cells);
     let per_kernel: Vec<Vec<guest::TestBinary>> = fetched
         .iter()
-        .map(|(spec, _)| match ends(&opts, spec) {
-            Some((oldest, newest)) if prune => {
-                pruned_tests(spec, &[oldest, newest], &tests, &cells)
+        .map(|(spec, _)| {
+            if !prune || order.len() < 2 {
+                return tests.clone();
             }
-            None if prune && opts.kernels.len() > 1 && newest(&opts) == spec.name => {
-                pruned_tests(spec, &[matrix::HOST, oldest(&opts)], &tests, &cells)
-            }
-            _ => tests.clone(),
+            let mine = tested.get(spec.name).cloned().unwrap_or_default();
+            let kept: Vec<guest::TestBinary> = tests
+                .iter()
+                .filter(|t| mine.contains(&t.tool()))
+                .cloned()
+                .collect();
+            println!(
+                "vmtest: Linux {}: the tests of {} tools ({}); the others' hooks there are \
+                 another kernel's of the run or this machine's, and tested there",
+                spec.name,
+                mine.len(),
+                mine.join(" ")
+            );
+            kept
         })
         .collect();
     let queue = std::sync::Mutex::new(fetched.iter().enumerate());
@@ -272,74 +287,72 @@ fn newest(opts: &Options) -> &'static str {
     opts.kernels.iter().max_by_key(order).map_or("", |s| s.name)
 }
 
-/// The oldest kernel of the run (which runs every tool's tests).
-fn oldest(opts: &Options) -> &'static str {
-    let order = |s: &&&kernels::Spec| KERNELS.iter().position(|k| k.name == s.name);
-    opts.kernels.iter().min_by_key(order).map_or("", |s| s.name)
-}
+type Cells = HashMap<String, HashMap<&'static str, String>>;
 
-/// The oldest and newest kernels of the run when `spec` lies between them.
-fn ends(opts: &Options, spec: &kernels::Spec) -> Option<(&'static str, &'static str)> {
-    let order = |s: &kernels::Spec| KERNELS.iter().position(|k| k.name == s.name);
-    let oldest = opts.kernels.iter().min_by_key(|s| order(s))?;
-    let newest = opts.kernels.iter().max_by_key(|s| order(s))?;
-    (order(oldest) < order(spec) && order(spec) < order(newest))
-        .then_some((oldest.name, newest.name))
-}
-
-/// A kernel's tests under --variants when others cover it: those of the
-/// tools whose hooks there (README's kernel matrix, every dry run of the
-/// tool) differ from each of `others`' (for a middle kernel the run's
-/// oldest and newest; for the newest, this machine, which runs the whole
-/// suite, and the oldest, which runs every tool's variant tests). A tool whose programs and hooks match another kernel's is tested
-/// there; this kernel still loads every tool in its dry runs. A tool the
-/// matrix does not know yet keeps its tests.
-fn pruned_tests(
-    spec: &kernels::Spec,
-    others: &[&str],
-    tests: &[guest::TestBinary],
-    cells: &HashMap<String, HashMap<&'static str, String>>,
-) -> Vec<guest::TestBinary> {
-    let same_as = |tool: &str, other: &str| {
-        let rows: Vec<&HashMap<&str, String>> = cells
-            .iter()
-            .filter(|(label, _)| label.split(' ').next() == Some(tool))
-            .map(|(_, row)| row)
-            .collect();
-        !rows.is_empty()
-            && rows.iter().all(|row| {
-                let (Some(here), Some(there)) = (row.get(spec.name), row.get(other)) else {
-                    return false;
-                };
-                here == there && !here.starts_with("not run") && !here.starts_with("refused")
-            })
-    };
-    let (kept, pruned): (Vec<_>, Vec<_>) = tests
+/// True where every dry run of `tool` (README's kernel matrix) chose the
+/// same hooks on kernels `a` and `b`, and ran there.
+fn same_hooks(cells: &Cells, tool: &str, a: &str, b: &str) -> bool {
+    let rows: Vec<&HashMap<&str, String>> = cells
         .iter()
-        .cloned()
-        .partition(|t| others.iter().all(|o| !same_as(&t.tool(), o)));
-    let mut tools: Vec<String> = pruned.iter().map(|t| t.tool()).collect();
-    tools.dedup();
-    let names: Vec<String> = others
-        .iter()
-        .map(|o| match *o {
-            matrix::HOST => "this machine's".to_string(),
-            o => format!("{o}'s"),
-        })
+        .filter(|(label, _)| label.split(' ').next() == Some(tool))
+        .map(|(_, row)| row)
         .collect();
-    println!(
-        "vmtest: Linux {}: the tests of {} tools whose hooks there are {} are run there only; \
-         {} test binaries left ({})",
-        spec.name,
-        tools.len(),
-        names.join(" or "),
-        kept.len(),
-        kept.iter()
-            .map(|t| t.name.as_str())
-            .collect::<Vec<_>>()
-            .join(" ")
-    );
-    kept
+    !rows.is_empty()
+        && rows.iter().all(|row| {
+            let (Some(here), Some(there)) = (row.get(a), row.get(b)) else {
+                return false;
+            };
+            here == there && !here.starts_with("not run") && !here.starts_with("refused")
+        })
+}
+
+/// Under --variants, which tools each of `kernels` (oldest first) tests.
+/// For each tool the guests are grouped by its hooks there, and each group
+/// is tested by one of its kernels: the newest where it is one of them
+/// (the oldest kernel's guest is the longest chain: it runs beside the
+/// newest's and the middle one's), else the oldest of the group. A group
+/// whose hooks are this machine's is tested here instead (the host runs
+/// the whole suite on the same programs at the same hooks), except where
+/// the oldest kernel is in it: the oldest tests what no other guest does,
+/// since a guest shows what this machine cannot (CPU hotplug, md, swap).
+/// Every guest still loads every tool in its dry runs. A tool the matrix
+/// does not know yet is tested on every kernel.
+fn testers(
+    kernels: &[&'static str],
+    tools: &[String],
+    cells: &Cells,
+) -> HashMap<&'static str, Vec<String>> {
+    let last = kernels.len() - 1;
+    let mut tested: HashMap<&'static str, Vec<String>> = HashMap::new();
+    for tool in tools {
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        for (i, k) in kernels.iter().enumerate() {
+            match groups
+                .iter_mut()
+                .find(|g| same_hooks(cells, tool, kernels[g[0]], k))
+            {
+                Some(g) => g.push(i),
+                None => groups.push(vec![i]),
+            }
+        }
+        for g in groups {
+            let tester = if same_hooks(cells, tool, kernels[g[0]], matrix::HOST) {
+                match g[0] {
+                    0 => 0,
+                    _ => continue,
+                }
+            } else if g.contains(&last) {
+                last
+            } else {
+                g[0]
+            };
+            tested
+                .entry(kernels[tester])
+                .or_default()
+                .push(tool.clone());
+        }
+    }
+    tested
 }
 
 /// One kernel's guest (booted again after a stop), and how long it took.
@@ -455,5 +468,40 @@ mod tests {
         assert_eq!(parse(&[]).unwrap().parallel, 1);
         assert!(parse(&args("--parallel 0")).is_err());
         assert!(parse(&args("--parallel")).is_err());
+    }
+
+    #[test]
+    fn each_tools_hooks_are_tested_once_the_newest_first() {
+        let rows = [
+            // tool: hooks on this machine, 5.10, 6.1, 6.12; tested on
+            ("a", ["x", "y", "y", "y"]),                   // 6.12
+            ("b", ["x", "y", "y", "z"]),                   // 5.10 and 6.12
+            ("c", ["x", "y", "z", "z"]),                   // 5.10 and 6.12
+            ("d", ["x", "y", "z", "w"]),                   // all three
+            ("e", ["z", "y", "y", "z"]),                   // 5.10 (6.12's are this machine's)
+            ("f", ["x", "y", "q", "y"]),                   // 6.12 and 6.1
+            ("g", ["x", "refused", "refused", "refused"]), // all three
+            ("h", ["x", "x", "x", "x"]),                   // 5.10, the oldest
+        ];
+        let kernels = ["5.10", "6.1", "6.12"];
+        let mut cells = Cells::new();
+        for (tool, hooks) in rows {
+            let columns = [matrix::HOST].into_iter().chain(kernels);
+            cells.insert(
+                format!("{tool} -x"),
+                columns
+                    .zip(hooks)
+                    .map(|(k, c)| (k, c.to_string()))
+                    .collect(),
+            );
+        }
+        let tools: Vec<String> = ["a", "b", "c", "d", "e", "f", "g", "h", "new"]
+            .map(String::from)
+            .to_vec();
+        let tested = testers(&kernels, &tools, &cells);
+        let on = |k: &str| tested.get(k).cloned().unwrap_or_default().join(" ");
+        assert_eq!(on("5.10"), "b c d e g h new");
+        assert_eq!(on("6.1"), "d f g new");
+        assert_eq!(on("6.12"), "a b c d f g new");
     }
 }
