@@ -21,7 +21,8 @@ pub struct Spec {
     pub needs: Option<Needs>,
     /// The tool traces what every process does at a high rate (memleak's
     /// kernel allocations): its checks run it once at a time, as runs side
-    /// by side trace one another (four memleaks took over 20 s to end).
+    /// by side trace one another (four memleaks took over 20 s to end), and
+    /// no other tool's check runs beside one of them ([`turn`]).
     pub heavy: bool,
     /// Option sets that cannot all hold, each with the names its usage
     /// error must show (clap names an option by its long form).
@@ -51,6 +52,41 @@ impl Spec {
     pub(crate) fn attaches(&self) -> bool {
         self.needs
             .is_none_or(|(what, present)| crate::feature_present(present(), what, None))
+    }
+}
+
+/// A check's turn among the tools whose contracts run side by side
+/// (`cargo xtask test` runs three tools' at once): a heavy tool's check
+/// runs while no other tool's does, the others' side by side, since a
+/// heavy tool traces what every process does and each slows the other
+/// (memleak's kernel mode took over 20 s to end beside two other tools'
+/// checks). A lock on a file every test binary opens, held until the
+/// returned file is dropped.
+pub fn turn(spec: &Spec) -> std::fs::File {
+    use std::os::fd::AsRawFd;
+    let path = std::env::temp_dir().join("bpftools-contract.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .unwrap_or_else(|e| panic!("opening {}: {e}", path.display()));
+    let op = if spec.heavy {
+        libc::LOCK_EX
+    } else {
+        libc::LOCK_SH
+    };
+    loop {
+        // SAFETY: the descriptor is open for the call.
+        if unsafe { libc::flock(file.as_raw_fd(), op) } == 0 {
+            return file;
+        }
+        let e = std::io::Error::last_os_error();
+        assert_eq!(
+            e.kind(),
+            std::io::ErrorKind::Interrupted,
+            "locking {}: {e}",
+            path.display()
+        );
     }
 }
 

@@ -828,12 +828,14 @@ macro_rules! contract_tests {
             $(
                 #[test]
                 fn $check() {
+                    let _turn = $crate::contract::turn(&super::SPEC);
                     $crate::contract::$check(&super::SPEC);
                 }
             )*
 
             #[test]
             fn output_files_keep_what_they_name() {
+                let _turn = $crate::contract::turn(&super::SPEC);
                 $crate::outfiles::output_files_keep_what_they_name(&super::SPEC);
             }
         }

@@ -383,7 +383,9 @@ const CONTRACT: &str = "contract::";
 /// signal, dry runs refused at once): one after another the 68 took 223 s
 /// of CI's 692 s of tests, three at a time about half. The other tests
 /// run one binary at a time, as cargo runs them: they measure what the
-/// machine does.
+/// machine does. A heavy tool's checks (memleak's, tracing every kernel
+/// allocation) wait for the others' and hold them off
+/// (testkit::contract::turn).
 fn contracts() -> Result<()> {
     const CONTRACT_AT_ONCE: usize = 3;
     let binaries: Vec<vmtest::guest::TestBinary> = vmtest::guest::build_tests()?
