@@ -397,6 +397,7 @@ fn contracts() -> Result<()> {
         binaries.len()
     );
     let queue = std::sync::Mutex::new(binaries.iter());
+    let printing = std::sync::Mutex::new(());
     let failed = std::sync::Mutex::new(Vec::new());
     std::thread::scope(|scope| {
         for _ in 0..CONTRACT_AT_ONCE {
@@ -415,7 +416,7 @@ fn contracts() -> Result<()> {
                 let started = std::time::Instant::now();
                 let out = cmd.output();
                 // Each binary's output whole, as it ends.
-                let _lock = queue.lock().unwrap();
+                let _printing = printing.lock().unwrap();
                 let ok = match &out {
                     Ok(o) => {
                         print!("{}", String::from_utf8_lossy(&o.stdout));

@@ -23,6 +23,7 @@ pub const INFO: ToolInfo = ToolInfo {
         "klockstat_hook_variants",
         "klockstat_holds_where_kprobes_are",
         "klockstat_waits_from_the_lock_calls",
+        "klockstat_finds_a_lock_variable_by_name",
     ],
     bench: Some(Bench {
         workload: Workload::PipeLockLoop {

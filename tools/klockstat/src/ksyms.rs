@@ -87,7 +87,7 @@ impl Kallsyms {
         if let Some(s) = self.table.named(lock).find(Kallsyms::variable) {
             return Ok(s.addr);
         }
-        Err(if !self.table.has_data() {
+        Err(if !self.table.lists_variables() {
             format!(
                 "no kernel variable '{lock}': this kernel's /proc/kallsyms lists no \
                  variables (CONFIG_KALLSYMS_ALL is off); give the lock's address \
@@ -115,6 +115,7 @@ ffffffff81100000 T native_queued_spin_lock_slowpath
 ffffffff81200000 T pipe_write
 ffffffff83000040 d cgroup_mutex
 ffffffff83000080 b some_count
+ffffffff830000c0 D init_task
 ffffffffc0000000 t helper [some_module]
 ";
 
@@ -140,6 +141,7 @@ ffffffffc0000000 t helper [some_module]
         assert!(k.lock_address("0x0").is_err());
         let e = k.lock_address("no_such_lock").unwrap_err();
         assert!(e.contains("'no_such_lock'"), "{e}");
+        assert!(!e.contains("CONFIG_KALLSYMS_ALL"), "{e}");
         let bare = Kallsyms::parse("ffffffff81200000 T pipe_write\n");
         let e = bare.lock_address("cgroup_mutex").unwrap_err();
         assert!(e.contains("CONFIG_KALLSYMS_ALL"), "{e}");

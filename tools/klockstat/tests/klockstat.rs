@@ -358,3 +358,55 @@ fn klockstat_refuses_a_lock_it_cannot_find() {
         &["'no_such_lock_var'"],
     );
 }
+
+/// -L by a lock variable's name, where the kernel lists its variables
+/// (CONFIG_KALLSYMS_ALL, as the VM guests' kernels do): cgroup_mutex, which
+/// each cgroup mkdir and rmdir takes, traced at the address /proc/kallsyms
+/// gives it and each row named after it. Elsewhere (this machine) a
+/// refusal that says what the kernel lacks.
+#[test]
+fn klockstat_finds_a_lock_variable_by_name() {
+    testkit::require_root();
+    let kallsyms = std::fs::read_to_string("/proc/kallsyms").unwrap();
+    let listed = kallsyms.lines().find_map(|l| {
+        let mut f = l.split_whitespace();
+        let (addr, kind, name) = (f.next()?, f.next()?, f.next()?);
+        let data = matches!(kind, "d" | "D" | "b" | "B");
+        (name == "cgroup_mutex" && data && f.next().is_none())
+            .then(|| format!("{:#x}", u64::from_str_radix(addr, 16).unwrap()))
+    });
+    let Some(addr) = listed else {
+        testkit::assert_refused_in_one_line(
+            BIN,
+            &["-L", "cgroup_mutex"],
+            &[],
+            &["'cgroup_mutex'", "CONFIG_KALLSYMS_ALL"],
+        );
+        return;
+    };
+    let tool = testkit::Traced::start(BIN, &["--json", "-L", "cgroup_mutex"]);
+    let top = testkit::cgroup2_root().join(testkit::unique("kl-cg-"));
+    std::fs::create_dir(&top).unwrap();
+    std::thread::scope(|s| {
+        for t in 0..8 {
+            let top = &top;
+            s.spawn(move || {
+                for i in 0..150 {
+                    let dir = top.join(format!("{t}-{i}"));
+                    std::fs::create_dir(&dir).unwrap();
+                    std::fs::remove_dir(&dir).unwrap();
+                }
+            });
+        }
+    });
+    let f = tool.stop();
+    let _ = std::fs::remove_dir(&top);
+    assert!(f.status.success(), "{f:?}");
+    let rows = f.json();
+    let waits = table(&rows, "wait");
+    assert!(!waits.is_empty(), "no wait on cgroup_mutex ({addr}): {f:?}");
+    for r in rows.iter() {
+        assert_eq!(r["max_lock"], addr.as_str(), "{r}");
+        assert_eq!(r["max_lock_name"], "cgroup_mutex", "{r}");
+    }
+}
