@@ -3,7 +3,7 @@
 testkit::contract_tests!(testkit::contract::Spec {
     bin: env!("CARGO_BIN_EXE_wqlat"),
     args: &[],
-    final_report: Some("usecs"),
+    final_report: None,
     needs: None,
     heavy: false,
     conflicts: &[(&["-N", "-m"], &["--nanoseconds", "--milliseconds"])],

@@ -479,6 +479,9 @@ pub struct Outcome {
     pub completed: bool,
     /// The test binaries that ran to their end, and whether they passed.
     pub finished: Vec<(String, bool)>,
+    /// How long each part took, as the guest said ("TOOL/BINARY took N s",
+    /// "doctor's dry runs", "lockdown").
+    pub times: Vec<(String, u64)>,
 }
 
 /// Boots the kernel, runs the tests, and reads what came back.
@@ -604,6 +607,7 @@ pub fn run(name: &str, kernel: &Kernel, work: Work, prefix: &str) -> Result<Outc
     });
     let mut log = fs::File::create(results.join("console.log"))?;
     let (mut passed, mut failed, mut ignored) = (0u64, 0u64, 0u64);
+    let mut times = Vec::new();
     for line in BufReader::new(stdout).lines() {
         let line = line.unwrap_or_default();
         let line = line.trim_end_matches('\r');
@@ -618,6 +622,15 @@ pub fn run(name: &str, kernel: &Kernel, work: Work, prefix: &str) -> Result<Outc
         }
         println!("{prefix}{line}");
         writeln!(log, "{line}")?;
+        if let Some((name, secs)) = line
+            .strip_prefix("vmtest: ")
+            .and_then(|l| l.strip_suffix(" s"))
+            .and_then(|l| l.rsplit_once(" took "))
+        {
+            if let Ok(secs) = secs.parse() {
+                times.push((name.to_string(), secs));
+            }
+        }
         if let Some(rest) = line.strip_prefix("test result: ") {
             // "ok. 8 passed; 0 failed; 0 ignored; ..."
             let count = |what: &str| {
@@ -675,6 +688,7 @@ pub fn run(name: &str, kernel: &Kernel, work: Work, prefix: &str) -> Result<Outc
         results,
         completed: binaries_failed.is_some(),
         finished,
+        times,
     })
 }
 

@@ -18,6 +18,7 @@ mod cpio;
 pub(crate) mod guest;
 mod kernels;
 mod matrix;
+mod weights;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -187,7 +188,9 @@ pub fn main(args: &[String]) -> Result<()> {
     order.sort_by_key(|name| KERNELS.iter().position(|k| k.name == *name));
     let mut tools: Vec<String> = tests.iter().map(|t| t.tool()).collect();
     tools.dedup();
-    let tested = testers(&order, &tools, &cells);
+    let queue: Vec<&'static str> = opts.kernels.iter().map(|s| s.name).collect();
+    let mut weights = weights::Weights::load();
+    let tested = testers(&order, &queue, opts.parallel, &tools, &cells, &weights);
     let per_kernel: Vec<Vec<guest::TestBinary>> = fetched
         .iter()
         .map(|(spec, _)| {
@@ -200,9 +203,12 @@ pub fn main(args: &[String]) -> Result<()> {
                 .filter(|t| mine.contains(&t.tool()))
                 .cloned()
                 .collect();
+            let expected =
+                weights.guest(spec.name) + mine.iter().map(|t| weights.tool(t)).sum::<u64>();
             println!(
                 "vmtest: Linux {}: the tests of {} tools ({}); the others' hooks there are \
-                 another kernel's of the run or this machine's, and tested there",
+                 another kernel's of the run or this machine's, and tested there; about \
+                 {expected} s as the last run measured",
                 spec.name,
                 mine.len(),
                 mine.join(" ")
@@ -232,9 +238,15 @@ pub fn main(args: &[String]) -> Result<()> {
     done.sort_by_key(|(i, _)| *i);
     let mut failed = Vec::new();
     let mut summaries = Vec::new();
+    // The times of a whole --variants run, for the next one's shares.
+    let measured = prune && opts.run.is_none();
+    let mut run_times = weights::Weights::default();
     for (i, outcome) in done {
         let (spec, kernel) = &fetched[i];
         let (outcome, took) = outcome?;
+        if measured && outcome.completed {
+            run_times.record(spec.name, took, &outcome.times);
+        }
         summaries.push(format!(
             "Linux {:<24} {} ({} s; {})",
             kernel.release,
@@ -270,6 +282,10 @@ pub fn main(args: &[String]) -> Result<()> {
     }
     if opts.run.is_none() {
         matrix::update_readme()?;
+    }
+    if measured {
+        weights.merge(run_times);
+        weights.save()?;
     }
     println!("\n== vmtest summary");
     for s in &summaries {
@@ -308,22 +324,26 @@ fn same_hooks(cells: &Cells, tool: &str, a: &str, b: &str) -> bool {
 
 /// Under --variants, which tools each of `kernels` (oldest first) tests.
 /// For each tool the guests are grouped by its hooks there, and each group
-/// is tested by one of its kernels: the newest where it is one of them
-/// (the oldest kernel's guest is the longest chain: it runs beside the
-/// newest's and the middle one's), else the oldest of the group. A group
-/// whose hooks are this machine's is tested here instead (the host runs
-/// the whole suite on the same programs at the same hooks), except where
-/// the oldest kernel is in it: the oldest tests what no other guest does,
-/// since a guest shows what this machine cannot (CPU hotplug, md, swap).
-/// Every guest still loads every tool in its dry runs. A tool the matrix
-/// does not know yet is tested on every kernel.
+/// is tested once. A group whose hooks are this machine's is tested here
+/// (the host runs the whole suite on the same programs at the same hooks;
+/// every guest still loads every tool in its dry runs). A group of one
+/// kernel is tested by it. The rest, the largest first (`weights`), go each
+/// to the kernel of its group whose guest makes the run end soonest, the
+/// guests taken from `queue` `parallel` at a time; at a tie the newest of
+/// the group, then the oldest. A tool the matrix does not know yet is
+/// tested on every kernel.
 fn testers(
     kernels: &[&'static str],
+    queue: &[&'static str],
+    parallel: usize,
     tools: &[String],
     cells: &Cells,
+    weights: &weights::Weights,
 ) -> HashMap<&'static str, Vec<String>> {
     let last = kernels.len() - 1;
     let mut tested: HashMap<&'static str, Vec<String>> = HashMap::new();
+    let mut load: HashMap<&str, u64> = kernels.iter().map(|k| (*k, weights.guest(k))).collect();
+    let mut shared: Vec<(&String, Vec<usize>)> = Vec::new();
     for tool in tools {
         let mut groups: Vec<Vec<usize>> = Vec::new();
         for (i, k) in kernels.iter().enumerate() {
@@ -336,21 +356,37 @@ fn testers(
             }
         }
         for g in groups {
-            let tester = if same_hooks(cells, tool, kernels[g[0]], matrix::HOST) {
-                match g[0] {
-                    0 => 0,
-                    _ => continue,
-                }
-            } else if g.contains(&last) {
-                last
+            if same_hooks(cells, tool, kernels[g[0]], matrix::HOST) {
+                continue;
+            }
+            if let [only] = g[..] {
+                *load.entry(kernels[only]).or_default() += weights.tool(tool);
+                tested.entry(kernels[only]).or_default().push(tool.clone());
             } else {
-                g[0]
-            };
-            tested
-                .entry(kernels[tester])
-                .or_default()
-                .push(tool.clone());
+                shared.push((tool, g));
+            }
         }
+    }
+    shared.sort_by_key(|(tool, _)| std::cmp::Reverse(weights.tool(tool)));
+    for (tool, g) in shared {
+        let mut choices: Vec<usize> = g.iter().copied().filter(|&i| i == last).collect();
+        choices.extend(g.iter().copied().filter(|&i| i != last));
+        let w = weights.tool(tool);
+        let ends = |i: usize| {
+            let mut l = load.clone();
+            *l.entry(kernels[i]).or_default() += w;
+            weights::makespan(queue, parallel, &l)
+        };
+        let best = choices
+            .iter()
+            .copied()
+            .min_by_key(|&i| ends(i))
+            .expect("a group has a kernel");
+        *load.entry(kernels[best]).or_default() += w;
+        tested.entry(kernels[best]).or_default().push(tool.clone());
+    }
+    for list in tested.values_mut() {
+        list.sort();
     }
     tested
 }
@@ -430,6 +466,7 @@ fn resume(
         results: first.results,
         completed: again.completed,
         finished: first.finished.into_iter().chain(again.finished).collect(),
+        times: first.times.into_iter().chain(again.times).collect(),
     })
 }
 
@@ -471,17 +508,17 @@ mod tests {
     }
 
     #[test]
-    fn each_tools_hooks_are_tested_once_the_newest_first() {
+    fn each_tools_hooks_are_tested_once_where_the_run_ends_soonest() {
         let rows = [
-            // tool: hooks on this machine, 5.10, 6.1, 6.12; tested on
-            ("a", ["x", "y", "y", "y"]),                   // 6.12
-            ("b", ["x", "y", "y", "z"]),                   // 5.10 and 6.12
-            ("c", ["x", "y", "z", "z"]),                   // 5.10 and 6.12
-            ("d", ["x", "y", "z", "w"]),                   // all three
-            ("e", ["z", "y", "y", "z"]),                   // 5.10 (6.12's are this machine's)
-            ("f", ["x", "y", "q", "y"]),                   // 6.12 and 6.1
+            // tool: hooks on this machine, 5.10, 6.1, 6.12
+            ("a", ["x", "y", "y", "y"]), // any of the three
+            ("b", ["x", "y", "y", "z"]), // 5.10 or 6.1, and 6.12
+            ("c", ["x", "y", "z", "z"]), // 5.10, and 6.1 or 6.12
+            ("d", ["x", "y", "z", "w"]), // all three
+            ("e", ["z", "y", "y", "z"]), // 5.10 or 6.1 (6.12's are this machine's)
+            ("f", ["x", "y", "q", "y"]), // 5.10 or 6.12, and 6.1
             ("g", ["x", "refused", "refused", "refused"]), // all three
-            ("h", ["x", "x", "x", "x"]),                   // 5.10, the oldest
+            ("h", ["x", "x", "x", "x"]), // none: this machine's hooks
         ];
         let kernels = ["5.10", "6.1", "6.12"];
         let mut cells = Cells::new();
@@ -498,10 +535,23 @@ mod tests {
         let tools: Vec<String> = ["a", "b", "c", "d", "e", "f", "g", "h", "new"]
             .map(String::from)
             .to_vec();
-        let tested = testers(&kernels, &tools, &cells);
-        let on = |k: &str| tested.get(k).cloned().unwrap_or_default().join(" ");
-        assert_eq!(on("5.10"), "b c d e g h new");
-        assert_eq!(on("6.1"), "d f g new");
-        assert_eq!(on("6.12"), "a b c d f g new");
+        let queue = ["5.10", "6.12", "6.1"];
+        let times = [("a", 50), ("e", 30)];
+        let tested = |guests: &[(&str, u64)]| {
+            let w = weights::Weights::new(&times, guests);
+            let t = testers(&kernels, &queue, 2, &tools, &cells, &w);
+            let on = |k: &str| t.get(k).cloned().unwrap_or_default().join(" ");
+            [on("5.10"), on("6.1"), on("6.12")]
+        };
+        // 5.10 beside 6.12 and then 6.1: at a tie the newest of a group
+        // tests it, then the oldest.
+        let even = [("5.10", 100), ("6.12", 100), ("6.1", 50)];
+        assert_eq!(
+            tested(&even),
+            ["b c d e g new", "d f g new", "a b c d f g new"]
+        );
+        // 6.12's guest the longest by far: a and f go to the chain of 5.10.
+        let long = [("5.10", 100), ("6.12", 400), ("6.1", 50)];
+        assert_eq!(tested(&long)[0], "a b c d e f g new");
     }
 }
