@@ -12,8 +12,8 @@
 #include "events.bpf.h"
 #include "task.bpf.h"
 #include "filters.bpf.h"
-#include "files.bpf.h"
 #include "tcpsock.bpf.h"
+#include "sockets.bpf.h"
 
 struct event event_layout = {};
 
@@ -63,19 +63,8 @@ struct tp_sys_exit {
 
 static __always_inline int accept_returned(long fd)
 {
-	struct file *f;
-	struct socket *sock;
-
-	if (fd < 0)
-		return 0;
-	/* The descriptor accept() just returned: its file is the new socket. */
-	f = fd_file(fd);
-	if (!f)
-		return 0;
-	sock = BPF_CORE_READ(f, private_data);
-	if (!sock)
-		return 0;
-	return accepted(BPF_CORE_READ(sock, sk));
+	/* The descriptor accept() just returned: the new socket. */
+	return fd < 0 ? 0 : accepted(fd_sock(fd));
 }
 
 SEC("tracepoint/syscalls/sys_exit_accept4")

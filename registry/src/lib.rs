@@ -143,6 +143,9 @@ pub enum Workload {
     /// `n` rounds of shmget(), shmat(), shmdt() and shmctl(IPC_RMID) of a
     /// private segment (shm-loop.c): four calls each, timed.
     ShmLoop { rounds: u32 },
+    /// `n` rounds of a TCP socket bound to 127.0.0.1 port 0, listening and
+    /// closed (bind-loop.c): one bind() and one listen() each, timed.
+    BindLoop { rounds: u32 },
     /// `n` threads made by pthread_create() and joined, one after another
     /// (thread-loop.c), timed.
     ThreadLoop { threads: u32 },

@@ -451,6 +451,13 @@ impl<E> Column<E> {
         self
     }
 
+    /// This column right-aligned (a shared column where a tool's BCC
+    /// layout aligns it so).
+    pub const fn right_aligned(mut self) -> Column<E> {
+        self.right = true;
+        self
+    }
+
     /// This column under another header (`C-PID` for `PID`).
     pub const fn titled(mut self, header: &'static str) -> Column<E> {
         self.header = header;

@@ -103,7 +103,13 @@ fn killsnoop_sees_a_signal_and_a_failed_kill() {
         (&mine[1]["tpid"], &mine[1]["result"]),
         (&gone.into(), &(-libc::ESRCH).into())
     );
-    assert!(calls.iter().all(|e| e["source"] == "kill"), "{calls:#?}");
+    // Calls only (another process's tgkill() may show: a busy machine's).
+    assert!(
+        calls
+            .iter()
+            .all(|e| ["kill", "tkill", "tgkill"].contains(&e["source"].as_str().unwrap())),
+        "{calls:#?}"
+    );
     // BCC's text: TIME PID COMM SIG TPID RESULT.
     assert!(
         text.stdout[0].starts_with("TIME      PID"),

@@ -332,6 +332,7 @@ fn workload(w: registry::Workload, scratch: &Scratch, netns: Option<&Netns>) -> 
         W::SignalLoop { signals } => workloads::signal_loop(dir, signals.into())?,
         W::ChownLoop { chowns } => workloads::chown_loop(dir, chowns.into())?,
         W::ShmLoop { rounds } => workloads::shm_loop(dir, rounds.into())?,
+        W::BindLoop { rounds } => workloads::bind_loop(dir, rounds.into())?,
         W::ThreadLoop { threads } => workloads::thread_loop(dir, threads.into())?,
         W::PipeLockLoop { threads, writes } => workloads::pipe_lock_loop(dir, threads, writes)?,
         W::MutexLoop { threads, locks } => workloads::mutex_loop(dir, threads, locks)?,

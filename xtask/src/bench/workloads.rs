@@ -445,6 +445,26 @@ pub fn shm_loop(dir: &Path, n: u64) -> Result<Workload> {
     ))
 }
 
+/// bind-loop.c: `n` sockets bound and listening, one after another, timed;
+/// its name is the marker, and a copy under another name binding one makes
+/// start-up's event.
+pub fn bind_loop(dir: &Path, n: u64) -> Result<Workload> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bench/bind-loop.c");
+    // Short names: BCC's tools show 12 characters of a comm.
+    let prog = testbed::compile_c(&src, &dir.join("bench-bind"), &["-O1"])?;
+    let ready = dir.join("bench-brdy");
+    fs::copy(&prog, &ready)?;
+    let run_prog = prog.clone();
+    let w = Workload::timed(format!("bind()+listen() loop, {n} sockets"), move || {
+        let status = Command::new(&run_prog).arg(n.to_string()).status()?;
+        if !status.success() {
+            bail!("{} failed: {status}", run_prog.display());
+        }
+        Ok(())
+    });
+    Ok(run_to_mark(w, "bench-bind", n, "bench-brdy", ready))
+}
+
 /// thread-loop.c: `n` threads made and joined in one process, timed; its
 /// name is the marker, and a copy under another name making one thread
 /// makes start-up's event.
