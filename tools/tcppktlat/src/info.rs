@@ -23,5 +23,5 @@ pub const INFO: ToolInfo = ToolInfo {
         extras: &[],
     }),
     man: include_str!("../man.roff"),
-    see_also: &["tcpconnlat(8)", "ss(8)"],
+    see_also: &["ss(8)"],
 };
