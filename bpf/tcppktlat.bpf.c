@@ -33,10 +33,10 @@ struct {
 /* Its ports against -l and -r, where the socket is TCP. */
 static __always_inline bool ports_allowed(const struct sock *sk)
 {
-	__u16 lport = BPF_CORE_READ(sk, __sk_common.skc_num);
-	__u16 rport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
-
-	return lport_allowed(lport) && dport_allowed(rport);
+	/* At every segment: no read where no port filter asks for one. */
+	if (filter_lports && !lport_allowed(BPF_CORE_READ(sk, __sk_common.skc_num)))
+		return false;
+	return !filter_dports || dport_allowed(bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport)));
 }
 
 static __always_inline int on_segment(const struct sock *sk, const struct sk_buff *skb)

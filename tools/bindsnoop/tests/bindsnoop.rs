@@ -15,13 +15,6 @@ use testkit::{Finished, Traced};
 
 const BIN: &str = env!("CARGO_BIN_EXE_bindsnoop");
 
-/// One test at a time: the text runs have no thread column, and each
-/// test's binds would show in the others'.
-fn turn() -> std::sync::MutexGuard<'static, ()> {
-    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    TURN.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 fn start(args: &[&str], disable: &str) -> Traced {
     testkit::start_disabled(BIN, args, disable)
 }
@@ -161,7 +154,9 @@ fn check(events: &[Value], binds: &Binds, errors: bool) {
 
 #[test]
 fn bindsnoop_shows_each_bind_with_its_options_and_result() {
-    let _turn = turn();
+    // The text runs have no thread column: each test's calls would show
+    // in the others'.
+    let _turn = testkit::one_at_a_time();
     let me = std::process::id().to_string();
     let json = start(&["--json", "-p", &me], "");
     let errors = start(&["--json", "-x", "-p", &me], "");
@@ -242,7 +237,7 @@ fn bindsnoop_shows_each_bind_with_its_options_and_result() {
 /// --count: binds per address and port, printed at the end, BCC's table.
 #[test]
 fn bindsnoop_counts_binds_per_address_and_port() {
-    let _turn = turn();
+    let _turn = testkit::one_at_a_time();
     let me = std::process::id().to_string();
     let tool = start(&["--count", "-p", &me], "");
     let first = socket(Domain::IPV4, Type::DGRAM);
@@ -276,7 +271,7 @@ fn bindsnoop_counts_binds_per_address_and_port() {
 /// where they are missing; the two side by side on one run of the binds.
 #[test]
 fn bindsnoop_hook_variants() {
-    let _turn = turn();
+    let _turn = testkit::one_at_a_time();
     let me = std::process::id().to_string();
     let variants = [
         ("", "tracepoint syscalls:sys_enter_bind"),

@@ -15,13 +15,6 @@ use testkit::{Finished, Traced};
 
 const BIN: &str = env!("CARGO_BIN_EXE_solisten");
 
-/// One test at a time: the text runs have no thread column, and each
-/// test's calls would show in the others'.
-fn turn() -> std::sync::MutexGuard<'static, ()> {
-    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    TURN.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 fn start(args: &[&str], disable: &str) -> Traced {
     testkit::start_disabled(BIN, args, disable)
 }
@@ -140,7 +133,9 @@ fn check(events: &[Value], made: &Listens, failed: bool) {
 
 #[test]
 fn solisten_shows_each_listen_with_its_port_and_backlog() {
-    let _turn = turn();
+    // The text runs have no thread column: each test's calls would show
+    // in the others'.
+    let _turn = testkit::one_at_a_time();
     let me = std::process::id().to_string();
     let netns = own_netns().to_string();
     let json = start(&["--json", "-p", &me], "");
@@ -204,7 +199,7 @@ fn solisten_shows_each_listen_with_its_port_and_backlog() {
 /// where they are missing; the two side by side on one run of the calls.
 #[test]
 fn solisten_hook_variants() {
-    let _turn = turn();
+    let _turn = testkit::one_at_a_time();
     let me = std::process::id().to_string();
     let variants = [
         ("", "tracepoint syscalls:sys_enter_listen"),
