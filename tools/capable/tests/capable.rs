@@ -4,7 +4,7 @@
 //! each hook variant; the stacks of a check, -p, --unique, -v and the
 //! container filter.
 
-use std::io::Write;
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -53,7 +53,7 @@ impl Drop for File {
 fn chowner(uid: u32, path: &Path, to: u32, times: usize, held: bool) -> Command {
     let script = format!(
         "import os, sys\n\
-         if {held}: sys.stdin.readline()\n\
+         if {held}: print('ready', flush=True); sys.stdin.readline()\n\
          for _ in range({times}):\n\
          \x20   try: os.chown(sys.argv[1], {to}, -1)\n\
          \x20   except PermissionError: pass\n\
@@ -83,12 +83,21 @@ fn run(cmd: &mut Command) -> u32 {
     pid
 }
 
-/// Starts a held chowner (it waits for a line on its stdin).
+/// Starts a held chowner and waits until it waits for a line on its stdin:
+/// python's own start makes checks too (CAP_DAC_READ_SEARCH, …), and on a
+/// busy machine they would fall between two tools' starts.
 fn held(uid: u32, path: &Path, to: u32) -> Child {
-    chowner(uid, path, to, DENIED, true)
+    let mut child = chowner(uid, path, to, DENIED, true)
         .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
         .spawn()
-        .unwrap()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line, "ready\n");
+    child
 }
 
 /// Lets a held chowner make its checks.
