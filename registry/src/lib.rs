@@ -146,6 +146,10 @@ pub enum Workload {
     /// `n` rounds of a TCP socket bound to 127.0.0.1 port 0, listening and
     /// closed (bind-loop.c): one bind() and one listen() each, timed.
     BindLoop { rounds: u32 },
+    /// `n` rounds of a pipe's descriptor sent over a unix socket pair
+    /// (SCM_RIGHTS) and received (fd-pass-loop.c): one sendmsg() and one
+    /// recvmsg() each, timed.
+    FdPassLoop { rounds: u32 },
     /// `n` threads made by pthread_create() and joined, one after another
     /// (thread-loop.c), timed.
     ThreadLoop { threads: u32 },

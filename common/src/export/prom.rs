@@ -122,7 +122,7 @@ impl Collector for Histograms {
                 Unit::Kbytes => Some(&MetricUnit::Bytes),
                 Unit::Nsecs | Unit::Usecs | Unit::Msecs => Some(&MetricUnit::Seconds),
                 Unit::Mhz => Some(&hertz),
-                Unit::Tasks => None,
+                Unit::Tasks | Unit::Backlog => None,
             },
             MetricType::Histogram,
         )?;

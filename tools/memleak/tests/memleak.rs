@@ -103,8 +103,9 @@ fn reports_the_leaking_function_as_the_direct_caller() {
     let (bytes, count) = biggest.unwrap_or_else(|| panic!("no stack from {LEAKER_FN}: {out}"));
     // 3 s of one leak per 10 ms (a little more with the sleep's slack),
     // less the last 500 ms (-o): about 250; more when a loaded machine
-    // (the parallel tests' allocation storms) delays the report.
-    assert!((150..=450).contains(&count), "{count} allocations: {out}");
+    // (the parallel tests' allocation storms) delays the report, fewer
+    // when its sleeps overshoot (148 in a TCG guest beside a build).
+    assert!((100..=450).contains(&count), "{count} allocations: {out}");
     assert_eq!(bytes, count * 4096, "{out}");
     assert!(!out.contains(FREED_FN), "freed memory reported: {out}");
     assert!(out.contains("leaker.c:"), "file:line from DWARF: {out}");

@@ -333,6 +333,7 @@ fn workload(w: registry::Workload, scratch: &Scratch, netns: Option<&Netns>) -> 
         W::ChownLoop { chowns } => workloads::chown_loop(dir, chowns.into())?,
         W::ShmLoop { rounds } => workloads::shm_loop(dir, rounds.into())?,
         W::BindLoop { rounds } => workloads::bind_loop(dir, rounds.into())?,
+        W::FdPassLoop { rounds } => workloads::fd_pass_loop(dir, rounds.into())?,
         W::ThreadLoop { threads } => workloads::thread_loop(dir, threads.into())?,
         W::PipeLockLoop { threads, writes } => workloads::pipe_lock_loop(dir, threads, writes)?,
         W::MutexLoop { threads, locks } => workloads::mutex_loop(dir, threads, locks)?,

@@ -465,6 +465,25 @@ pub fn bind_loop(dir: &Path, n: u64) -> Result<Workload> {
     Ok(run_to_mark(w, "bench-bind", n, "bench-brdy", ready))
 }
 
+/// fd-pass-loop.c: `n` descriptors passed over a unix socket pair and
+/// received, timed; its name is the marker, and a copy under another name
+/// passing one makes start-up's event.
+pub fn fd_pass_loop(dir: &Path, n: u64) -> Result<Workload> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bench/fd-pass-loop.c");
+    let prog = testbed::compile_c(&src, &dir.join("bench-fdpass"), &["-O1"])?;
+    let ready = dir.join("bench-fdrdy");
+    fs::copy(&prog, &ready)?;
+    let run_prog = prog.clone();
+    let w = Workload::timed(format!("SCM_RIGHTS pass loop, {n} descriptors"), move || {
+        let status = Command::new(&run_prog).arg(n.to_string()).status()?;
+        if !status.success() {
+            bail!("{} failed: {status}", run_prog.display());
+        }
+        Ok(())
+    });
+    Ok(run_to_mark(w, "bench-fdpass", n, "bench-fdrdy", ready))
+}
+
 /// thread-loop.c: `n` threads made and joined in one process, timed; its
 /// name is the marker, and a copy under another name making one thread
 /// makes start-up's event.

@@ -258,6 +258,8 @@ pub enum Unit {
     Tasks,
     /// Megahertz (cpufreq's CPU frequencies).
     Mhz,
+    /// Connections waiting for accept() (tcpsynbl's listen backlogs).
+    Backlog,
 }
 
 impl Unit {
@@ -279,6 +281,7 @@ impl Unit {
             Unit::Kbytes => "Kbytes",
             Unit::Tasks => "tasks",
             Unit::Mhz => "MHz",
+            Unit::Backlog => "backlog",
         }
     }
 
@@ -290,7 +293,7 @@ impl Unit {
             Unit::Usecs => 1e6,
             Unit::Msecs => 1e3,
             Unit::Kbytes => 1.0 / 1024.0,
-            Unit::Tasks => 1.0,
+            Unit::Tasks | Unit::Backlog => 1.0,
             Unit::Mhz => 1e-6,
         }
     }

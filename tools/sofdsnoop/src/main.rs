@@ -1,0 +1,6 @@
+//! The sofdsnoop command; the tool itself is the library (src/lib.rs), which the
+//! bundle's multi-call binary links too.
+
+fn main() -> std::process::ExitCode {
+    (sofdsnoop::ENTRY.main)()
+}
