@@ -5,7 +5,8 @@ use registry::*;
 pub const INFO: ToolInfo = ToolInfo {
     name: "sofdsnoop",
     aliases: &[],
-    summary: "file descriptors passed over unix sockets: sender or receiver, socket, descriptor, file",
+    summary:
+        "file descriptors passed over unix sockets: sender or receiver, socket, descriptor, file",
     kind: Kind::Event,
     family: Family::Network,
     banner: "Tracing file descriptors passed over unix sockets... Hit Ctrl-C to end.",

@@ -167,7 +167,10 @@ impl Sofdsnoop {
     }
 
     fn sending(&self) -> bool {
-        matches!(Call(self.event.call), Call::CALL_SENDMSG | Call::CALL_SENDMMSG)
+        matches!(
+            Call(self.event.call),
+            Call::CALL_SENDMSG | Call::CALL_SENDMMSG
+        )
     }
 
     fn passed(&self) -> &types::passed {
@@ -219,10 +222,7 @@ fn table(args: &Args) -> Table<Sofdsnoop> {
             Column::json("sock_fd", |t: &Sofdsnoop| t.event.sock_fd.into()),
             Column::json("sock_ino", |t: &Sofdsnoop| t.event.sock_ino.into()),
             Column::json("call", |t: &Sofdsnoop| {
-                CALLS
-                    .get(t.event.call as usize)
-                    .map_or("?", |c| c.0)
-                    .into()
+                CALLS.get(t.event.call as usize).map_or("?", |c| c.0).into()
             }),
             Column::json("msg", |t: &Sofdsnoop| t.event.msg.into()),
             Column::json("count", |t: &Sofdsnoop| t.event.count.into()),

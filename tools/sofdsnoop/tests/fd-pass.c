@@ -4,6 +4,7 @@
  * each: the file and the pipe). Prints its pid, sockets, descriptors and
  * their inodes, waits for a line on stdin, passes them, prints the
  * descriptors received, and waits for stdin's end. */
+#define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

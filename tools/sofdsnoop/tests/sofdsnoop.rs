@@ -130,12 +130,22 @@ fn check(events: &[Value], p: &Passer, file: &File, got: &[i64], got_mm: &[i64])
             assert_eq!(e["sock_fd"], sock, "{call}: {e}");
             assert_eq!(e["ino"], p.inos[which], "{call}: {e}");
             assert_eq!(e["name"], names[which].as_str(), "{call}: {e}");
-            let action = if call.starts_with("send") { "SEND" } else { "RECV" };
+            let action = if call.starts_with("send") {
+                "SEND"
+            } else {
+                "RECV"
+            };
             assert_eq!(e["action"], action, "{call}: {e}");
             if per_msg {
-                assert_eq!((&e["msg"], &e["count"], &e["index"]), (&i.into(), &1.into(), &0.into()));
+                assert_eq!(
+                    (&e["msg"], &e["count"], &e["index"]),
+                    (&i.into(), &1.into(), &0.into())
+                );
             } else {
-                assert_eq!((&e["msg"], &e["count"], &e["index"]), (&0.into(), &3.into(), &i.into()));
+                assert_eq!(
+                    (&e["msg"], &e["count"], &e["index"]),
+                    (&0.into(), &3.into(), &i.into())
+                );
             }
         }
     };
@@ -166,8 +176,14 @@ fn sofdsnoop_shows_each_descriptor_at_both_ends() {
         text.stdout[0],
         "TIME(s)        ACTION TID    COMM             SOCKET                    FD    NAME"
     );
-    let send = format!("SEND   {:<6} fd-pass          {}:socket:[", p.pid, p.socks[0]);
-    let lines: Vec<&String> = text.stdout.iter().filter(|l| l.get(15..).is_some_and(|l| l.starts_with(&send))).collect();
+    let name = program().file_name().unwrap().to_str().unwrap();
+    let comm = &name[..name.len().min(15)];
+    let send = format!("SEND   {:<6} {comm:<16} {}:socket:[", p.pid, p.socks[0]);
+    let lines: Vec<&String> = text
+        .stdout
+        .iter()
+        .filter(|l| l.get(15..).is_some_and(|l| l.starts_with(&send)))
+        .collect();
     assert_eq!(lines.len(), 5, "{:#?}", text.stdout);
     assert!(
         lines[0].ends_with(&format!(" {:<5} {}", p.fds[0], file.0.display())),
@@ -214,7 +230,10 @@ fn sofdsnoop_names_a_file_closed_since() {
         path = file.0.display().to_string()
     );
     let tool = start(&["--json", "-n", "python3"], "");
-    let mut child = Command::new("python3").args(["-c", &script]).spawn().unwrap();
+    let mut child = Command::new("python3")
+        .args(["-c", &script])
+        .spawn()
+        .unwrap();
     let pid = child.id();
     assert!(child.wait().unwrap().success());
     let events = stop(tool).json();

@@ -375,132 +375,114 @@ fn run_to_mark(
     w
 }
 
-/// sig-loop.c: `n` signals a program sends itself, timed; its name (the
-/// comm every signal tool shows as the sender) is the marker, and a copy
-/// under another name sending one makes start-up's event.
-pub fn signal_loop(dir: &Path, n: u64) -> Result<Workload> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bench/sig-loop.c");
-    let prog = testbed::compile_c(&src, &dir.join("bench-sig-loop"), &["-O1"])?;
-    let ready = dir.join("bench-sig-rdy");
-    fs::copy(&prog, &ready)?;
-    let run_prog = prog.clone();
-    let w = Workload::timed(format!("kill() loop, {n} signals"), move || {
-        let status = Command::new(&run_prog).arg(n.to_string()).status()?;
+/// A loop in C of the bench's own (src/bench/`src`), built as `name` and
+/// run with `n` as its argument, timed: the `sent` event lines its comm
+/// (`name`'s first 15 bytes) marks are counted, and a copy of it named
+/// `ready` makes start-up's event (with `n` of 1). Short names: BCC's tools
+/// show 12 characters of a comm.
+fn c_loop(
+    dir: &Path,
+    src: &str,
+    name: &str,
+    ready: &str,
+    what: String,
+    n: u64,
+    sent: u64,
+) -> Result<Workload> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src/bench")
+        .join(src);
+    let prog = testbed::compile_c(&src, &dir.join(name), &["-O1"])?;
+    let ready_prog = dir.join(ready);
+    fs::copy(&prog, &ready_prog)?;
+    let w = Workload::timed(what, move || {
+        let status = Command::new(&prog).arg(n.to_string()).status()?;
         if !status.success() {
-            bail!("{} failed: {status}", run_prog.display());
+            bail!("{} failed: {status}", prog.display());
         }
         Ok(())
     });
-    Ok(run_to_mark(w, "bench-sig-loop", n, "bench-sig-rdy", ready))
+    let comm = &name[..name.len().min(15)];
+    Ok(run_to_mark(w, comm, sent, ready, ready_prog))
+}
+
+/// sig-loop.c: `n` signals a program sends itself (its name is the comm
+/// every signal tool shows as the sender).
+pub fn signal_loop(dir: &Path, n: u64) -> Result<Workload> {
+    let what = format!("kill() loop, {n} signals");
+    c_loop(
+        dir,
+        "sig-loop.c",
+        "bench-sig-loop",
+        "bench-sig-rdy",
+        what,
+        n,
+        n,
+    )
 }
 
 /// chown-loop.c: `n` fchown()s of a file of its own, each a capability
-/// check, timed; its name is the marker, and a copy under another name
-/// making one makes start-up's event.
+/// check.
 pub fn chown_loop(dir: &Path, n: u64) -> Result<Workload> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bench/chown-loop.c");
-    let prog = testbed::compile_c(&src, &dir.join("bench-chown-loop"), &["-O1"])?;
-    let ready = dir.join("bench-chown-rdy");
-    fs::copy(&prog, &ready)?;
-    let run_prog = prog.clone();
-    let w = Workload::timed(format!("fchown() loop, {n} capability checks"), move || {
-        let status = Command::new(&run_prog).arg(n.to_string()).status()?;
-        if !status.success() {
-            bail!("{} failed: {status}", run_prog.display());
-        }
-        Ok(())
-    });
-    // The comm: the name's first 15 bytes.
-    Ok(run_to_mark(
-        w,
-        "bench-chown-loo",
-        n,
+    let what = format!("fchown() loop, {n} capability checks");
+    c_loop(
+        dir,
+        "chown-loop.c",
+        "bench-chown-loop",
         "bench-chown-rdy",
-        ready,
-    ))
+        what,
+        n,
+        n,
+    )
 }
 
-/// shm-loop.c: `n` rounds of four shared memory calls in one process,
-/// timed; its name (the comm on every line) is the marker, and a copy
-/// under another name making one round makes start-up's event.
+/// shm-loop.c: `n` rounds of four shared memory calls in one process.
 pub fn shm_loop(dir: &Path, n: u64) -> Result<Workload> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bench/shm-loop.c");
-    let prog = testbed::compile_c(&src, &dir.join("bench-shm-loop"), &["-O1"])?;
-    let ready = dir.join("bench-shm-rdy");
-    fs::copy(&prog, &ready)?;
-    let run_prog = prog.clone();
-    let w = Workload::timed(format!("shm*() loop, {n} rounds of 4 calls"), move || {
-        let status = Command::new(&run_prog).arg(n.to_string()).status()?;
-        if !status.success() {
-            bail!("{} failed: {status}", run_prog.display());
-        }
-        Ok(())
-    });
-    Ok(run_to_mark(
-        w,
+    let what = format!("shm*() loop, {n} rounds of 4 calls");
+    c_loop(
+        dir,
+        "shm-loop.c",
         "bench-shm-loop",
-        4 * n,
         "bench-shm-rdy",
-        ready,
-    ))
+        what,
+        n,
+        4 * n,
+    )
 }
 
-/// bind-loop.c: `n` sockets bound and listening, one after another, timed;
-/// its name is the marker, and a copy under another name binding one makes
-/// start-up's event.
+/// bind-loop.c: `n` sockets bound and listening, one after another.
 pub fn bind_loop(dir: &Path, n: u64) -> Result<Workload> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bench/bind-loop.c");
-    // Short names: BCC's tools show 12 characters of a comm.
-    let prog = testbed::compile_c(&src, &dir.join("bench-bind"), &["-O1"])?;
-    let ready = dir.join("bench-brdy");
-    fs::copy(&prog, &ready)?;
-    let run_prog = prog.clone();
-    let w = Workload::timed(format!("bind()+listen() loop, {n} sockets"), move || {
-        let status = Command::new(&run_prog).arg(n.to_string()).status()?;
-        if !status.success() {
-            bail!("{} failed: {status}", run_prog.display());
-        }
-        Ok(())
-    });
-    Ok(run_to_mark(w, "bench-bind", n, "bench-brdy", ready))
+    let what = format!("bind()+listen() loop, {n} sockets");
+    c_loop(dir, "bind-loop.c", "bench-bind", "bench-brdy", what, n, n)
 }
 
 /// fd-pass-loop.c: `n` descriptors passed over a unix socket pair and
-/// received, timed; its name is the marker, and a copy under another name
-/// passing one makes start-up's event.
+/// received (a SEND and a RECV line each).
 pub fn fd_pass_loop(dir: &Path, n: u64) -> Result<Workload> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bench/fd-pass-loop.c");
-    let prog = testbed::compile_c(&src, &dir.join("bench-fdpass"), &["-O1"])?;
-    let ready = dir.join("bench-fdrdy");
-    fs::copy(&prog, &ready)?;
-    let run_prog = prog.clone();
-    let w = Workload::timed(format!("SCM_RIGHTS pass loop, {n} descriptors"), move || {
-        let status = Command::new(&run_prog).arg(n.to_string()).status()?;
-        if !status.success() {
-            bail!("{} failed: {status}", run_prog.display());
-        }
-        Ok(())
-    });
-    Ok(run_to_mark(w, "bench-fdpass", n, "bench-fdrdy", ready))
+    let what = format!("SCM_RIGHTS pass loop, {n} descriptors");
+    c_loop(
+        dir,
+        "fd-pass-loop.c",
+        "bench-fdpass",
+        "bench-fdrdy",
+        what,
+        n,
+        2 * n,
+    )
 }
 
-/// thread-loop.c: `n` threads made and joined in one process, timed; its
-/// name is the marker, and a copy under another name making one thread
-/// makes start-up's event.
+/// thread-loop.c: `n` threads made and joined in one process.
 pub fn thread_loop(dir: &Path, n: u64) -> Result<Workload> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bench/thread-loop.c");
-    let prog = testbed::compile_c(&src, &dir.join("bench-thr-loop"), &["-O1"])?;
-    let ready = dir.join("bench-thr-rdy");
-    fs::copy(&prog, &ready)?;
-    let run_prog = prog.clone();
-    let w = Workload::timed(format!("pthread_create() loop, {n} threads"), move || {
-        let status = Command::new(&run_prog).arg(n.to_string()).status()?;
-        if !status.success() {
-            bail!("{} failed: {status}", run_prog.display());
-        }
-        Ok(())
-    });
-    Ok(run_to_mark(w, "bench-thr-loop", n, "bench-thr-rdy", ready))
+    let what = format!("pthread_create() loop, {n} threads");
+    c_loop(
+        dir,
+        "thread-loop.c",
+        "bench-thr-loop",
+        "bench-thr-rdy",
+        what,
+        n,
+        n,
+    )
 }
 
 /// pipe-lock-loop.c: `threads` threads writing `writes` bytes each into
