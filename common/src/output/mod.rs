@@ -213,6 +213,24 @@ pub fn zone_name() -> String {
         .unwrap_or_else(|| "UTC".into())
 }
 
+/// The current local date as `MM/DD/YY` and time as `HH:MM:SS`
+/// (strftime's `%x` and `%X` in the C locale: BCC's tcpsubnet).
+pub fn now_date_and_hms() -> (String, String) {
+    let now = (clock_ns(libc::CLOCK_REALTIME) / 1_000_000_000) as i64;
+    let date = broken_down(now, false).map_or_else(
+        || "??/??/??".into(),
+        |tm| {
+            format!(
+                "{:02}/{:02}/{:02}",
+                tm.tm_mon + 1,
+                tm.tm_mday,
+                tm.tm_year % 100
+            )
+        },
+    );
+    (date, hms(now))
+}
+
 /// The current wall-clock time as `HH:MM:SS`.
 pub fn now_hms() -> String {
     hms((clock_ns(libc::CLOCK_REALTIME) / 1_000_000_000) as i64)

@@ -1,0 +1,3 @@
+fn main() {
+    bpf::skeleton("tcpsubnet");
+}
