@@ -621,6 +621,22 @@ pub fn run(bin: &str, args: &[&str]) -> Finished {
     run_with_env(bin, args, &[])
 }
 
+/// Spawns `cmd` with its stdout piped and waits for its first line,
+/// `ready`: a workload that says so once it is set up (its own start, an
+/// interpreter's, does what the tools would see too), so that a test
+/// starts its tools or its clock after that. Panics where the line is
+/// another.
+pub fn spawn_ready(cmd: &mut Command) -> std::process::Child {
+    use std::io::BufRead;
+    let mut child = cmd.stdout(Stdio::piped()).spawn().unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line.trim(), "ready", "{cmd:?}");
+    child
+}
+
 /// `run`, with these variables set in the tool's environment.
 pub fn run_with_env(bin: &str, args: &[&str], env: &[(&str, &str)]) -> Finished {
     let out = Command::new(bin)

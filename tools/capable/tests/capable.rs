@@ -4,7 +4,7 @@
 //! each hook variant; the stacks of a check, -p, --unique, -v and the
 //! container filter.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -87,17 +87,7 @@ fn run(cmd: &mut Command) -> u32 {
 /// python's own start makes checks too (CAP_DAC_READ_SEARCH, …), and on a
 /// busy machine they would fall between two tools' starts.
 fn held(uid: u32, path: &Path, to: u32) -> Child {
-    let mut child = chowner(uid, path, to, DENIED, true)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.as_mut().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert_eq!(line, "ready\n");
-    child
+    testkit::spawn_ready(chowner(uid, path, to, DENIED, true).stdin(Stdio::piped()))
 }
 
 /// Lets a held chowner make its checks.

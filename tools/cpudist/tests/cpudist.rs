@@ -1,7 +1,7 @@
 //! cpudist against a workload of known shape: a process that runs 20 ms on
 //! the CPU and then sleeps 20 ms, over and over.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -31,19 +31,13 @@ impl Work {
         );
         // Real-time (SCHED_FIFO): no other task preempts its runs and
         // splits them, whatever else the machine does meanwhile.
-        let mut child = Command::new("chrt")
-            .args(["-f", "1"])
-            .arg(prog)
-            .args([&ROUNDS.to_string(), "20", "20"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.as_mut().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        assert_eq!(line.trim(), "ready");
+        let child = testkit::spawn_ready(
+            Command::new("chrt")
+                .args(["-f", "1"])
+                .arg(prog)
+                .args([&ROUNDS.to_string(), "20", "20"])
+                .stdin(Stdio::piped()),
+        );
         Work(child)
     }
 

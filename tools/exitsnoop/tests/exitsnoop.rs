@@ -2,7 +2,7 @@
 //! SIGKILL, a thread that ends alone, a main thread that ends before the
 //! rest of its process; each with its age, known to the sleep.
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -24,18 +24,7 @@ fn child_binary() -> &'static std::path::PathBuf {
 
 /// Starts the child with `args`, past its "ready" line.
 fn spawn(args: &[&str]) -> Child {
-    use std::io::BufRead;
-    let mut child = Command::new(child_binary())
-        .args(args)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.as_mut().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert_eq!(line.trim(), "ready");
-    child
+    testkit::spawn_ready(Command::new(child_binary()).args(args))
 }
 
 /// Runs the child with `args` to its end; returns its pid and the time

@@ -3,7 +3,6 @@
 //! queue to its limit, one that accepts each connection keeps it empty,
 //! and the histograms hold exactly the backlogs the kernel's queue had.
 
-use std::io::{BufRead, BufReader};
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::process::{Command, Stdio};
 use std::thread;
@@ -252,17 +251,11 @@ fn tcpsynbl_per_container_keys_by_the_listeners_cgroup() {
          print('ready', flush=True)\n\
          sys.stdin.read()\n"
     );
-    let mut child = docker
-        .adopt(Command::new("python3").args(["-c", &script]))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.as_mut().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert_eq!(line, "ready\n");
+    let mut child = testkit::spawn_ready(
+        docker
+            .adopt(Command::new("python3").args(["-c", &script]))
+            .stdin(Stdio::piped()),
+    );
     // The host's listener, with 2.
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, mine));
     let listener = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
