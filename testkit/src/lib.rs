@@ -50,9 +50,11 @@ pub fn in_parallel<'a>(width: usize, jobs: Vec<Box<dyn FnOnce() + Send + 'a>>) {
 }
 
 /// Waits until process `pid` has stopped itself (a workload that raises
-/// SIGSTOP so that a tool can start with -p on it first); panics after 30 s.
+/// SIGSTOP so that a tool can start with -p on it first); panics after
+/// 120 s (numamove's workload, which touches a GiB first, took over 30 s
+/// in a TCG guest beside another).
 pub fn wait_stopped(pid: u32) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     loop {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
         let state = stat

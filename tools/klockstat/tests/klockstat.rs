@@ -109,8 +109,9 @@ fn check_rows(rows: &[&Value], pid: u32) {
 }
 
 /// The waits of the held workload: the pipe's writer at the top by the
-/// longest wait (the default order), waiting on a mutex at least once a
-/// round, about 15 ms each (before 5.19 the lock calls' time is the wait,
+/// longest wait (the default order), waiting on a mutex in most rounds
+/// (a loaded TCG guest made the writer late for the holder's hold in 2 of
+/// 10), about 15 ms each (before 5.19 the lock calls' time is the wait,
 /// and other calls may outnumber them).
 fn check_pipe_waits(f: &testkit::Finished, pid: u32) {
     let rows = f.json();
@@ -120,7 +121,7 @@ fn check_pipe_waits(f: &testkit::Finished, pid: u32) {
     let top = waits[0];
     assert!(in_pipe_code(top), "{top}");
     assert_eq!(top["kind"], "mutex", "{top}");
-    assert!(top["count"].as_u64().unwrap() >= ROUNDS, "{top}");
+    assert!(top["count"].as_u64().unwrap() >= ROUNDS / 2, "{top}");
     assert!(top["max_ns"].as_u64().unwrap() >= 10_000_000, "{top}");
 }
 
