@@ -192,12 +192,14 @@ impl Sofdsnoop {
             _ => {}
         }
         let fd = format!("/proc/{}/fd/{}", self.event.task.tid, p.fd);
+        // The link only where the descriptor still holds the same file: a
+        // stat, and the readlink only then.
         let same = std::fs::metadata(&fd).is_ok_and(|m| {
             use std::os::unix::fs::MetadataExt;
             m.ino() == p.ino
         });
-        match std::fs::read_link(&fd) {
-            Ok(path) if same => path.to_string_lossy().into_owned(),
+        match same.then(|| std::fs::read_link(&fd)) {
+            Some(Ok(path)) => path.to_string_lossy().into_owned(),
             _ => name,
         }
     }

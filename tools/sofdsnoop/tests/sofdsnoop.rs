@@ -121,15 +121,14 @@ fn check(events: &[Value], p: &Passer, file: &File, got: &[i64], got_mm: &[i64])
         format!("pipe:[{}]", p.inos[1]),
         "anon_inode:[eventfd]".to_string(),
     ];
-    let each = |call: &str, sock: i64, fds: &[i64], first: usize, per_msg: bool| {
+    let each = |call: &str, sock: i64, fds: &[i64], per_msg: bool| {
         let seen = of_call(events, p.pid, call);
         assert_eq!(seen.len(), fds.len(), "{call}: {events:#?}");
         for (i, (e, fd)) in seen.iter().zip(fds).enumerate() {
-            let which = first + i;
             assert_eq!(e["fd"], *fd, "{call}: {e}");
             assert_eq!(e["sock_fd"], sock, "{call}: {e}");
-            assert_eq!(e["ino"], p.inos[which], "{call}: {e}");
-            assert_eq!(e["name"], names[which].as_str(), "{call}: {e}");
+            assert_eq!(e["ino"], p.inos[i], "{call}: {e}");
+            assert_eq!(e["name"], names[i].as_str(), "{call}: {e}");
             let action = if call.starts_with("send") {
                 "SEND"
             } else {
@@ -149,10 +148,10 @@ fn check(events: &[Value], p: &Passer, file: &File, got: &[i64], got_mm: &[i64])
             }
         }
     };
-    each("sendmsg", p.socks[0], &p.fds, 0, false);
-    each("recvmsg", p.socks[1], got, 0, false);
-    each("sendmmsg", p.socks[0], &p.fds[..2], 0, true);
-    each("recvmmsg", p.socks[1], got_mm, 0, true);
+    each("sendmsg", p.socks[0], &p.fds, false);
+    each("recvmsg", p.socks[1], got, false);
+    each("sendmmsg", p.socks[0], &p.fds[..2], true);
+    each("recvmmsg", p.socks[1], got_mm, true);
 }
 
 #[test]

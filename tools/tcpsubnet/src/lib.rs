@@ -270,8 +270,12 @@ impl Tool for Tcpsubnet {
         ))
     }
 
-    fn interval_metrics(&mut self, skel: &TcpsubnetSkel<'_>, _: Asked) -> Result<Counters> {
-        let totals = totals(skel, self.names.len())?;
+    fn interval_metrics(&mut self, skel: &TcpsubnetSkel<'_>, asked: Asked) -> Result<Counters> {
+        // Right after a report the totals it read will do.
+        let totals = match asked {
+            Asked::AfterRows => self.last.clone(),
+            Asked::Scrape => totals(skel, self.names.len())?,
+        };
         Ok(Counters {
             families: vec![(
                 "tcpsubnet_sent_bytes",
